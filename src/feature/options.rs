@@ -1,0 +1,275 @@
+//! Extractor options: declared per extractor (name, alias, type, default,
+//! range), parsed from libvmaf's `key=value:key=value` syntax, and turned
+//! into the feature-name suffixes libvmaf appends for non-default values
+//! (`integer_adm2_egl_1`).
+
+use crate::error::{Error, Result};
+use crate::numfmt::format_g;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OptionValue {
+    Bool(bool),
+    Int(i32),
+    Double(f64),
+}
+
+/// One option an extractor accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    /// Short key used in feature names (libvmaf's `alias`).
+    pub alias: Option<&'static str>,
+    pub default: OptionValue,
+    pub min: f64,
+    pub max: f64,
+    /// A non-default value changes the feature's meaning, so its outputs get
+    /// a `_{alias}_{value}` suffix (libvmaf's `VMAF_OPT_FLAG_FEATURE_PARAM`).
+    pub feature_param: bool,
+}
+
+impl OptionSpec {
+    pub const fn bool(name: &'static str, default: bool) -> Self {
+        Self {
+            name,
+            alias: None,
+            default: OptionValue::Bool(default),
+            min: 0.0,
+            max: 1.0,
+            feature_param: false,
+        }
+    }
+    pub const fn int(name: &'static str, default: i32, min: i32, max: i32) -> Self {
+        Self {
+            name,
+            alias: None,
+            default: OptionValue::Int(default),
+            min: min as f64,
+            max: max as f64,
+            feature_param: false,
+        }
+    }
+    pub const fn double(name: &'static str, default: f64, min: f64, max: f64) -> Self {
+        Self {
+            name,
+            alias: None,
+            default: OptionValue::Double(default),
+            min,
+            max,
+            feature_param: false,
+        }
+    }
+    /// Marks the option as a feature parameter with this name alias.
+    pub const fn param(mut self, alias: &'static str) -> Self {
+        self.alias = Some(alias);
+        self.feature_param = true;
+        self
+    }
+    /// Marks the option as a feature parameter named by its full name.
+    pub const fn param_unaliased(mut self) -> Self {
+        self.feature_param = true;
+        self
+    }
+}
+
+/// Raw `key=value` pairs as the user or a model wrote them, in order.
+pub type RawOptions = Vec<(String, String)>;
+
+/// Splits libvmaf's `name=key=value:key=value` feature syntax into the name
+/// and its options (`psnr=enable_mse=true:enable_apsnr=true`).
+pub fn parse_feature_spec(spec: &str) -> Result<(String, RawOptions)> {
+    let (name, rest) = match spec.split_once('=') {
+        Some((n, r)) => (n, r),
+        None => (spec, ""),
+    };
+    if name.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "feature '{spec}': empty extractor name"
+        )));
+    }
+    Ok((name.to_string(), parse_key_values(name, rest)?))
+}
+
+/// Parses `key=value:key=value` (an empty string gives no options).
+pub fn parse_key_values(owner: &str, s: &str) -> Result<RawOptions> {
+    let mut out = Vec::new();
+    for part in s.split(':').filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').ok_or_else(|| Error::BadOption {
+            owner: owner.to_string(),
+            option: part.to_string(),
+            reason: "expected key=value".into(),
+        })?;
+        out.push((k.to_string(), v.to_string()));
+    }
+    Ok(out)
+}
+
+/// Resolved option values of one extractor instance.
+#[derive(Debug, Clone)]
+pub struct Options {
+    owner: String,
+    specs: &'static [OptionSpec],
+    values: Vec<OptionValue>,
+}
+
+impl Options {
+    /// Applies `raw` over the defaults of `specs`; unknown keys and values of
+    /// the wrong type or out of range are errors naming the option.
+    pub fn resolve(owner: &str, specs: &'static [OptionSpec], raw: &[(String, String)]) -> Result<Self> {
+        let mut values: Vec<OptionValue> = specs.iter().map(|s| s.default).collect();
+        for (key, text) in raw {
+            let i = specs.iter().position(|s| s.name == key).ok_or_else(|| Error::BadOption {
+                owner: owner.to_string(),
+                option: key.clone(),
+                reason: format!(
+                    "unknown option (known: {})",
+                    specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                ),
+            })?;
+            values[i] = parse_value(owner, &specs[i], text)?;
+        }
+        Ok(Self {
+            owner: owner.to_string(),
+            specs,
+            values,
+        })
+    }
+
+    fn index(&self, name: &str) -> usize {
+        self.specs
+            .iter()
+            .position(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{}: option '{name}' not declared", self.owner))
+    }
+
+    pub fn get(&self, name: &str) -> OptionValue {
+        self.values[self.index(name)]
+    }
+
+    pub fn bool(&self, name: &str) -> bool {
+        match self.get(name) {
+            OptionValue::Bool(b) => b,
+            v => panic!("{}: option '{name}' is {v:?}, not bool", self.owner),
+        }
+    }
+
+    pub fn int(&self, name: &str) -> i32 {
+        match self.get(name) {
+            OptionValue::Int(i) => i,
+            v => panic!("{}: option '{name}' is {v:?}, not int", self.owner),
+        }
+    }
+
+    pub fn double(&self, name: &str) -> f64 {
+        match self.get(name) {
+            OptionValue::Double(d) => d,
+            v => panic!("{}: option '{name}' is {v:?}, not double", self.owner),
+        }
+    }
+
+    /// The suffix libvmaf appends to output names: `_{alias}_{value}` for each
+    /// feature parameter whose value differs from its default, in declaration
+    /// order (`%g` for doubles, `%d` for ints and bools).
+    pub fn name_suffix(&self) -> String {
+        let mut s = String::new();
+        for (spec, value) in self.specs.iter().zip(&self.values) {
+            if !spec.feature_param || *value == spec.default {
+                continue;
+            }
+            let key = spec.alias.unwrap_or(spec.name);
+            match value {
+                OptionValue::Bool(b) => s.push_str(&format!("_{key}_{}", *b as i32)),
+                OptionValue::Int(i) => s.push_str(&format!("_{key}_{i}")),
+                OptionValue::Double(d) => s.push_str(&format!("_{key}_{}", format_g(*d, 6))),
+            }
+        }
+        s
+    }
+
+    /// A canonical key for deduplicating extractor instances: same name and
+    /// same resolved values compute the same features.
+    pub fn canonical(&self) -> String {
+        self.specs
+            .iter()
+            .zip(&self.values)
+            .map(|(s, v)| format!("{}={v:?}", s.name))
+            .collect::<Vec<_>>()
+            .join(":")
+    }
+}
+
+fn parse_value(owner: &str, spec: &OptionSpec, text: &str) -> Result<OptionValue> {
+    let bad = |reason: String| Error::BadOption {
+        owner: owner.to_string(),
+        option: spec.name.to_string(),
+        reason,
+    };
+    let v = match spec.default {
+        OptionValue::Bool(_) => match text {
+            "true" | "1" => OptionValue::Bool(true),
+            "false" | "0" => OptionValue::Bool(false),
+            _ => return Err(bad(format!("'{text}' is not a boolean (true/false)"))),
+        },
+        OptionValue::Int(_) => {
+            let i: i32 = text
+                .parse()
+                .map_err(|_| bad(format!("'{text}' is not an integer")))?;
+            if (i as f64) < spec.min || (i as f64) > spec.max {
+                return Err(bad(format!("{i} is outside [{}, {}]", spec.min, spec.max)));
+            }
+            OptionValue::Int(i)
+        }
+        OptionValue::Double(_) => {
+            let d: f64 = text
+                .parse()
+                .map_err(|_| bad(format!("'{text}' is not a number")))?;
+            if !d.is_finite() || d < spec.min || d > spec.max {
+                return Err(bad(format!("{text} is outside [{}, {}]", spec.min, spec.max)));
+            }
+            OptionValue::Double(d)
+        }
+    };
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static SPECS: [OptionSpec; 3] = [
+        OptionSpec::bool("debug", false),
+        OptionSpec::double("adm_enhn_gain_limit", 100.0, 1.0, 100.0).param("egl"),
+        OptionSpec::int("adm_ref_display_height", 1080, 1, 4320).param("rdh"),
+    ];
+
+    #[test]
+    fn suffix_names_non_default_params() {
+        let raw = parse_key_values("adm", "adm_enhn_gain_limit=1.0:debug=true").unwrap();
+        let o = Options::resolve("adm", &SPECS, &raw).unwrap();
+        assert_eq!(o.name_suffix(), "_egl_1");
+        assert!(o.bool("debug"));
+        let o = Options::resolve("adm", &SPECS, &[]).unwrap();
+        assert_eq!(o.name_suffix(), "");
+    }
+
+    #[test]
+    fn bad_values_name_the_option() {
+        let raw = parse_key_values("adm", "adm_enhn_gain_limit=0.5").unwrap();
+        let e = Options::resolve("adm", &SPECS, &raw).unwrap_err().to_string();
+        assert!(e.contains("adm_enhn_gain_limit") && e.contains("outside"), "{e}");
+        let raw = parse_key_values("adm", "nope=1").unwrap();
+        let e = Options::resolve("adm", &SPECS, &raw).unwrap_err().to_string();
+        assert!(e.contains("nope") && e.contains("unknown option"), "{e}");
+        let raw = parse_key_values("adm", "debug=maybe").unwrap();
+        assert!(Options::resolve("adm", &SPECS, &raw).is_err());
+        assert!(parse_key_values("adm", "debug").is_err());
+    }
+
+    #[test]
+    fn feature_spec_splits_name() {
+        let (n, o) = parse_feature_spec("psnr=enable_mse=true:enable_apsnr=true").unwrap();
+        assert_eq!(n, "psnr");
+        assert_eq!(o, vec![("enable_mse".into(), "true".into()), ("enable_apsnr".into(), "true".into())]);
+        let (n, o) = parse_feature_spec("ciede").unwrap();
+        assert_eq!((n.as_str(), o.len()), ("ciede", 0));
+    }
+}

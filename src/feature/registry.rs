@@ -1,0 +1,44 @@
+//! The table of extractors by libvmaf name.
+
+use super::{adm, motion, vif, CreateFn, OptionSpec};
+use crate::error::{Error, Result};
+
+/// What the registry knows of an extractor before creating one.
+pub struct ExtractorInfo {
+    /// libvmaf's extractor name (`--feature NAME`).
+    pub name: &'static str,
+    pub options: &'static [OptionSpec],
+    /// Output names without option suffixes, as libvmaf's
+    /// `provided_features` (models find extractors through these).
+    pub provides: &'static [&'static str],
+    pub create: CreateFn,
+}
+
+impl std::fmt::Debug for ExtractorInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtractorInfo").field("name", &self.name).finish()
+    }
+}
+
+/// Every extractor this build knows.
+pub static REGISTRY: &[&ExtractorInfo] = &[&adm::INFO, &motion::INFO, &vif::INFO];
+
+/// Finds an extractor by name.
+pub fn find(name: &str) -> Result<&'static ExtractorInfo> {
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|i| i.name == name)
+        .ok_or_else(|| Error::UnknownFeature {
+            name: name.to_string(),
+            known: REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+        })
+}
+
+/// Finds the extractor that provides an output name (e.g. `integer_adm2`).
+pub fn find_provider(feature: &str) -> Option<&'static ExtractorInfo> {
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|i| i.provides.contains(&feature))
+}

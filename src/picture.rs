@@ -1,0 +1,453 @@
+//! What the samples of a picture are: chroma layout, bit depth, geometry.
+//!
+//! This module says nothing about where samples live. [`HostPicture`] is the
+//! one storage kind here (host memory); device pictures live in `gpu/` and
+//! imported frames in `import/`, all described by the same [`PictureFormat`].
+
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// Chroma subsampling of a planar Y'CbCr picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChromaSubsampling {
+    /// Luma only (4:0:0).
+    Yuv400,
+    Yuv420,
+    Yuv422,
+    Yuv444,
+}
+
+impl ChromaSubsampling {
+    /// Number of planes (1 for 4:0:0, else 3).
+    pub fn plane_count(self) -> usize {
+        match self {
+            Self::Yuv400 => 1,
+            _ => 3,
+        }
+    }
+
+    /// Horizontal and vertical chroma shift (log2 of the subsampling factor).
+    pub fn chroma_shift(self) -> (u32, u32) {
+        match self {
+            Self::Yuv400 | Self::Yuv444 => (0, 0),
+            Self::Yuv420 => (1, 1),
+            Self::Yuv422 => (1, 0),
+        }
+    }
+
+    /// Parses the `vmaf` tool's `--pixel_format` values (`420`, `422`, `444`,
+    /// `400`) and the ffmpeg names (`yuv420p`, ...).
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "400" | "gray" | "yuv400p" | "mono" => Ok(Self::Yuv400),
+            "420" | "yuv420p" => Ok(Self::Yuv420),
+            "422" | "yuv422p" => Ok(Self::Yuv422),
+            "444" | "yuv444p" => Ok(Self::Yuv444),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown pixel format '{s}' (expected 400, 420, 422 or 444)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for ChromaSubsampling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Yuv400 => "4:0:0",
+            Self::Yuv420 => "4:2:0",
+            Self::Yuv422 => "4:2:2",
+            Self::Yuv444 => "4:4:4",
+        })
+    }
+}
+
+/// One of the (up to) three planes of a picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlaneId {
+    Y = 0,
+    Cb = 1,
+    Cr = 2,
+}
+
+impl PlaneId {
+    pub const ALL: [PlaneId; 3] = [PlaneId::Y, PlaneId::Cb, PlaneId::Cr];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for PlaneId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Y => "Y",
+            Self::Cb => "Cb",
+            Self::Cr => "Cr",
+        })
+    }
+}
+
+/// A set of planes, e.g. the planes an extractor reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct PlaneMask(u8);
+
+impl PlaneMask {
+    pub const NONE: PlaneMask = PlaneMask(0);
+    pub const LUMA: PlaneMask = PlaneMask(1);
+    pub const CHROMA: PlaneMask = PlaneMask(0b110);
+    pub const ALL: PlaneMask = PlaneMask(0b111);
+
+    pub fn contains(self, plane: PlaneId) -> bool {
+        self.0 & (1 << plane.index()) != 0
+    }
+
+    pub fn union(self, other: PlaneMask) -> PlaneMask {
+        PlaneMask(self.0 | other.0)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn planes(self) -> impl Iterator<Item = PlaneId> {
+        PlaneId::ALL.into_iter().filter(move |p| self.contains(*p))
+    }
+}
+
+/// What the samples of a picture are: geometry, chroma layout and bit depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PictureFormat {
+    pub width: u32,
+    pub height: u32,
+    pub subsampling: ChromaSubsampling,
+    /// Significant bits per sample, 8 to 16. Samples above 8 bits are stored
+    /// in 16-bit words, low bits significant (as in `yuv420p10le`).
+    pub bit_depth: u8,
+}
+
+impl PictureFormat {
+    pub fn new(
+        width: u32,
+        height: u32,
+        subsampling: ChromaSubsampling,
+        bit_depth: u8,
+    ) -> Result<Self> {
+        if width == 0 || height == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "picture size {width}x{height}: width and height must be positive"
+            )));
+        }
+        if !(8..=16).contains(&bit_depth) {
+            return Err(Error::InvalidArgument(format!(
+                "bit depth {bit_depth}: must be 8 to 16"
+            )));
+        }
+        Ok(Self {
+            width,
+            height,
+            subsampling,
+            bit_depth,
+        })
+    }
+
+    /// Bytes per stored sample: 1 for 8-bit, 2 above.
+    pub fn bytes_per_sample(&self) -> usize {
+        if self.bit_depth > 8 {
+            2
+        } else {
+            1
+        }
+    }
+
+    pub fn plane_count(&self) -> usize {
+        self.subsampling.plane_count()
+    }
+
+    /// Width and height of a plane, chroma rounded up (the layout files and
+    /// decoders use: a 321-wide 4:2:0 picture has 161-wide chroma).
+    pub fn plane_size(&self, plane: PlaneId) -> (usize, usize) {
+        let (w, h) = (self.width as usize, self.height as usize);
+        if plane == PlaneId::Y {
+            return (w, h);
+        }
+        let (sx, sy) = self.subsampling.chroma_shift();
+        (
+            (w + (1 << sx) - 1) >> sx,
+            (h + (1 << sy) - 1) >> sy,
+        )
+    }
+
+    /// Bytes of one tightly packed frame (all planes, no padding).
+    pub fn frame_bytes(&self) -> usize {
+        (0..self.plane_count())
+            .map(|i| {
+                let (w, h) = self.plane_size(PlaneId::ALL[i]);
+                w * h * self.bytes_per_sample()
+            })
+            .sum()
+    }
+}
+
+impl fmt::Display for PictureFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}x{} {} {}-bit",
+            self.width, self.height, self.subsampling, self.bit_depth
+        )
+    }
+}
+
+/// A sample type a plane can be read as.
+pub trait Sample: Copy + Send + Sync + 'static + Into<u32> + Default {
+    const BYTES: usize;
+}
+impl Sample for u8 {
+    const BYTES: usize = 1;
+}
+impl Sample for u16 {
+    const BYTES: usize = 2;
+}
+
+/// A read-only view of one plane: `height` rows of `width` samples, rows
+/// `stride` samples apart.
+#[derive(Debug, Clone, Copy)]
+pub struct PlaneRef<'a, T> {
+    pub data: &'a [T],
+    pub width: usize,
+    pub height: usize,
+    pub stride: usize,
+}
+
+impl<'a, T: Copy> PlaneRef<'a, T> {
+    #[inline]
+    pub fn row(&self, y: usize) -> &'a [T] {
+        &self.data[y * self.stride..y * self.stride + self.width]
+    }
+
+    #[inline]
+    pub fn at(&self, x: usize, y: usize) -> T {
+        self.data[y * self.stride + x]
+    }
+}
+
+/// One plane's samples at either storage width.
+#[derive(Debug, Clone, Copy)]
+pub enum PlaneSamples<'a> {
+    U8(PlaneRef<'a, u8>),
+    U16(PlaneRef<'a, u16>),
+}
+
+impl PlaneSamples<'_> {
+    pub fn width(&self) -> usize {
+        match self {
+            Self::U8(p) => p.width,
+            Self::U16(p) => p.width,
+        }
+    }
+    pub fn height(&self) -> usize {
+        match self {
+            Self::U8(p) => p.height,
+            Self::U16(p) => p.height,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Storage {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+}
+
+/// A picture whose samples live in host memory, one buffer per plane.
+#[derive(Debug, Clone)]
+pub struct HostPicture {
+    format: PictureFormat,
+    planes: Vec<Storage>,
+    strides: [usize; 3],
+}
+
+impl HostPicture {
+    /// A zeroed picture with tightly packed rows.
+    pub fn new(format: PictureFormat) -> Self {
+        Self::with_alignment(format, 1)
+    }
+
+    /// A zeroed picture whose row stride (in samples) is a multiple of
+    /// `align` samples; pitch and width are independent.
+    pub fn with_alignment(format: PictureFormat, align: usize) -> Self {
+        let align = align.max(1);
+        let mut strides = [0; 3];
+        let planes = (0..format.plane_count())
+            .map(|i| {
+                let (w, h) = format.plane_size(PlaneId::ALL[i]);
+                let stride = w.div_ceil(align) * align;
+                strides[i] = stride;
+                if format.bytes_per_sample() == 1 {
+                    Storage::U8(vec![0; stride * h])
+                } else {
+                    Storage::U16(vec![0; stride * h])
+                }
+            })
+            .collect();
+        Self {
+            format,
+            planes,
+            strides,
+        }
+    }
+
+    pub fn format(&self) -> &PictureFormat {
+        &self.format
+    }
+
+    /// Row pitch of a plane, in samples.
+    pub fn stride(&self, plane: PlaneId) -> usize {
+        self.strides[plane.index()]
+    }
+
+    fn storage(&self, plane: PlaneId) -> &Storage {
+        assert!(
+            plane.index() < self.planes.len(),
+            "plane {plane} absent from a {} picture",
+            self.format.subsampling
+        );
+        &self.planes[plane.index()]
+    }
+
+    pub fn plane(&self, plane: PlaneId) -> PlaneSamples<'_> {
+        let (width, height) = self.format.plane_size(plane);
+        let stride = self.stride(plane);
+        match self.storage(plane) {
+            Storage::U8(d) => PlaneSamples::U8(PlaneRef {
+                data: d,
+                width,
+                height,
+                stride,
+            }),
+            Storage::U16(d) => PlaneSamples::U16(PlaneRef {
+                data: d,
+                width,
+                height,
+                stride,
+            }),
+        }
+    }
+
+    /// The plane as 8-bit samples; panics on a high-bit-depth picture.
+    pub fn plane_u8(&self, plane: PlaneId) -> PlaneRef<'_, u8> {
+        match self.plane(plane) {
+            PlaneSamples::U8(p) => p,
+            PlaneSamples::U16(_) => panic!("plane {plane} holds 16-bit samples"),
+        }
+    }
+
+    /// The plane as 16-bit samples; panics on an 8-bit picture.
+    pub fn plane_u16(&self, plane: PlaneId) -> PlaneRef<'_, u16> {
+        match self.plane(plane) {
+            PlaneSamples::U16(p) => p,
+            PlaneSamples::U8(_) => panic!("plane {plane} holds 8-bit samples"),
+        }
+    }
+
+    /// Mutable rows of an 8-bit plane, for writers (file readers, tests).
+    pub fn plane_u8_mut(&mut self, plane: PlaneId) -> &mut [u8] {
+        match &mut self.planes[plane.index()] {
+            Storage::U8(d) => d,
+            Storage::U16(_) => panic!("plane {plane} holds 16-bit samples"),
+        }
+    }
+
+    pub fn plane_u16_mut(&mut self, plane: PlaneId) -> &mut [u16] {
+        match &mut self.planes[plane.index()] {
+            Storage::U16(d) => d,
+            Storage::U8(_) => panic!("plane {plane} holds 8-bit samples"),
+        }
+    }
+
+    /// Fills every plane from one tightly packed frame in file layout
+    /// (planes in order, little-endian 16-bit words above 8 bits).
+    pub fn fill_from_packed(&mut self, bytes: &[u8]) {
+        let fmt = self.format;
+        assert_eq!(bytes.len(), fmt.frame_bytes(), "packed frame size");
+        let mut off = 0;
+        for i in 0..fmt.plane_count() {
+            let id = PlaneId::ALL[i];
+            let (w, h) = fmt.plane_size(id);
+            let stride = self.strides[i];
+            match &mut self.planes[i] {
+                Storage::U8(d) => {
+                    for y in 0..h {
+                        d[y * stride..y * stride + w].copy_from_slice(&bytes[off..off + w]);
+                        off += w;
+                    }
+                }
+                Storage::U16(d) => {
+                    for y in 0..h {
+                        let src = &bytes[off..off + 2 * w];
+                        for (dst, s) in d[y * stride..y * stride + w]
+                            .iter_mut()
+                            .zip(src.chunks_exact(2))
+                        {
+                            *dst = u16::from_le_bytes([s[0], s[1]]);
+                        }
+                        off += 2 * w;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks every sample fits the bit depth (a 10-bit file with a stray
+    /// 16-bit word would otherwise overflow integer extractors silently).
+    pub fn max_sample(&self) -> u32 {
+        let mut max = 0u32;
+        for i in 0..self.format.plane_count() {
+            let id = PlaneId::ALL[i];
+            let m = match self.plane(id) {
+                PlaneSamples::U8(p) => (0..p.height)
+                    .map(|y| p.row(y).iter().copied().max().unwrap_or(0) as u32)
+                    .max()
+                    .unwrap_or(0),
+                PlaneSamples::U16(p) => (0..p.height)
+                    .map(|y| p.row(y).iter().copied().max().unwrap_or(0) as u32)
+                    .max()
+                    .unwrap_or(0),
+            };
+            max = max.max(m);
+        }
+        max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odd_size_chroma_rounds_up() {
+        let f = PictureFormat::new(321, 179, ChromaSubsampling::Yuv420, 8).unwrap();
+        assert_eq!(f.plane_size(PlaneId::Cb), (161, 90));
+        assert_eq!(f.frame_bytes(), 321 * 179 + 2 * 161 * 90);
+        let f = PictureFormat::new(321, 179, ChromaSubsampling::Yuv422, 10).unwrap();
+        assert_eq!(f.plane_size(PlaneId::Cr), (161, 179));
+        assert_eq!(f.frame_bytes(), 2 * (321 * 179 + 2 * 161 * 179));
+    }
+
+    #[test]
+    fn stride_is_independent_of_width() {
+        let f = PictureFormat::new(5, 2, ChromaSubsampling::Yuv400, 8).unwrap();
+        let mut p = HostPicture::with_alignment(f, 32);
+        assert_eq!(p.stride(PlaneId::Y), 32);
+        p.fill_from_packed(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        let y = p.plane_u8(PlaneId::Y);
+        assert_eq!(y.row(1), &[6, 7, 8, 9, 10]);
+    }
+
+    #[test]
+    fn bad_formats_are_refused() {
+        assert!(PictureFormat::new(0, 4, ChromaSubsampling::Yuv420, 8).is_err());
+        assert!(PictureFormat::new(4, 4, ChromaSubsampling::Yuv420, 17).is_err());
+        assert!(ChromaSubsampling::parse("411").is_err());
+    }
+}
