@@ -1,10 +1,14 @@
 //! vmafx: VMAF and its companion metrics, identical to libvmaf, on host
 //! frames (CPU) and, in later stages, GPU-resident frames.
 
+pub mod collector;
+pub mod context;
 pub mod error;
 pub mod feature;
+pub mod io;
 pub mod numfmt;
 pub mod picture;
 
+pub use context::{Context, ContextBuilder, FeatureScores};
 pub use error::{Error, Result};
 pub use picture::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId, PlaneMask};

@@ -1,0 +1,390 @@
+//! A scoring run: the extractor set, frame scheduling (inline or on worker
+//! threads), collection of per-frame values, and model prediction at the end.
+
+use crate::collector::FeatureCollector;
+use crate::error::{Error, Result};
+use crate::feature::{self, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options, RawOptions};
+use crate::picture::{HostPicture, PictureFormat, PlaneMask};
+use crossbeam_channel::{bounded, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// One extractor of the run's set, with its resolved options.
+#[derive(Clone)]
+struct Slot {
+    info: &'static ExtractorInfo,
+    options: Options,
+    temporal: bool,
+}
+
+impl Slot {
+    fn create(&self, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
+        (self.info.create)(&self.options, format)
+    }
+}
+
+/// Builds a [`Context`]: the picture format, the features to extract and how
+/// to schedule them.
+#[derive(Debug, Clone)]
+pub struct ContextBuilder {
+    format: PictureFormat,
+    features: Vec<(String, RawOptions)>,
+    threads: usize,
+    subsample: u32,
+}
+
+impl ContextBuilder {
+    pub fn new(format: PictureFormat) -> Self {
+        Self {
+            format,
+            features: Vec::new(),
+            threads: 1,
+            subsample: 1,
+        }
+    }
+
+    /// Adds an extractor by libvmaf name with `key=value` options. Asking
+    /// twice for the same extractor with the same options computes it once.
+    pub fn feature(mut self, name: &str, options: RawOptions) -> Self {
+        self.features.push((name.to_string(), options));
+        self
+    }
+
+    /// Worker threads; 0 or 1 runs every extractor on the calling thread.
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Scores every `n`th frame (libvmaf's `--subsample`); temporal
+    /// extractors still see every frame.
+    pub fn subsample(mut self, n: u32) -> Self {
+        self.subsample = n;
+        self
+    }
+
+    pub fn build(self) -> Result<Context> {
+        if self.subsample == 0 {
+            return Err(Error::InvalidArgument("subsample must be at least 1".into()));
+        }
+        let mut slots: Vec<Slot> = Vec::new();
+        for (name, raw) in &self.features {
+            let info = feature::find(name)?;
+            let options = Options::resolve(name, info.options, raw)?;
+            if slots
+                .iter()
+                .any(|s| s.info.name == info.name && s.options.canonical() == options.canonical())
+            {
+                continue;
+            }
+            // Creating one instance up front checks the options against the
+            // picture format and tells whether the extractor is temporal.
+            let probe = info.create(&options, &self.format)?;
+            slots.push(Slot {
+                info,
+                temporal: probe.temporal(),
+                options,
+            });
+        }
+        let engine = if self.threads <= 1 {
+            Engine::Inline(
+                slots
+                    .iter()
+                    .map(|s| s.create(&self.format))
+                    .collect::<Result<_>>()?,
+            )
+        } else {
+            Engine::Threaded(Workers::start(&slots, &self.format, self.threads)?)
+        };
+        Ok(Context {
+            format: self.format,
+            subsample: self.subsample,
+            collector: FeatureCollector::new(slots.len()),
+            slots,
+            engine,
+            next_index: 0,
+            error: None,
+        })
+    }
+}
+
+impl ExtractorInfo {
+    fn create(&self, options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
+        (self.create)(options, format)
+    }
+}
+
+/// A scoring run over a sequence of reference/distorted picture pairs.
+pub struct Context {
+    format: PictureFormat,
+    subsample: u32,
+    slots: Vec<Slot>,
+    engine: Engine,
+    collector: FeatureCollector,
+    next_index: u32,
+    error: Option<Error>,
+}
+
+/// What the run produced: per-frame features for the frames it scores.
+#[derive(Debug, Clone, Default)]
+pub struct FeatureScores {
+    /// (frame index, features in a fixed order) for each scored frame.
+    pub frames: Vec<(u32, Vec<(String, f64)>)>,
+}
+
+impl Context {
+    pub fn format(&self) -> &PictureFormat {
+        &self.format
+    }
+
+    /// The planes some extractor of the set reads.
+    pub fn planes_needed(&self) -> PlaneMask {
+        match &self.engine {
+            Engine::Inline(x) => x.iter().fold(PlaneMask::NONE, |m, e| m.union(e.planes())),
+            Engine::Threaded(w) => w.planes,
+        }
+    }
+
+    /// Names of the extractors in the set, in order (duplicates removed).
+    pub fn extractor_names(&self) -> Vec<&'static str> {
+        self.slots.iter().map(|s| s.info.name).collect()
+    }
+
+    /// Scores the next frame pair. With worker threads this returns once the
+    /// pair is queued; errors of earlier frames surface here or in `finish`.
+    pub fn submit(&mut self, reference: HostPicture, distorted: HostPicture) -> Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        for (which, p) in [("reference", &reference), ("distorted", &distorted)] {
+            if p.format() != &self.format {
+                return Err(Error::PictureMismatch(format!(
+                    "frame {}: {which} picture is {}, the context scores {}",
+                    self.next_index,
+                    p.format(),
+                    self.format
+                )));
+            }
+        }
+        let index = self.next_index;
+        self.next_index += 1;
+        let scored = index % self.subsample == 0;
+        match &mut self.engine {
+            Engine::Inline(extractors) => {
+                let frame = FrameInput {
+                    index,
+                    reference: &reference,
+                    distorted: &distorted,
+                };
+                let mut sink = FeatureSink::new();
+                for (slot, x) in extractors.iter_mut().enumerate() {
+                    if scored || self.slots[slot].temporal {
+                        x.extract(&frame, &mut sink)?;
+                        for (i, name, v) in sink.drain() {
+                            self.collector.add(slot, i, name, v);
+                        }
+                    }
+                }
+            }
+            Engine::Threaded(w) => {
+                let pair = Arc::new((reference, distorted));
+                let sent = w.send(index, pair, scored);
+                w.drain_ready(&mut self.collector, &mut self.error);
+                // A lane that stopped has sent its reason: prefer it to the
+                // bare "stopped" of the failed send.
+                if let Err(e) = sent {
+                    return Err(self.error.take().unwrap_or(e));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes temporal extractors, waits for every frame and returns the
+    /// features of the scored frames.
+    pub fn finish(mut self) -> Result<FeatureScores> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        match self.engine {
+            Engine::Inline(mut extractors) => {
+                let mut sink = FeatureSink::new();
+                for (slot, x) in extractors.iter_mut().enumerate() {
+                    x.flush(&mut sink)?;
+                    for (i, name, v) in sink.drain() {
+                        self.collector.add(slot, i, name, v);
+                    }
+                }
+            }
+            Engine::Threaded(w) => w.finish(&mut self.collector)?,
+        }
+        let frames = (0..self.next_index)
+            .filter(|i| i % self.subsample == 0)
+            .map(|i| (i, self.collector.frame(i)))
+            .collect();
+        Ok(FeatureScores { frames })
+    }
+}
+
+enum Engine {
+    Inline(Vec<Box<dyn Extractor>>),
+    Threaded(Workers),
+}
+
+type Pair = Arc<(HostPicture, HostPicture)>;
+type SlotResult = Result<Vec<(usize, u32, String, f64)>>;
+
+/// Worker threads: a pool that runs the non-temporal extractors on scored
+/// frames in any order, and one lane that runs the temporal extractors on
+/// every frame in order.
+struct Workers {
+    parallel: Option<Sender<(u32, Pair)>>,
+    temporal: Option<Sender<(u32, Pair)>>,
+    results: Receiver<SlotResult>,
+    handles: Vec<JoinHandle<()>>,
+    planes: PlaneMask,
+}
+
+impl Workers {
+    fn start(slots: &[Slot], format: &PictureFormat, threads: usize) -> Result<Self> {
+        let (result_tx, results) = crossbeam_channel::unbounded();
+        let parallel_slots: Vec<usize> = (0..slots.len()).filter(|&i| !slots[i].temporal).collect();
+        let temporal_slots: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].temporal).collect();
+        let mut handles = Vec::new();
+        let mut planes = PlaneMask::NONE;
+        for s in slots {
+            planes = planes.union(s.create(format)?.planes());
+        }
+
+        let parallel = if parallel_slots.is_empty() {
+            None
+        } else {
+            // A bounded queue keeps memory flat: submit waits when the
+            // workers are behind.
+            let (tx, rx) = bounded::<(u32, Pair)>(threads * 2);
+            for _ in 0..threads {
+                let lane = Lane::create(slots, &parallel_slots, format)?;
+                let (rx, result_tx) = (rx.clone(), result_tx.clone());
+                handles.push(std::thread::spawn(move || lane.run(rx, result_tx)));
+            }
+            Some(tx)
+        };
+        let temporal = if temporal_slots.is_empty() {
+            None
+        } else {
+            let (tx, rx) = bounded::<(u32, Pair)>(threads * 2);
+            let lane = Lane::create(slots, &temporal_slots, format)?;
+            let result_tx = result_tx.clone();
+            handles.push(std::thread::spawn(move || lane.run(rx, result_tx)));
+            Some(tx)
+        };
+        Ok(Self {
+            parallel,
+            temporal,
+            results,
+            handles,
+            planes,
+        })
+    }
+
+    fn send(&self, index: u32, pair: Pair, scored: bool) -> Result<()> {
+        let lost = || Error::Extractor {
+            extractor: "worker".into(),
+            reason: "a worker thread stopped unexpectedly".into(),
+        };
+        if let Some(t) = &self.temporal {
+            t.send((index, pair.clone())).map_err(|_| lost())?;
+        }
+        if scored {
+            if let Some(p) = &self.parallel {
+                p.send((index, pair)).map_err(|_| lost())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn drain_ready(&self, collector: &mut FeatureCollector, error: &mut Option<Error>) {
+        while let Ok(r) = self.results.try_recv() {
+            absorb(r, collector, error);
+        }
+    }
+
+    fn finish(mut self, collector: &mut FeatureCollector) -> Result<()> {
+        // Closing the queues tells the lanes to flush and exit.
+        self.parallel.take();
+        self.temporal.take();
+        let mut error = None;
+        for h in self.handles.drain(..) {
+            if h.join().is_err() && error.is_none() {
+                error = Some(Error::Extractor {
+                    extractor: "worker".into(),
+                    reason: "a worker thread panicked".into(),
+                });
+            }
+        }
+        while let Ok(r) = self.results.try_recv() {
+            absorb(r, collector, &mut error);
+        }
+        error.map_or(Ok(()), Err)
+    }
+}
+
+fn absorb(r: SlotResult, collector: &mut FeatureCollector, error: &mut Option<Error>) {
+    match r {
+        Ok(values) => {
+            for (slot, frame, name, v) in values {
+                collector.add(slot, frame, name, v);
+            }
+        }
+        Err(e) => {
+            error.get_or_insert(e);
+        }
+    }
+}
+
+/// The extractor instances one thread owns.
+struct Lane {
+    extractors: Vec<(usize, Box<dyn Extractor>)>,
+}
+
+impl Lane {
+    fn create(slots: &[Slot], which: &[usize], format: &PictureFormat) -> Result<Self> {
+        Ok(Self {
+            extractors: which
+                .iter()
+                .map(|&i| Ok((i, slots[i].create(format)?)))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    fn run(mut self, rx: Receiver<(u32, Pair)>, results: Sender<SlotResult>) {
+        let mut sink = FeatureSink::new();
+        for (index, pair) in rx {
+            let frame = FrameInput {
+                index,
+                reference: &pair.0,
+                distorted: &pair.1,
+            };
+            let r = self.each(&mut sink, |x, sink| x.extract(&frame, sink));
+            let failed = r.is_err();
+            let _ = results.send(r);
+            if failed {
+                return;
+            }
+        }
+        let _ = results.send(self.each(&mut sink, |x, sink| x.flush(sink)));
+    }
+
+    fn each(
+        &mut self,
+        sink: &mut FeatureSink,
+        mut f: impl FnMut(&mut dyn Extractor, &mut FeatureSink) -> Result<()>,
+    ) -> SlotResult {
+        let mut out = Vec::new();
+        for (slot, x) in &mut self.extractors {
+            f(x.as_mut(), sink)?;
+            out.extend(sink.drain().map(|(i, n, v)| (*slot, i, n, v)));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,168 @@
+//! YUV4MPEG2 (`.y4m`): a text header with the geometry, then `FRAME` lines
+//! each followed by one packed planar frame.
+
+use super::{check_format, read_full, unpack_checked, FrameSource};
+use crate::error::{Error, Result};
+use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// Longest header or FRAME line accepted: a corrupt file must not make us
+/// read a huge "line".
+const MAX_LINE: u64 = 4096;
+
+pub struct Y4mReader {
+    path: PathBuf,
+    file: BufReader<File>,
+    format: PictureFormat,
+    buf: Vec<u8>,
+    line: Vec<u8>,
+    next: u64,
+}
+
+impl Y4mReader {
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut file = BufReader::with_capacity(1 << 20, file);
+        let mut line = Vec::new();
+        read_line(&mut file, &mut line).map_err(|e| Error::io(path, e))?;
+        let header = std::str::from_utf8(&line).map_err(|_| bad_header(path, "not text"))?;
+        let format = parse_header(header).map_err(|reason| bad_header(path, &reason))?;
+        Ok(Self {
+            path: path.into(),
+            file,
+            buf: vec![0; format.frame_bytes()],
+            format,
+            line,
+            next: 0,
+        })
+    }
+}
+
+fn bad_header(path: &Path, reason: &str) -> Error {
+    Error::BadHeader {
+        path: path.into(),
+        reason: reason.to_string(),
+    }
+}
+
+/// Reads one `\n`-terminated line (without the `\n`), at most MAX_LINE bytes.
+fn read_line(r: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<bool> {
+    line.clear();
+    let n = r.by_ref().take(MAX_LINE).read_until(b'\n', line)?;
+    if n == 0 {
+        return Ok(false);
+    }
+    if line.last() != Some(&b'\n') {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "line without newline (truncated or not YUV4MPEG2)",
+        ));
+    }
+    line.pop();
+    Ok(true)
+}
+
+/// Parses `YUV4MPEG2 W.. H.. [F..] [I..] [A..] [C..] [X..]`.
+fn parse_header(header: &str) -> std::result::Result<PictureFormat, String> {
+    let mut tokens = header.split(' ');
+    if tokens.next() != Some("YUV4MPEG2") {
+        return Err("missing YUV4MPEG2 signature".into());
+    }
+    let (mut w, mut h, mut colorspace) = (None, None, "420jpeg");
+    for t in tokens.filter(|t| !t.is_empty()) {
+        let (tag, value) = t.split_at(1);
+        match tag {
+            "W" => w = Some(value.parse::<u32>().map_err(|_| format!("bad width '{value}'"))?),
+            "H" => h = Some(value.parse::<u32>().map_err(|_| format!("bad height '{value}'"))?),
+            "C" => colorspace = value,
+            "I" if !matches!(value, "p" | "?") => {
+                return Err(format!("interlaced input (I{value}) is not supported"))
+            }
+            _ => {} // frame rate, aspect, extensions: not needed to score
+        }
+    }
+    let w = w.ok_or("no W (width) tag")?;
+    let h = h.ok_or("no H (height) tag")?;
+    let (subsampling, bit_depth) = parse_colorspace(colorspace)?;
+    PictureFormat::new(w, h, subsampling, bit_depth).map_err(|e| e.to_string())
+}
+
+fn parse_colorspace(c: &str) -> std::result::Result<(ChromaSubsampling, u8), String> {
+    use ChromaSubsampling::*;
+    let (layout, depth) = match c.split_once('p') {
+        // "420p10", "444p16", but not "420paldv" (a 4:2:0 siting tag).
+        Some((l, d)) if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => {
+            (l, d.parse::<u8>().map_err(|_| format!("bad bit depth in C{c}"))?)
+        }
+        _ => (c, 8),
+    };
+    let sub = match layout {
+        "420" | "420jpeg" | "420mpeg2" | "420paldv" => Yuv420,
+        "422" => Yuv422,
+        "444" => Yuv444,
+        "mono" => Yuv400,
+        "mono16" => return Ok((Yuv400, 16)),
+        _ => return Err(format!("unsupported colorspace C{c}")),
+    };
+    Ok((sub, depth))
+}
+
+impl FrameSource for Y4mReader {
+    fn format(&self) -> PictureFormat {
+        self.format
+    }
+
+    fn read_into(&mut self, picture: &mut HostPicture) -> Result<bool> {
+        check_format(&self.path, &self.format, picture)?;
+        let frame = self.next;
+        let bad = |reason: String| Error::BadInput {
+            path: self.path.clone(),
+            frame,
+            reason,
+        };
+        let has_line = read_line(&mut self.file, &mut self.line).map_err(|e| bad(e.to_string()))?;
+        if !has_line {
+            return Ok(false);
+        }
+        if !self.line.starts_with(b"FRAME") {
+            let shown = String::from_utf8_lossy(&self.line[..self.line.len().min(16)]).into_owned();
+            return Err(bad(format!("expected a FRAME line, found '{shown}'")));
+        }
+        let got = read_full(&mut self.file, &mut self.buf).map_err(|e| Error::io(&self.path, e))?;
+        if got < self.buf.len() {
+            return Err(bad(format!("truncated: {got} of {} bytes", self.buf.len())));
+        }
+        unpack_checked(&self.path, frame, &self.buf, picture)?;
+        self.next += 1;
+        Ok(true)
+    }
+
+    fn position(&self) -> u64 {
+        self.next
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers() {
+        let f = parse_header("YUV4MPEG2 W576 H324 F30:1 Ip A1:1 C420jpeg XYSCSS=420JPEG").unwrap();
+        assert_eq!((f.width, f.height, f.subsampling, f.bit_depth), (576, 324, ChromaSubsampling::Yuv420, 8));
+        let f = parse_header("YUV4MPEG2 W352 H288 C422p10").unwrap();
+        assert_eq!((f.subsampling, f.bit_depth), (ChromaSubsampling::Yuv422, 10));
+        let f = parse_header("YUV4MPEG2 W8 H8").unwrap();
+        assert_eq!(f.subsampling, ChromaSubsampling::Yuv420);
+        assert!(parse_header("YUV4MPEG2 W8").unwrap_err().contains("H"));
+        assert!(parse_header("YUV4MPEG2 W8 H8 C411").unwrap_err().contains("C411"));
+        assert!(parse_header("YUV4MPEG2 W8 H8 It").unwrap_err().contains("interlaced"));
+        assert!(parse_header("RIFF").is_err());
+    }
+}

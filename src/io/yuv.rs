@@ -1,0 +1,77 @@
+//! Raw planar `.yuv`: frames back to back, no header, geometry from the
+//! caller; chroma planes ceil(W/2) wide as ffmpeg writes them.
+
+use super::{check_format, read_full, unpack_checked, FrameSource};
+use crate::error::{Error, Result};
+use crate::picture::{HostPicture, PictureFormat};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+pub struct YuvReader {
+    path: PathBuf,
+    file: BufReader<File>,
+    format: PictureFormat,
+    buf: Vec<u8>,
+    next: u64,
+}
+
+impl YuvReader {
+    pub fn open(path: &Path, format: PictureFormat) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        let (len, frame) = (meta.len(), format.frame_bytes() as u64);
+        // Catch the wrong-geometry mistake up front, where it is cheap to say
+        // what is wrong, rather than as a short last frame (pipes have no
+        // size: they are checked frame by frame).
+        if meta.is_file() && len % frame != 0 {
+            return Err(Error::BadInput {
+                path: path.into(),
+                frame: len / frame,
+                reason: format!(
+                    "file size {len} is not a whole number of {format} frames ({frame} bytes each): \
+                     truncated, or wrong width/height/pixel format/bit depth"
+                ),
+            });
+        }
+        Ok(Self {
+            path: path.into(),
+            file: BufReader::with_capacity(1 << 20, file),
+            format,
+            buf: vec![0; frame as usize],
+            next: 0,
+        })
+    }
+}
+
+impl FrameSource for YuvReader {
+    fn format(&self) -> PictureFormat {
+        self.format
+    }
+
+    fn read_into(&mut self, picture: &mut HostPicture) -> Result<bool> {
+        check_format(&self.path, &self.format, picture)?;
+        let got = read_full(&mut self.file, &mut self.buf).map_err(|e| Error::io(&self.path, e))?;
+        if got == 0 {
+            return Ok(false);
+        }
+        if got < self.buf.len() {
+            return Err(Error::BadInput {
+                path: self.path.clone(),
+                frame: self.next,
+                reason: format!("truncated: {got} of {} bytes", self.buf.len()),
+            });
+        }
+        unpack_checked(&self.path, self.next, &self.buf, picture)?;
+        self.next += 1;
+        Ok(true)
+    }
+
+    fn position(&self) -> u64 {
+        self.next
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
