@@ -5,6 +5,8 @@ pub mod error;
 pub mod feature;
 pub mod numfmt;
 pub mod picture;
+pub mod pool;
+pub mod report;
 
 pub use error::{Error, Result};
 pub use picture::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId, PlaneMask};
