@@ -30,7 +30,10 @@ enum Json {
 
 impl Json {
     fn parse(text: &str) -> Json {
-        let mut p = Parser { s: text.as_bytes(), i: 0 };
+        let mut p = Parser {
+            s: text.as_bytes(),
+            i: 0,
+        };
         let v = p.value();
         p.skip_ws();
         assert_eq!(p.i, p.s.len(), "trailing data after JSON value");
@@ -62,7 +65,10 @@ impl Json {
     }
     fn get(&self, key: &str) -> &Json {
         let o = self.object();
-        &o.iter().find(|(k, _)| k == key).unwrap_or_else(|| panic!("no key {key}")).1
+        &o.iter()
+            .find(|(k, _)| k == key)
+            .unwrap_or_else(|| panic!("no key {key}"))
+            .1
     }
 }
 
@@ -93,7 +99,10 @@ impl Parser<'_> {
         self.expect(b'"');
         let start = self.i;
         while self.s[self.i] != b'"' {
-            assert_ne!(self.s[self.i], b'\\', "escapes are not expected in these files");
+            assert_ne!(
+                self.s[self.i], b'\\',
+                "escapes are not expected in these files"
+            );
             self.i += 1;
         }
         self.i += 1;
@@ -140,7 +149,12 @@ impl Parser<'_> {
             }
             _ => {
                 let start = self.i;
-                while self.i < self.s.len() && matches!(self.s[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                while self.i < self.s.len()
+                    && matches!(
+                        self.s[self.i],
+                        b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
+                    )
+                {
                     self.i += 1;
                 }
                 let t = std::str::from_utf8(&self.s[start..self.i]).unwrap();
@@ -168,13 +182,21 @@ fn golden_files() -> Vec<GoldenFile> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     paths.sort();
-    assert!(paths.len() >= 41, "golden JSON files missing: found {}", paths.len());
+    assert!(
+        paths.len() >= 41,
+        "golden JSON files missing: found {}",
+        paths.len()
+    );
     paths
         .into_iter()
         .map(|p| {
             let text = std::fs::read_to_string(&p).unwrap();
             let json = Json::parse(&text);
-            let name = p.strip_prefix(common::golden_dir()).unwrap().display().to_string();
+            let name = p
+                .strip_prefix(common::golden_dir())
+                .unwrap()
+                .display()
+                .to_string();
             GoldenFile { name, text, json }
         })
         .collect()
@@ -187,13 +209,22 @@ fn golden_frames(json: &Json) -> Vec<FrameMetrics> {
         .iter()
         .map(|f| FrameMetrics {
             frame_num: f.get("frameNum").number() as u32,
-            metrics: f.get("metrics").object().iter().map(|(k, v)| (k.clone(), v.number())).collect(),
+            metrics: f
+                .get("metrics")
+                .object()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.number()))
+                .collect(),
         })
         .collect()
 }
 
 fn golden_aggregate(json: &Json) -> Vec<(String, f64)> {
-    json.get("aggregate_metrics").object().iter().map(|(k, v)| (k.clone(), v.number())).collect()
+    json.get("aggregate_metrics")
+        .object()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.number()))
+        .collect()
 }
 
 fn golden_report(json: &Json) -> Report {
@@ -220,7 +251,12 @@ fn pooling_matches_every_golden_bit_for_bit() {
         for ((name, pooled), (_, expected)) in report.pooled.iter().zip(golden) {
             let pooled = pooled.unwrap_or_else(|| panic!("{}: {name} not pooled", g.name));
             let methods: Vec<&str> = expected.object().iter().map(|(k, _)| k.as_str()).collect();
-            assert_eq!(methods, ["min", "max", "mean", "harmonic_mean"], "{}: {name}", g.name);
+            assert_eq!(
+                methods,
+                ["min", "max", "mean", "harmonic_mean"],
+                "{}: {name}",
+                g.name
+            );
             for (method, value) in pooled.iter() {
                 let want = expected.get(method.name()).number();
                 assert_eq!(
@@ -240,13 +276,27 @@ fn pooling_matches_every_golden_bit_for_bit() {
 #[test]
 fn subsampled_golden_pools_only_written_frames() {
     // `--subsample 3` on 30 frames writes and pools frames 0, 3, ..., 27.
-    let g = golden_files().into_iter().find(|g| g.name.ends_with("subsample3.json")).unwrap();
+    let g = golden_files()
+        .into_iter()
+        .find(|g| g.name.ends_with("subsample3.json"))
+        .unwrap();
     let frames = golden_frames(&g.json);
     let nums: Vec<u32> = frames.iter().map(|f| f.frame_num).collect();
     assert_eq!(nums, (0..30).step_by(3).collect::<Vec<u32>>());
     let report = Report::from_frames("3.2.0", 0.0, frames, vec![]);
-    let vmaf = report.pooled.iter().find(|(n, _)| n == "vmaf").unwrap().1.unwrap();
-    let golden = g.json.get("pooled_metrics").get("vmaf").get("mean").number();
+    let vmaf = report
+        .pooled
+        .iter()
+        .find(|(n, _)| n == "vmaf")
+        .unwrap()
+        .1
+        .unwrap();
+    let golden = g
+        .json
+        .get("pooled_metrics")
+        .get("vmaf")
+        .get("mean")
+        .number();
     assert_eq!(vmaf.mean.to_bits(), golden.to_bits());
 }
 
@@ -283,7 +333,10 @@ fn json_max_precision_is_byte_identical_to_goldens() {
 
 #[test]
 fn json_legacy_precision_rounds_to_six_decimals() {
-    let g = golden_files().into_iter().find(|g| g.name.ends_with("x264_crf30.features.json")).unwrap();
+    let g = golden_files()
+        .into_iter()
+        .find(|g| g.name.ends_with("x264_crf30.features.json"))
+        .unwrap();
     let report = golden_report(&g.json);
     let parsed = Json::parse(&json_text(&report, Precision::Legacy));
     let frames = golden_frames(&parsed);
@@ -292,7 +345,10 @@ fn json_legacy_precision_rounds_to_six_decimals() {
             // %.6f is correctly rounded: within half a unit of the 6th decimal
             // (values that small get %.16f and are closer still), plus the
             // error of reading the printed decimal back.
-            assert!((a - b).abs() <= 0.5e-6 + b.abs() * 1e-15, "{name}: {a} vs {b}");
+            assert!(
+                (a - b).abs() <= 0.5e-6 + b.abs() * 1e-15,
+                "{name}: {a} vs {b}"
+            );
         }
     }
     assert!(json_text(&report, Precision::Legacy).contains("\"integer_adm2\": 0.9"));
@@ -315,13 +371,32 @@ fn small_report() -> Report {
     // Pooled values are fixed here so the expected text does not depend on
     // the pooling code (tested above against the goldens).
     r.pooled = vec![
-        ("integer_adm2".to_owned(), Some(PooledMetric { min: 0.25, max: 0.5, mean: 0.375, harmonic_mean: 0.3125 })),
-        ("vmaf".to_owned(), Some(PooledMetric { min: 87.267035450261787, max: 100.0, mean: 1e-8, harmonic_mean: f64::NAN })),
+        (
+            "integer_adm2".to_owned(),
+            Some(PooledMetric {
+                min: 0.25,
+                max: 0.5,
+                mean: 0.375,
+                harmonic_mean: 0.3125,
+            }),
+        ),
+        (
+            "vmaf".to_owned(),
+            Some(PooledMetric {
+                min: 87.267035450261787,
+                max: 100.0,
+                mean: 1e-8,
+                harmonic_mean: f64::NAN,
+            }),
+        ),
     ];
     r
 }
 
-const SIZE: QualitySize = QualitySize { width: 576, height: 324 };
+const SIZE: QualitySize = QualitySize {
+    width: 576,
+    height: 324,
+};
 
 #[test]
 fn xml_layout_matches_output_c() {
@@ -346,8 +421,14 @@ fn xml_layout_matches_output_c() {
     let mut out = Vec::new();
     write_xml(&small_report(), Precision::Max, SIZE, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
-    assert!(text.contains(r#"<frame frameNum="0" integer_adm2="0.5" vmaf="87.267035450261787" />"#), "{text}");
-    assert!(text.contains(r#"mean="1e-08" harmonic_mean="nan" />"#), "{text}");
+    assert!(
+        text.contains(r#"<frame frameNum="0" integer_adm2="0.5" vmaf="87.267035450261787" />"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"mean="1e-08" harmonic_mean="nan" />"#),
+        "{text}"
+    );
 }
 
 #[test]
@@ -413,7 +494,10 @@ fn json_layout_of_nulls_and_empty_sections() {
 
 #[test]
 fn xml_and_csv_numbers_round_trip_at_max_precision() {
-    let g = golden_files().into_iter().find(|g| g.name.ends_with("x264_crf30.features.json")).unwrap();
+    let g = golden_files()
+        .into_iter()
+        .find(|g| g.name.ends_with("x264_crf30.features.json"))
+        .unwrap();
     let report = golden_report(&g.json);
 
     let mut csv = Vec::new();
@@ -422,36 +506,60 @@ fn xml_and_csv_numbers_round_trip_at_max_precision() {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(header[0], "Frame");
-    assert_eq!(header[1..header.len() - 1], report.feature_names().collect::<Vec<_>>()[..]);
+    assert_eq!(
+        header[1..header.len() - 1],
+        report.feature_names().collect::<Vec<_>>()[..]
+    );
     for (line, frame) in lines.zip(&report.frames) {
         let fields: Vec<&str> = line.strip_suffix(',').unwrap().split(',').collect();
         assert_eq!(fields[0].parse::<u32>().unwrap(), frame.frame_num);
         for (field, (name, value)) in fields[1..].iter().zip(&frame.metrics) {
-            assert_eq!(field.parse::<f64>().unwrap().to_bits(), value.to_bits(), "csv {name}");
+            assert_eq!(
+                field.parse::<f64>().unwrap().to_bits(),
+                value.to_bits(),
+                "csv {name}"
+            );
         }
     }
 
     let mut xml = Vec::new();
     write_xml(&report, Precision::Max, SIZE, &mut xml).unwrap();
     let xml = String::from_utf8(xml).unwrap();
-    let frame_lines: Vec<&str> = xml.lines().filter(|l| l.starts_with("    <frame ")).collect();
+    let frame_lines: Vec<&str> = xml
+        .lines()
+        .filter(|l| l.starts_with("    <frame "))
+        .collect();
     assert_eq!(frame_lines.len(), report.frames.len());
     for (line, frame) in frame_lines.iter().zip(&report.frames) {
         let attrs = xml_attributes(line);
-        assert_eq!(attrs[0], ("frameNum".to_owned(), frame.frame_num.to_string()));
+        assert_eq!(
+            attrs[0],
+            ("frameNum".to_owned(), frame.frame_num.to_string())
+        );
         assert_eq!(attrs.len() - 1, frame.metrics.len());
         for ((k, v), (name, value)) in attrs[1..].iter().zip(&frame.metrics) {
             assert_eq!(k, name);
-            assert_eq!(v.parse::<f64>().unwrap().to_bits(), value.to_bits(), "xml {name}");
+            assert_eq!(
+                v.parse::<f64>().unwrap().to_bits(),
+                value.to_bits(),
+                "xml {name}"
+            );
         }
     }
-    let metric_lines: Vec<&str> = xml.lines().filter(|l| l.starts_with("    <metric ")).collect();
+    let metric_lines: Vec<&str> = xml
+        .lines()
+        .filter(|l| l.starts_with("    <metric "))
+        .collect();
     for (line, (name, pooled)) in metric_lines.iter().zip(&report.pooled) {
         let attrs = xml_attributes(line);
         assert_eq!(&attrs[0].1, name);
         for ((k, v), (method, value)) in attrs[1..].iter().zip(pooled.unwrap().iter()) {
             assert_eq!(k, method.name());
-            assert_eq!(v.parse::<f64>().unwrap().to_bits(), value.to_bits(), "xml pooled {name}");
+            assert_eq!(
+                v.parse::<f64>().unwrap().to_bits(),
+                value.to_bits(),
+                "xml pooled {name}"
+            );
         }
     }
 }
@@ -463,7 +571,12 @@ fn xml_attributes(line: &str) -> Vec<(String, String)> {
         .chunks(2)
         .filter(|c| c.len() == 2)
         .map(|c| {
-            let key = c[0].trim().trim_start_matches('<').split_whitespace().last().unwrap();
+            let key = c[0]
+                .trim()
+                .trim_start_matches('<')
+                .split_whitespace()
+                .last()
+                .unwrap();
             (key.trim_end_matches('=').to_owned(), c[1].to_owned())
         })
         .collect()

@@ -25,7 +25,11 @@ pub fn write_json<W: Write>(report: &Report, precision: Precision, out: &mut W) 
 
     writeln!(out, "{{")?;
     writeln!(out, "  \"version\": \"{}\",", report.version)?;
-    let fps = if report.fps.is_finite() { format_fps(report.fps) } else { "null".to_owned() };
+    let fps = if report.fps.is_finite() {
+        format_fps(report.fps)
+    } else {
+        "null".to_owned()
+    };
     writeln!(out, "  \"fps\": {fps},")?;
 
     write!(out, "  \"frames\": [")?;
@@ -38,7 +42,11 @@ pub fn write_json<W: Write>(report: &Report, precision: Precision, out: &mut W) 
         for (i, (name, value)) in frame.metrics.iter().enumerate() {
             let comma = if i < last { "," } else { "" };
             if value.is_finite() {
-                writeln!(out, "        \"{name}\": {}{comma}", precision.format(*value))?;
+                writeln!(
+                    out,
+                    "        \"{name}\": {}{comma}",
+                    precision.format(*value)
+                )?;
             } else {
                 write!(out, "        \"{name}\": null{comma}")?;
             }

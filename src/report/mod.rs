@@ -15,8 +15,8 @@ use std::io::{self, Write};
 
 use crate::error::{Error, Result};
 use crate::numfmt::{format_f, format_g};
-pub use crate::pool::{PoolMethod, PooledMetric};
 use crate::pool::Pooler;
+pub use crate::pool::{PoolMethod, PooledMetric};
 
 pub use self::csv::write_csv;
 pub use self::json::write_json;
@@ -223,7 +223,10 @@ mod tests {
 
     #[test]
     fn features_in_first_appearance_order() {
-        let frames = vec![frame(0, &[("a", 1.0), ("c", 2.0)]), frame(1, &[("a", 3.0), ("c", 4.0), ("b", 5.0)])];
+        let frames = vec![
+            frame(0, &[("a", 1.0), ("c", 2.0)]),
+            frame(1, &[("a", 3.0), ("c", 4.0), ("b", 5.0)]),
+        ];
         let r = Report::from_frames("3.2.0", 1.0, frames, vec![]);
         assert_eq!(r.feature_names().collect::<Vec<_>>(), ["a", "c", "b"]);
         assert_eq!(r.pooled[0].1.unwrap().mean, 2.0);
