@@ -8,6 +8,8 @@ pub mod feature;
 pub mod io;
 pub mod numfmt;
 pub mod picture;
+pub mod pool;
+pub mod report;
 
 pub use context::{Context, ContextBuilder, FeatureScores};
 pub use error::{Error, Result};
