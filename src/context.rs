@@ -130,6 +130,8 @@ pub struct Context {
 pub struct FeatureScores {
     /// (frame index, features in a fixed order) for each scored frame.
     pub frames: Vec<(u32, Vec<(String, f64)>)>,
+    /// Whole-run metrics (psnr's aPSNR), in extractor order.
+    pub aggregate: Vec<(String, f64)>,
 }
 
 impl Context {
@@ -222,7 +224,10 @@ impl Context {
             .filter(|i| i % self.subsample == 0)
             .map(|i| (i, self.collector.frame(i)))
             .collect();
-        Ok(FeatureScores { frames })
+        Ok(FeatureScores {
+            frames,
+            aggregate: Vec::new(),
+        })
     }
 }
 

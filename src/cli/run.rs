@@ -1,0 +1,254 @@
+//! One `vmafx` run: open both inputs, build the extractor set from the
+//! models and `--feature` flags, score every frame, predict, pool, write.
+
+use super::args::{Args, Backend};
+use super::progress::Progress;
+use crate::error::{Error, Result};
+use crate::feature::options::parse_feature_spec;
+use crate::io::{open, FrameSource};
+use crate::model::{FeatureRequest, Model, ModelSpec};
+use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
+use crate::report::{write_report, FrameMetrics, OutputFormat, Precision, QualitySize, Report};
+use crate::{ContextBuilder, FeatureScores};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+/// The version written into result files: libvmaf's, whose output this
+/// reproduces, so tools that parse `vmaf` results accept ours.
+pub const REPORT_VERSION: &str = "3.2.0";
+
+const DEFAULT_MODEL: &str = "version=vmaf_v0.6.1";
+
+/// Runs the command line; returns the process exit code's cause on failure.
+pub fn run(args: &Args) -> Result<()> {
+    check_backend(args.backend, args.quiet)?;
+    let precision = Precision::parse(&args.precision)?;
+    let raw = raw_format(args)?;
+    let mut reference = open(&args.reference, raw)?;
+    let mut distorted = open(&args.distorted, raw)?;
+    if reference.format() != distorted.format() {
+        return Err(Error::PictureMismatch(format!(
+            "reference {} is {}, distorted {} is {}",
+            args.reference.display(),
+            reference.format(),
+            args.distorted.display(),
+            distorted.format()
+        )));
+    }
+    let format = reference.format();
+
+    let models = load_models(args)?;
+    let mut builder = ContextBuilder::new(format)
+        .threads(args.threads)
+        .subsample(args.subsample);
+    for (_, requests) in &models {
+        for r in requests {
+            builder = builder.feature(r.extractor.name, r.options.clone());
+        }
+    }
+    for spec in &args.feature {
+        let (name, options) = parse_feature_spec(spec)?;
+        builder = builder.feature(&name, options);
+    }
+    let mut context = builder.build()?;
+
+    skip(reference.as_mut(), args.frame_skip_ref)?;
+    skip(distorted.as_mut(), args.frame_skip_dist)?;
+    let progress = Progress::new(args.quiet, expected_frames(&args.reference, &format, args));
+    let start = Instant::now();
+    let mut count: u64 = 0;
+    while args.frame_cnt.is_none_or(|n| count < n) {
+        let mut r = HostPicture::new(format);
+        let mut d = HostPicture::new(format);
+        let more_ref = reference.read_into(&mut r)?;
+        let more_dist = distorted.read_into(&mut d)?;
+        match (more_ref, more_dist) {
+            (true, true) => {}
+            (false, false) => break,
+            (true, false) => return Err(ended_early(distorted.as_ref(), reference.as_ref())),
+            (false, true) => return Err(ended_early(reference.as_ref(), distorted.as_ref())),
+        }
+        context.submit(r, d)?;
+        count += 1;
+        progress.tick();
+    }
+    if count == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "{}: no frames to score",
+            args.reference.display()
+        )));
+    }
+    let scores = context.finish()?;
+    progress.finish();
+    let seconds = start.elapsed().as_secs_f64();
+    let report = build_report(scores, &models, count, seconds)?;
+
+    if let Some(path) = &args.output {
+        let size = QualitySize {
+            width: format.width,
+            height: format.height,
+        };
+        write_output(path, &report, output_format(args), precision, size)?;
+    }
+    if !args.quiet {
+        print_summary(&report, &models);
+    }
+    Ok(())
+}
+
+fn check_backend(backend: Backend, quiet: bool) -> Result<()> {
+    match backend {
+        Backend::Cpu => Ok(()),
+        Backend::Auto => {
+            if !quiet {
+                eprintln!("vmafx: --backend auto: this build has no GPU backend; scoring on the CPU");
+            }
+            Ok(())
+        }
+        Backend::Cuda | Backend::Hip => Err(Error::BackendUnavailable {
+            backend: format!("{backend:?}").to_lowercase(),
+            reason: "this build has only the CPU backend (use --backend cpu or auto)".into(),
+        }),
+    }
+}
+
+/// The geometry flags, when given; all four are needed for raw input.
+fn raw_format(args: &Args) -> Result<Option<PictureFormat>> {
+    match (args.width, args.height, &args.pixel_format, args.bitdepth) {
+        (None, None, None, None) => Ok(None),
+        (Some(w), Some(h), Some(p), Some(b)) => {
+            Ok(Some(PictureFormat::new(w, h, ChromaSubsampling::parse(p)?, b)?))
+        }
+        _ => Err(Error::InvalidArgument(
+            "--width, --height, --pixel_format and --bitdepth go together".into(),
+        )),
+    }
+}
+
+fn load_models(args: &Args) -> Result<Vec<(Model, Vec<FeatureRequest>)>> {
+    if args.no_prediction {
+        return Ok(Vec::new());
+    }
+    let specs: Vec<&str> = if args.model.is_empty() {
+        vec![DEFAULT_MODEL]
+    } else {
+        args.model.iter().map(String::as_str).collect()
+    };
+    specs
+        .into_iter()
+        .map(|s| {
+            let model = Model::load(&ModelSpec::parse(s)?)?;
+            let requests = model.feature_requests()?;
+            Ok((model, requests))
+        })
+        .collect()
+}
+
+fn skip(source: &mut dyn FrameSource, n: u64) -> Result<()> {
+    let mut scratch = HostPicture::new(source.format());
+    for _ in 0..n {
+        if !source.read_into(&mut scratch)? {
+            return Err(Error::BadInput {
+                path: source.path().into(),
+                frame: source.position(),
+                reason: format!("ended while skipping {n} frames"),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn ended_early(short: &dyn FrameSource, long: &dyn FrameSource) -> Error {
+    Error::BadInput {
+        path: short.path().into(),
+        frame: short.position(),
+        reason: format!(
+            "ended after {} frames, but {} has more",
+            short.position(),
+            long.path().display()
+        ),
+    }
+}
+
+/// Frames a raw file holds (for the progress bar), when it is a plain file.
+fn expected_frames(path: &Path, format: &PictureFormat, args: &Args) -> Option<u64> {
+    let is_y4m = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m"));
+    let len = std::fs::metadata(path).ok().filter(|m| m.is_file())?.len();
+    let per_frame = format.frame_bytes() as u64 + if is_y4m { 6 } else { 0 };
+    let n = (len / per_frame).saturating_sub(args.frame_skip_ref);
+    Some(args.frame_cnt.map_or(n, |c| c.min(n)))
+}
+
+/// Predicts every model on every scored frame and pools. libvmaf writes
+/// each frame's features, then every model's score, then the bootstrap
+/// members and statistics of each model.
+fn build_report(
+    scores: FeatureScores,
+    models: &[(Model, Vec<FeatureRequest>)],
+    frames_read: u64,
+    seconds: f64,
+) -> Result<Report> {
+    let mut frames = Vec::with_capacity(scores.frames.len());
+    for (index, mut metrics) in scores.frames {
+        let lookup: HashMap<&str, f64> = metrics.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        let mut scores_first = Vec::new();
+        let mut extras = Vec::new();
+        for (model, requests) in models {
+            let p = model.predict_frame(requests, index, |name| lookup.get(name).copied())?;
+            let mut outputs = p.iter();
+            if let Some((name, v)) = outputs.next() {
+                scores_first.push((name.to_string(), v));
+            }
+            extras.extend(outputs.map(|(n, v)| (n.to_string(), v)));
+        }
+        drop(lookup);
+        metrics.extend(scores_first);
+        metrics.extend(extras);
+        frames.push(FrameMetrics {
+            frame_num: index,
+            metrics,
+        });
+    }
+    let fps = frames_read as f64 / seconds.max(1e-9);
+    Ok(Report::from_frames(REPORT_VERSION, fps, frames, scores.aggregate))
+}
+
+fn output_format(args: &Args) -> OutputFormat {
+    if args.json {
+        OutputFormat::Json
+    } else if args.csv {
+        OutputFormat::Csv
+    } else {
+        OutputFormat::Xml
+    }
+}
+
+fn write_output(
+    path: &Path,
+    report: &Report,
+    format: OutputFormat,
+    precision: Precision,
+    size: QualitySize,
+) -> Result<()> {
+    if path.as_os_str() == "-" {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        write_report(report, format, precision, size, &mut out).map_err(|e| Error::io(path, e))?;
+        return out.flush().map_err(|e| Error::io(path, e));
+    }
+    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    write_report(report, format, precision, size, &mut out).map_err(|e| Error::io(path, e))?;
+    out.flush().map_err(|e| Error::io(path, e))
+}
+
+/// The pooled mean of each model, as the `vmaf` tool prints it.
+fn print_summary(report: &Report, models: &[(Model, Vec<FeatureRequest>)]) {
+    for (model, _) in models {
+        if let Some((_, Some(p))) = report.pooled.iter().find(|(n, _)| n == model.name()) {
+            eprintln!("{}: {:.6}", model.name(), p.mean);
+        }
+    }
+}
