@@ -24,17 +24,30 @@ fn run_motion(pair: &Pair, options: &str) -> Run {
     let collect = |sink: &mut FeatureSink, run: &mut Run| {
         for (i, name, v) in sink.drain() {
             let prev = run.entry(i).or_default().insert(name.clone(), v);
-            assert!(prev.is_none(), "{}: {name} emitted twice for frame {i}", pair.name());
+            assert!(
+                prev.is_none(),
+                "{}: {name} emitted twice for frame {i}",
+                pair.name()
+            );
         }
     };
     for (i, (r, d)) in reference.iter().zip(&distorted).enumerate() {
-        let frame = FrameInput { index: i as u32, reference: r, distorted: d };
+        let frame = FrameInput {
+            index: i as u32,
+            reference: r,
+            distorted: d,
+        };
         ex.extract(&frame, &mut sink).unwrap();
         collect(&mut sink, &mut run);
     }
     ex.flush(&mut sink).unwrap();
     collect(&mut sink, &mut run);
-    assert_eq!(run.len(), reference.len(), "{}: frames with outputs", pair.name());
+    assert_eq!(
+        run.len(),
+        reference.len(),
+        "{}: frames with outputs",
+        pair.name()
+    );
     run
 }
 
@@ -43,13 +56,22 @@ fn run_motion(pair: &Pair, options: &str) -> Run {
 fn compare(pair: &Pair, run: &Run, golden: &Golden, features: &[&str]) -> BTreeMap<String, f64> {
     let mut worst = BTreeMap::new();
     for (pos, (frame, _)) in golden.frames.iter().enumerate() {
-        let ours = run.get(frame).unwrap_or_else(|| panic!("{}: no outputs for frame {frame}", pair.name()));
-        assert_eq!(ours.len(), features.len(), "{}: frame {frame} outputs {ours:?}", pair.name());
+        let ours = run
+            .get(frame)
+            .unwrap_or_else(|| panic!("{}: no outputs for frame {frame}", pair.name()));
+        assert_eq!(
+            ours.len(),
+            features.len(),
+            "{}: frame {frame} outputs {ours:?}",
+            pair.name()
+        );
         for &f in features {
             let expected = golden
                 .value(pos, f)
                 .unwrap_or_else(|| panic!("{}: golden lacks {f} at frame {frame}", pair.name()));
-            let got = *ours.get(f).unwrap_or_else(|| panic!("{}: {f} missing at frame {frame}", pair.name()));
+            let got = *ours
+                .get(f)
+                .unwrap_or_else(|| panic!("{}: {f} missing at frame {frame}", pair.name()));
             let d = rel_diff(got, expected);
             assert!(
                 d <= 1e-9,
@@ -69,7 +91,11 @@ fn report(what: &str, worst: &BTreeMap<String, f64>) {
     }
 }
 
-const DEFAULT_OUTPUTS: [&str; 3] = ["integer_motion2", "integer_motion3", "VMAF_integer_feature_motion_sad_score"];
+const DEFAULT_OUTPUTS: [&str; 3] = [
+    "integer_motion2",
+    "integer_motion3",
+    "VMAF_integer_feature_motion_sad_score",
+];
 
 #[test]
 fn default_outputs_match_vmaf_v0_6_1_goldens() {
@@ -82,7 +108,12 @@ fn default_outputs_match_vmaf_v0_6_1_goldens() {
 
 #[test]
 fn debug_outputs_match_features_goldens() {
-    let features = ["integer_motion", "integer_motion2", "integer_motion3", "VMAF_integer_feature_motion_sad_score"];
+    let features = [
+        "integer_motion",
+        "integer_motion2",
+        "integer_motion3",
+        "VMAF_integer_feature_motion_sad_score",
+    ];
     for pair in PAIRS {
         let run = run_motion(pair, "debug=true");
         let worst = compare(pair, &run, &pair.golden("features"), &features);
@@ -104,10 +135,14 @@ fn model_options_match_v1_0_16_goldens() {
     for pair in PAIRS {
         let golden = pair.golden("models_v1.0.16");
         for (options, suffix) in cases {
-            let names: Vec<String> = ["integer_motion2", "integer_motion3", "VMAF_integer_feature_motion_sad_score"]
-                .iter()
-                .map(|n| format!("{n}{suffix}"))
-                .collect();
+            let names: Vec<String> = [
+                "integer_motion2",
+                "integer_motion3",
+                "VMAF_integer_feature_motion_sad_score",
+            ]
+            .iter()
+            .map(|n| format!("{n}{suffix}"))
+            .collect();
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let run = run_motion(pair, options);
             let worst = compare(pair, &run, &golden, &names);
@@ -120,7 +155,10 @@ fn model_options_match_v1_0_16_goldens() {
 /// the full run (the extractor still sees every frame).
 #[test]
 fn subsampled_run_keeps_full_run_values() {
-    let pair = PAIRS.iter().find(|p| p.folder == "a_576x324_420p8_pan" && p.distorted == "x264_crf30").unwrap();
+    let pair = PAIRS
+        .iter()
+        .find(|p| p.folder == "a_576x324_420p8_pan" && p.distorted == "x264_crf30")
+        .unwrap();
     let full = run_motion(pair, "");
     let kept: Run = full.into_iter().filter(|(i, _)| i % 3 == 0).collect();
     let golden = pair.golden("vmaf_v0.6.1.subsample3");
@@ -147,7 +185,10 @@ fn force_zero_writes_zeros() {
             ],
             "frame {i}"
         );
-        assert!(outputs.values().all(|v| *v == 0.0), "frame {i}: {outputs:?}");
+        assert!(
+            outputs.values().all(|v| *v == 0.0),
+            "frame {i}: {outputs:?}"
+        );
     }
 }
 
@@ -173,6 +214,8 @@ fn bad_options_are_refused() {
 fn tiny_pictures_are_refused() {
     let format = vmafx::PictureFormat::new(2, 8, vmafx::ChromaSubsampling::Yuv400, 8).unwrap();
     let opts = Options::resolve("motion", motion::INFO.options, &[]).unwrap();
-    let err = (motion::INFO.create)(&opts, &format).err().expect("2-wide picture accepted");
+    let err = (motion::INFO.create)(&opts, &format)
+        .err()
+        .expect("2-wide picture accepted");
     assert!(err.to_string().contains("too small"), "{err}");
 }

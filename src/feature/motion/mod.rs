@@ -13,7 +13,9 @@ mod window;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
-use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples, Sample};
+use crate::picture::{
+    HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples, Sample,
+};
 use window::{BlendParams, Derived, MotionWindow};
 
 pub use sad::{blurred_difference_sad, SadScratch};
@@ -172,12 +174,26 @@ impl<T: LumaSample> Motion<T> {
         let slot = index as usize % self.history.len();
         let mut score = 0.0;
         if index >= self.window.min_idx() {
-            let earlier = PlaneRef { data: &self.history[slot], width: w, height: h, stride: w };
-            let sad = sad::blurred_difference_sad(&earlier, current, self.format.bit_depth as u32, &mut self.scratch);
+            let earlier = PlaneRef {
+                data: &self.history[slot],
+                width: w,
+                height: h,
+                stride: w,
+            };
+            let sad = sad::blurred_difference_sad(
+                &earlier,
+                current,
+                self.format.bit_depth as u32,
+                &mut self.scratch,
+            );
             // libvmaf: (double)sad / 256. / (w * h), the area as unsigned int.
             let area = (w as u32).wrapping_mul(h as u32) as f64;
             let weighted = sad as f64 / 256.0 / area * self.config.fps_weight;
-            score = if weighted < self.config.max_val { weighted } else { self.config.max_val };
+            score = if weighted < self.config.max_val {
+                weighted
+            } else {
+                self.config.max_val
+            };
         }
         let stored = &mut self.history[slot];
         for y in 0..h {
@@ -228,7 +244,10 @@ impl<T: LumaSample> Extractor for Motion<T> {
             0.0
         } else {
             let luma = T::luma(frame.reference).ok_or_else(|| {
-                Error::PictureMismatch(format!("motion: {} luma has the wrong sample width", self.format))
+                Error::PictureMismatch(format!(
+                    "motion: {} luma has the wrong sample width",
+                    self.format
+                ))
             })?;
             self.sad_score(frame.index, &luma)
         };

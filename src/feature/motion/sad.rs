@@ -34,7 +34,10 @@ pub struct SadScratch {
 
 impl SadScratch {
     pub fn new(width: usize) -> Self {
-        Self { hi: vec![0; width], lo: vec![0; width] }
+        Self {
+            hi: vec![0; width],
+            lo: vec![0; width],
+        }
     }
 }
 
@@ -76,7 +79,10 @@ fn sad_portable<T: Sample>(
     scratch: &mut SadScratch,
 ) -> u64 {
     let (w, h) = (cur.width, cur.height);
-    assert!(w >= 3 && h >= 3 && prev.width == w && prev.height == h, "motion SAD: bad plane sizes");
+    assert!(
+        w >= 3 && h >= 3 && prev.width == w && prev.height == h,
+        "motion SAD: bad plane sizes"
+    );
     let hi = &mut scratch.hi[..w];
     let lo = &mut scratch.lo[..w];
     let mut sad = 0u64;
@@ -189,7 +195,12 @@ mod tests {
     use super::*;
 
     fn plane<T: Copy>(data: &[T], w: usize, h: usize) -> PlaneRef<'_, T> {
-        PlaneRef { data, width: w, height: h, stride: w }
+        PlaneRef {
+            data,
+            width: w,
+            height: h,
+            stride: w,
+        }
     }
 
     #[test]
@@ -205,14 +216,22 @@ mod tests {
     fn split_tap_equals_64_bit_formula() {
         let split = |y: [i32; 5]| horizontal_tap(y.map(|v| v >> 8), y.map(|v| v & 0xff));
         let reference = |y: [i32; 5]| {
-            let acc: i64 = y.iter().zip(FILTER).map(|(&v, f)| f as i64 * v as i64).sum();
+            let acc: i64 = y
+                .iter()
+                .zip(FILTER)
+                .map(|(&v, f)| f as i64 * v as i64)
+                .sum();
             ((acc + (1 << 15)) >> 16) as i32
         };
-        let extremes = [-65535, -65280, -65279, -256, -255, -129, -1, 0, 1, 127, 255, 256, 65279, 65280, 65535];
+        let extremes = [
+            -65535, -65280, -65279, -256, -255, -129, -1, 0, 1, 127, 255, 256, 65279, 65280, 65535,
+        ];
         let mut seed = 12345u64;
         for n in 0..200_000 {
             let y: [i32; 5] = std::array::from_fn(|_| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 if n % 3 == 0 {
                     extremes[(seed >> 33) as usize % extremes.len()]
                 } else {

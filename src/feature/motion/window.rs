@@ -27,7 +27,11 @@ impl BlendParams {
     /// libvmaf's `MIN(motion_blend(score, factor, offset), max_val)`.
     fn blend_clipped(&self, score: f64) -> f64 {
         let f = self.blend_factor;
-        let low = if self.blend_offset < score { self.blend_offset } else { score };
+        let low = if self.blend_offset < score {
+            self.blend_offset
+        } else {
+            score
+        };
         let blended = score * f + (1.0 - f) * low;
         if blended < self.max_val {
             blended
@@ -89,13 +93,21 @@ impl MotionWindow {
         }
         if k > self.min_idx {
             // Frame k - 1 now has its successor; its predecessor (five-frame
-            // window) is recent[0] = sad[k - 2].
+            // window, used once it has a SAD) is recent[0] = sad[k - 2].
             let (lo, cur, hi) = (self.recent[0], self.recent[1], self.recent[2]);
             let i = k - 1;
             let motion2 = if !self.five_frame {
-                if cur < hi { cur } else { hi }
-            } else if i - 1 >= self.min_idx {
-                if lo < hi { lo } else { hi }
+                if cur < hi {
+                    cur
+                } else {
+                    hi
+                }
+            } else if i > self.min_idx {
+                if lo < hi {
+                    lo
+                } else {
+                    hi
+                }
             } else {
                 hi
             };
@@ -126,7 +138,11 @@ impl MotionWindow {
 
     fn emit_leading_upto(&mut self, end: u32, stamp: f64, out: &mut Vec<Derived>) {
         for index in 0..end {
-            out.push(Derived { index, motion2: 0.0, motion3: stamp });
+            out.push(Derived {
+                index,
+                motion2: 0.0,
+                motion3: stamp,
+            });
         }
         self.prev_processed = stamp;
     }
@@ -139,7 +155,11 @@ impl MotionWindow {
             processed
         };
         self.prev_processed = processed;
-        out.push(Derived { index, motion2, motion3 });
+        out.push(Derived {
+            index,
+            motion2,
+            motion3,
+        });
     }
 }
 
@@ -168,15 +188,24 @@ mod tests {
         let out = run(&mut MotionWindow::new(PLAIN, false), &[0.0, 5.0, 3.0, 4.0]);
         let m2: Vec<f64> = out.iter().map(|d| d.motion2).collect();
         let m3: Vec<f64> = out.iter().map(|d| d.motion3).collect();
-        assert_eq!(out.iter().map(|d| d.index).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(
+            out.iter().map(|d| d.index).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
         assert_eq!(m2, [0.0, 3.0, 3.0, 4.0]);
         assert_eq!(m3, [5.0, 3.0, 3.0, 4.0]);
     }
 
     #[test]
     fn five_frame_window_with_moving_average() {
-        let p = BlendParams { moving_average: true, ..PLAIN };
-        let out = run(&mut MotionWindow::new(p, true), &[0.0, 0.0, 6.0, 4.0, 8.0, 2.0]);
+        let p = BlendParams {
+            moving_average: true,
+            ..PLAIN
+        };
+        let out = run(
+            &mut MotionWindow::new(p, true),
+            &[0.0, 0.0, 6.0, 4.0, 8.0, 2.0],
+        );
         let m2: Vec<f64> = out.iter().map(|d| d.motion2).collect();
         let m3: Vec<f64> = out.iter().map(|d| d.motion3).collect();
         assert_eq!(m2, [0.0, 0.0, 4.0, 6.0, 2.0, 2.0]);
@@ -189,12 +218,24 @@ mod tests {
         assert_eq!(out.len(), 2);
         assert!(out.iter().all(|d| d.motion2 == 0.0 && d.motion3 == 0.0));
         let out = run(&mut MotionWindow::new(PLAIN, false), &[0.0]);
-        assert_eq!(out, [Derived { index: 0, motion2: 0.0, motion3: 0.0 }]);
+        assert_eq!(
+            out,
+            [Derived {
+                index: 0,
+                motion2: 0.0,
+                motion3: 0.0
+            }]
+        );
     }
 
     #[test]
     fn blend_caps_above_offset() {
-        let p = BlendParams { blend_factor: 0.5, blend_offset: 10.0, max_val: 12.0, moving_average: false };
+        let p = BlendParams {
+            blend_factor: 0.5,
+            blend_offset: 10.0,
+            max_val: 12.0,
+            moving_average: false,
+        };
         assert_eq!(p.blend_clipped(4.0), 4.0);
         assert_eq!(p.blend_clipped(20.0), 12.0);
         assert_eq!(p.blend_clipped(12.0), 11.0);
