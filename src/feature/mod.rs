@@ -10,6 +10,7 @@ pub mod registry;
 
 pub mod adm;
 pub mod motion;
+pub mod psnr;
 pub mod vif;
 
 use crate::error::Result;
@@ -30,6 +31,7 @@ pub struct FrameInput<'a> {
 #[derive(Debug, Default, Clone)]
 pub struct FeatureSink {
     values: Vec<(u32, String, f64)>,
+    aggregates: Vec<(String, f64)>,
 }
 
 impl FeatureSink {
@@ -51,8 +53,23 @@ impl FeatureSink {
         &self.values
     }
 
+    /// Records a whole-run value (libvmaf's
+    /// `vmaf_feature_collector_set_aggregate`, e.g. psnr's `apsnr_y`, which
+    /// the `vmaf` tool prints under `aggregate_metrics`), set in `flush`.
+    pub fn set_aggregate(&mut self, name: &str, value: f64) {
+        self.aggregates.push((name.to_string(), value));
+    }
+
+    pub fn drain_aggregates(&mut self) -> std::vec::Drain<'_, (String, f64)> {
+        self.aggregates.drain(..)
+    }
+
+    pub fn aggregates(&self) -> &[(String, f64)] {
+        &self.aggregates
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.values.is_empty() && self.aggregates.is_empty()
     }
 }
 

@@ -167,17 +167,23 @@ impl Options {
     }
 
     /// The suffix libvmaf appends to output names: `_{alias}_{value}` for each
-    /// feature parameter whose value differs from its default, in declaration
-    /// order (`%g` for doubles, `%d` for ints and bools).
+    /// feature parameter whose value differs from its default, sorted by
+    /// option *name* (libvmaf sorts its option dictionary alphabetically:
+    /// `integer_motion3_mffw_mmxv_18_mma`), `%g` for doubles, `%d` for ints,
+    /// and a bare `_{alias}` for bools.
     pub fn name_suffix(&self) -> String {
+        let mut changed: Vec<(&OptionSpec, &OptionValue)> = self
+            .specs
+            .iter()
+            .zip(&self.values)
+            .filter(|(spec, value)| spec.feature_param && **value != spec.default)
+            .collect();
+        changed.sort_by_key(|(spec, _)| spec.name);
         let mut s = String::new();
-        for (spec, value) in self.specs.iter().zip(&self.values) {
-            if !spec.feature_param || *value == spec.default {
-                continue;
-            }
+        for (spec, value) in changed {
             let key = spec.alias.unwrap_or(spec.name);
             match value {
-                OptionValue::Bool(b) => s.push_str(&format!("_{key}_{}", *b as i32)),
+                OptionValue::Bool(_) => s.push_str(&format!("_{key}")),
                 OptionValue::Int(i) => s.push_str(&format!("_{key}_{i}")),
                 OptionValue::Double(d) => s.push_str(&format!("_{key}_{}", format_g(*d, 6))),
             }
@@ -249,6 +255,23 @@ mod tests {
         assert!(o.bool("debug"));
         let o = Options::resolve("adm", &SPECS, &[]).unwrap();
         assert_eq!(o.name_suffix(), "");
+    }
+
+    #[test]
+    fn suffix_sorts_by_option_name_and_bools_are_bare() {
+        // As libvmaf 3.2.0 names the vmaf_v1.0.16_hfr models' motion features.
+        static MOTION: [OptionSpec; 3] = [
+            OptionSpec::double("motion_max_val", 10000.0, 0.0, 10000.0).param("mmxv"),
+            OptionSpec::bool("motion_five_frame_window", false).param("mffw"),
+            OptionSpec::bool("motion_moving_average", false).param("mma"),
+        ];
+        let raw = parse_key_values(
+            "motion",
+            "motion_moving_average=true:motion_max_val=18.0:motion_five_frame_window=true",
+        )
+        .unwrap();
+        let o = Options::resolve("motion", &MOTION, &raw).unwrap();
+        assert_eq!(o.name_suffix(), "_mffw_mmxv_18_mma");
     }
 
     #[test]

@@ -1,0 +1,270 @@
+//! libvmaf's integer `motion` extractor (libvmaf 3.2.0 semantics).
+//!
+//! Per frame `i` it measures how much the *reference* luma changed since
+//! frame `i - 1` (or `i - 2` with `motion_five_frame_window`): the mean
+//! absolute value of the blurred difference, `VMAF_integer_feature_motion_sad_score`
+//! (0 before the first comparable frame, weighted by `motion_fps_weight`,
+//! capped at `motion_max_val`). `integer_motion2` and `integer_motion3` of a
+//! frame also depend on the next frame's SAD, so they come out one frame
+//! late (see [`window`]); `integer_motion` (with `debug`) is the SAD score.
+
+mod sad;
+mod window;
+
+use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
+use crate::error::{Error, Result};
+use crate::picture::{
+    HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples, Sample,
+};
+use window::{BlendParams, Derived, MotionWindow};
+
+pub use sad::{blurred_difference_sad, SadScratch};
+
+const NAME: &str = "motion";
+
+/// Output names before option suffixes (libvmaf's aliases; the SAD score
+/// has none).
+pub const MOTION: &str = "integer_motion";
+pub const MOTION2: &str = "integer_motion2";
+pub const MOTION3: &str = "integer_motion3";
+pub const MOTION_SAD: &str = "VMAF_integer_feature_motion_sad_score";
+
+/// libvmaf's option table, in its declaration order.
+static OPTIONS: [OptionSpec; 8] = [
+    OptionSpec::bool("motion_force_zero", false).param("force_0"),
+    OptionSpec::double("motion_blend_factor", 1.0, 0.0, 1.0).param("mbf"),
+    OptionSpec::double("motion_blend_offset", 40.0, 0.0, 1000.0).param("mbo"),
+    OptionSpec::double("motion_fps_weight", 1.0, 0.0, 5.0).param("mfw"),
+    OptionSpec::double("motion_max_val", 10000.0, 0.0, 10000.0).param("mmxv"),
+    OptionSpec::bool("motion_five_frame_window", false).param("mffw"),
+    OptionSpec::bool("motion_moving_average", false).param("mma"),
+    OptionSpec::bool("debug", false),
+];
+
+pub static INFO: ExtractorInfo = ExtractorInfo {
+    name: NAME,
+    options: &OPTIONS,
+    provides: &[MOTION, MOTION2, MOTION3, MOTION_SAD],
+    create: create as CreateFn,
+};
+
+fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
+    let config = Config::from_options(options);
+    if !config.force_zero && (format.width < 3 || format.height < 3) {
+        return Err(Error::Extractor {
+            extractor: NAME.into(),
+            reason: format!(
+                "picture {}x{} is too small: the blur needs at least 3x3 luma samples",
+                format.width, format.height
+            ),
+        });
+    }
+    Ok(if format.bytes_per_sample() == 1 {
+        Box::new(Motion::<u8>::new(config, *format))
+    } else {
+        Box::new(Motion::<u16>::new(config, *format))
+    })
+}
+
+/// Resolved options and the output names they imply.
+#[derive(Debug, Clone)]
+struct Config {
+    force_zero: bool,
+    debug: bool,
+    five_frame: bool,
+    fps_weight: f64,
+    max_val: f64,
+    blend: BlendParams,
+    names: Names,
+}
+
+#[derive(Debug, Clone)]
+struct Names {
+    motion: String,
+    motion2: String,
+    motion3: String,
+    sad: String,
+}
+
+impl Config {
+    fn from_options(o: &Options) -> Self {
+        let suffix = o.name_suffix();
+        Self {
+            force_zero: o.bool("motion_force_zero"),
+            debug: o.bool("debug"),
+            five_frame: o.bool("motion_five_frame_window"),
+            fps_weight: o.double("motion_fps_weight"),
+            max_val: o.double("motion_max_val"),
+            blend: BlendParams {
+                blend_factor: o.double("motion_blend_factor"),
+                blend_offset: o.double("motion_blend_offset"),
+                max_val: o.double("motion_max_val"),
+                moving_average: o.bool("motion_moving_average"),
+            },
+            names: Names {
+                motion: format!("{MOTION}{suffix}"),
+                motion2: format!("{MOTION2}{suffix}"),
+                motion3: format!("{MOTION3}{suffix}"),
+                sad: format!("{MOTION_SAD}{suffix}"),
+            },
+        }
+    }
+}
+
+/// A luma sample type the extractor can read straight from a picture.
+trait LumaSample: Sample {
+    fn luma(picture: &HostPicture) -> Option<PlaneRef<'_, Self>>;
+}
+
+impl LumaSample for u8 {
+    fn luma(picture: &HostPicture) -> Option<PlaneRef<'_, u8>> {
+        match picture.plane(PlaneId::Y) {
+            PlaneSamples::U8(p) => Some(p),
+            PlaneSamples::U16(_) => None,
+        }
+    }
+}
+
+impl LumaSample for u16 {
+    fn luma(picture: &HostPicture) -> Option<PlaneRef<'_, u16>> {
+        match picture.plane(PlaneId::Y) {
+            PlaneSamples::U16(p) => Some(p),
+            PlaneSamples::U8(_) => None,
+        }
+    }
+}
+
+struct Motion<T> {
+    config: Config,
+    format: PictureFormat,
+    /// Earlier reference luma planes, tightly packed: slot `i % depth` holds
+    /// frame `i` (depth 1, or 2 with the five-frame window).
+    history: Vec<Vec<T>>,
+    scratch: SadScratch,
+    window: MotionWindow,
+    /// Scratch for the frames the window completes.
+    derived: Vec<Derived>,
+    next_index: u32,
+}
+
+impl<T: LumaSample> Motion<T> {
+    fn new(config: Config, format: PictureFormat) -> Self {
+        let window = MotionWindow::new(config.blend, config.five_frame);
+        let (w, h) = (format.width as usize, format.height as usize);
+        let depth = window.min_idx() as usize;
+        let (history, scratch) = if config.force_zero {
+            (Vec::new(), SadScratch::default())
+        } else {
+            (vec![vec![T::default(); w * h]; depth], SadScratch::new(w))
+        };
+        Self {
+            config,
+            format,
+            history,
+            scratch,
+            window,
+            derived: Vec::with_capacity(4),
+            next_index: 0,
+        }
+    }
+
+    /// The frame's SAD score; also stores its luma for later frames.
+    fn sad_score(&mut self, index: u32, current: &PlaneRef<'_, T>) -> f64 {
+        let (w, h) = (current.width, current.height);
+        let slot = index as usize % self.history.len();
+        let mut score = 0.0;
+        if index >= self.window.min_idx() {
+            let earlier = PlaneRef {
+                data: &self.history[slot],
+                width: w,
+                height: h,
+                stride: w,
+            };
+            let sad = sad::blurred_difference_sad(
+                &earlier,
+                current,
+                self.format.bit_depth as u32,
+                &mut self.scratch,
+            );
+            // libvmaf: (double)sad / 256. / (w * h), the area as unsigned int.
+            let area = (w as u32).wrapping_mul(h as u32) as f64;
+            let weighted = sad as f64 / 256.0 / area * self.config.fps_weight;
+            score = if weighted < self.config.max_val {
+                weighted
+            } else {
+                self.config.max_val
+            };
+        }
+        let stored = &mut self.history[slot];
+        for y in 0..h {
+            stored[y * w..(y + 1) * w].copy_from_slice(current.row(y));
+        }
+        score
+    }
+
+    fn emit_derived(&mut self, sink: &mut FeatureSink) {
+        for d in self.derived.drain(..) {
+            sink.emit(d.index, &self.config.names.motion2, d.motion2);
+            sink.emit(d.index, &self.config.names.motion3, d.motion3);
+        }
+    }
+}
+
+impl<T: LumaSample> Extractor for Motion<T> {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn planes(&self) -> PlaneMask {
+        PlaneMask::LUMA
+    }
+
+    fn temporal(&self) -> bool {
+        true
+    }
+
+    fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
+        if frame.index != self.next_index {
+            return Err(Error::Extractor {
+                extractor: NAME.into(),
+                reason: format!(
+                    "frames must arrive in order from 0: expected frame {}, got {}",
+                    self.next_index, frame.index
+                ),
+            });
+        }
+        if *frame.reference.format() != self.format {
+            return Err(Error::PictureMismatch(format!(
+                "motion was set up for {} pictures, got {}",
+                self.format,
+                frame.reference.format()
+            )));
+        }
+        let score = if self.config.force_zero {
+            0.0
+        } else {
+            let luma = T::luma(frame.reference).ok_or_else(|| {
+                Error::PictureMismatch(format!(
+                    "motion: {} luma has the wrong sample width",
+                    self.format
+                ))
+            })?;
+            self.sad_score(frame.index, &luma)
+        };
+        self.next_index += 1;
+
+        sink.emit(frame.index, &self.config.names.sad, score);
+        if self.config.debug {
+            sink.emit(frame.index, &self.config.names.motion, score);
+        }
+        self.window.push(score, &mut self.derived);
+        self.emit_derived(sink);
+        Ok(())
+    }
+
+    fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {
+        self.window.flush(&mut self.derived);
+        self.emit_derived(sink);
+        Ok(())
+    }
+}
