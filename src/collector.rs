@@ -11,6 +11,7 @@ struct SlotValues {
     names: Vec<String>,
     ids: HashMap<String, usize>,
     frames: BTreeMap<u32, Vec<(usize, f64)>>,
+    aggregates: Vec<(String, f64)>,
 }
 
 #[derive(Debug, Default)]
@@ -36,6 +37,16 @@ impl FeatureCollector {
             }
         };
         s.frames.entry(frame).or_default().push((id, value));
+    }
+
+    /// Records a whole-run value (psnr's aPSNR).
+    pub fn add_aggregate(&mut self, slot: usize, name: String, value: f64) {
+        self.slots[slot].aggregates.push((name, value));
+    }
+
+    /// Whole-run values in slot order.
+    pub fn aggregates(&self) -> Vec<(String, f64)> {
+        self.slots.iter().flat_map(|s| s.aggregates.iter().cloned()).collect()
     }
 
     /// The features of one frame in slot order. When two slots produce the

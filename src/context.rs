@@ -216,6 +216,9 @@ impl Context {
                     for (i, name, v) in sink.drain() {
                         self.collector.add(slot, i, name, v);
                     }
+                    for (name, v) in sink.drain_aggregates() {
+                        self.collector.add_aggregate(slot, name, v);
+                    }
                 }
             }
             Engine::Threaded(w) => w.finish(&mut self.collector)?,
@@ -226,7 +229,7 @@ impl Context {
             .collect();
         Ok(FeatureScores {
             frames,
-            aggregate: Vec::new(),
+            aggregate: self.collector.aggregates(),
         })
     }
 }
@@ -237,7 +240,9 @@ enum Engine {
 }
 
 type Pair = Arc<(HostPicture, HostPicture)>;
-type SlotResult = Result<Vec<(usize, u32, String, f64)>>;
+/// Values of one lane's frame (or flush): per-frame values and aggregates,
+/// each tagged with its slot.
+type SlotResult = Result<(Vec<(usize, u32, String, f64)>, Vec<(usize, String, f64)>)>;
 
 /// Worker threads: a pool that runs the non-temporal extractors on scored
 /// frames in any order, and one lane that runs the temporal extractors on
@@ -336,9 +341,12 @@ impl Workers {
 
 fn absorb(r: SlotResult, collector: &mut FeatureCollector, error: &mut Option<Error>) {
     match r {
-        Ok(values) => {
+        Ok((values, aggregates)) => {
             for (slot, frame, name, v) in values {
                 collector.add(slot, frame, name, v);
+            }
+            for (slot, name, v) in aggregates {
+                collector.add_aggregate(slot, name, v);
             }
         }
         Err(e) => {
@@ -385,11 +393,12 @@ impl Lane {
         sink: &mut FeatureSink,
         mut f: impl FnMut(&mut dyn Extractor, &mut FeatureSink) -> Result<()>,
     ) -> SlotResult {
-        let mut out = Vec::new();
+        let (mut values, mut aggregates) = (Vec::new(), Vec::new());
         for (slot, x) in &mut self.extractors {
             f(x.as_mut(), sink)?;
-            out.extend(sink.drain().map(|(i, n, v)| (*slot, i, n, v)));
+            values.extend(sink.drain().map(|(i, n, v)| (*slot, i, n, v)));
+            aggregates.extend(sink.drain_aggregates().map(|(n, v)| (*slot, n, v)));
         }
-        Ok(out)
+        Ok((values, aggregates))
     }
 }
