@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod feature;
+pub mod model;
 pub mod numfmt;
 pub mod picture;
 
