@@ -1,11 +1,13 @@
 //! vmafx: VMAF and its companion metrics, identical to libvmaf, on host
 //! frames (CPU) and, in later stages, GPU-resident frames.
 
+pub mod cli;
 pub mod collector;
 pub mod context;
 pub mod error;
 pub mod feature;
 pub mod io;
+pub mod model;
 pub mod numfmt;
 pub mod picture;
 pub mod pool;
