@@ -4,7 +4,9 @@
 use crate::collector::FeatureCollector;
 use crate::error::{Error, Result};
 use crate::feature::{self, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options, RawOptions};
+use crate::model::{FeatureRequest, Model};
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
+use std::collections::HashMap;
 use crossbeam_channel::{bounded, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -23,12 +25,13 @@ impl Slot {
     }
 }
 
-/// Builds a [`Context`]: the picture format, the features to extract and how
-/// to schedule them.
+/// Builds a [`Context`]: the picture format, the models and features to
+/// compute and how to schedule them.
 #[derive(Debug, Clone)]
 pub struct ContextBuilder {
     format: PictureFormat,
     features: Vec<(String, RawOptions)>,
+    models: Vec<Model>,
     threads: usize,
     subsample: u32,
 }
@@ -38,9 +41,18 @@ impl ContextBuilder {
         Self {
             format,
             features: Vec::new(),
+            models: Vec::new(),
             threads: 1,
             subsample: 1,
         }
+    }
+
+    /// Adds a model: its features join the extractor set (shared with other
+    /// models and `feature` requests) and its scores are appended to every
+    /// scored frame.
+    pub fn model(mut self, model: Model) -> Self {
+        self.models.push(model);
+        self
     }
 
     /// Adds an extractor by libvmaf name with `key=value` options. Asking
@@ -67,8 +79,22 @@ impl ContextBuilder {
         if self.subsample == 0 {
             return Err(Error::InvalidArgument("subsample must be at least 1".into()));
         }
+        let models = self
+            .models
+            .into_iter()
+            .map(|m| {
+                let requests = m.feature_requests()?;
+                Ok((m, requests))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let requested = models
+            .iter()
+            .flat_map(|(_, reqs)| reqs.iter().map(|r| (r.extractor.name.to_string(), r.options.clone())))
+            .chain(self.features.iter().cloned());
         let mut slots: Vec<Slot> = Vec::new();
-        for (name, raw) in &self.features {
+        for (name, raw) in requested {
+            let name = name.as_str();
+            let raw = &raw;
             let info = feature::find(name)?;
             let options = Options::resolve(name, info.options, raw)?;
             if slots
@@ -101,6 +127,7 @@ impl ContextBuilder {
             subsample: self.subsample,
             collector: FeatureCollector::new(slots.len()),
             slots,
+            models,
             engine,
             next_index: 0,
             error: None,
@@ -119,16 +146,19 @@ pub struct Context {
     format: PictureFormat,
     subsample: u32,
     slots: Vec<Slot>,
+    models: Vec<(Model, Vec<FeatureRequest>)>,
     engine: Engine,
     collector: FeatureCollector,
     next_index: u32,
     error: Option<Error>,
 }
 
-/// What the run produced: per-frame features for the frames it scores.
+/// What the run produced for the frames it scores.
 #[derive(Debug, Clone, Default)]
 pub struct FeatureScores {
-    /// (frame index, features in a fixed order) for each scored frame.
+    /// (frame index, values) for each scored frame: features in a fixed
+    /// order, then each model's score, then the bootstrap members and
+    /// statistics of each model (libvmaf's order).
     pub frames: Vec<(u32, Vec<(String, f64)>)>,
     /// Whole-run metrics (psnr's aPSNR), in extractor order.
     pub aggregate: Vec<(String, f64)>,
@@ -225,13 +255,36 @@ impl Context {
         }
         let frames = (0..self.next_index)
             .filter(|i| i % self.subsample == 0)
-            .map(|i| (i, self.collector.frame(i)))
-            .collect();
+            .map(|i| {
+                let mut values = self.collector.frame(i);
+                predict(&self.models, i, &mut values)?;
+                Ok((i, values))
+            })
+            .collect::<Result<_>>()?;
         Ok(FeatureScores {
             frames,
             aggregate: self.collector.aggregates(),
         })
     }
+}
+
+/// Appends every model's outputs to one frame's feature values.
+fn predict(models: &[(Model, Vec<FeatureRequest>)], frame: u32, values: &mut Vec<(String, f64)>) -> Result<()> {
+    if models.is_empty() {
+        return Ok(());
+    }
+    let lookup: HashMap<&str, f64> = values.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let mut scores = Vec::new();
+    let mut extras = Vec::new();
+    for (model, requests) in models {
+        let p = model.predict_frame(requests, frame, |name| lookup.get(name).copied())?;
+        let mut outputs = p.iter().map(|(n, v)| (n.to_string(), v));
+        scores.extend(outputs.next());
+        extras.extend(outputs);
+    }
+    values.extend(scores);
+    values.extend(extras);
+    Ok(())
 }
 
 enum Engine {

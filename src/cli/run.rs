@@ -6,11 +6,10 @@ use super::progress::Progress;
 use crate::error::{Error, Result};
 use crate::feature::options::parse_feature_spec;
 use crate::io::{open, FrameSource};
-use crate::model::{FeatureRequest, Model, ModelSpec};
+use crate::model::{Model, ModelSpec};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
 use crate::report::{write_report, FrameMetrics, OutputFormat, Precision, QualitySize, Report};
 use crate::{ContextBuilder, FeatureScores};
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -40,13 +39,12 @@ pub fn run(args: &Args) -> Result<()> {
     let format = reference.format();
 
     let models = load_models(args)?;
+    let names: Vec<String> = models.iter().map(|m| m.name().to_string()).collect();
     let mut builder = ContextBuilder::new(format)
         .threads(args.threads)
         .subsample(args.subsample);
-    for (_, requests) in &models {
-        for r in requests {
-            builder = builder.feature(r.extractor.name, r.options.clone());
-        }
+    for model in models {
+        builder = builder.model(model);
     }
     for spec in &args.feature {
         let (name, options) = parse_feature_spec(spec)?;
@@ -83,7 +81,7 @@ pub fn run(args: &Args) -> Result<()> {
     let scores = context.finish()?;
     progress.finish();
     let seconds = start.elapsed().as_secs_f64();
-    let report = build_report(scores, &models, count, seconds)?;
+    let report = build_report(scores, count, seconds);
 
     if let Some(path) = &args.output {
         let size = QualitySize {
@@ -93,7 +91,7 @@ pub fn run(args: &Args) -> Result<()> {
         write_output(path, &report, output_format(args), precision, size)?;
     }
     if !args.quiet {
-        print_summary(&report, &models);
+        print_summary(&report, &names);
     }
     Ok(())
 }
@@ -127,7 +125,7 @@ fn raw_format(args: &Args) -> Result<Option<PictureFormat>> {
     }
 }
 
-fn load_models(args: &Args) -> Result<Vec<(Model, Vec<FeatureRequest>)>> {
+fn load_models(args: &Args) -> Result<Vec<Model>> {
     if args.no_prediction {
         return Ok(Vec::new());
     }
@@ -138,11 +136,7 @@ fn load_models(args: &Args) -> Result<Vec<(Model, Vec<FeatureRequest>)>> {
     };
     specs
         .into_iter()
-        .map(|s| {
-            let model = Model::load(&ModelSpec::parse(s)?)?;
-            let requests = model.feature_requests()?;
-            Ok((model, requests))
-        })
+        .map(|s| Model::load(&ModelSpec::parse(s)?))
         .collect()
 }
 
@@ -181,38 +175,15 @@ fn expected_frames(path: &Path, format: &PictureFormat, args: &Args) -> Option<u
     Some(args.frame_cnt.map_or(n, |c| c.min(n)))
 }
 
-/// Predicts every model on every scored frame and pools. libvmaf writes
-/// each frame's features, then every model's score, then the bootstrap
-/// members and statistics of each model.
-fn build_report(
-    scores: FeatureScores,
-    models: &[(Model, Vec<FeatureRequest>)],
-    frames_read: u64,
-    seconds: f64,
-) -> Result<Report> {
-    let mut frames = Vec::with_capacity(scores.frames.len());
-    for (index, mut metrics) in scores.frames {
-        let lookup: HashMap<&str, f64> = metrics.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-        let mut scores_first = Vec::new();
-        let mut extras = Vec::new();
-        for (model, requests) in models {
-            let p = model.predict_frame(requests, index, |name| lookup.get(name).copied())?;
-            let mut outputs = p.iter();
-            if let Some((name, v)) = outputs.next() {
-                scores_first.push((name.to_string(), v));
-            }
-            extras.extend(outputs.map(|(n, v)| (n.to_string(), v)));
-        }
-        drop(lookup);
-        metrics.extend(scores_first);
-        metrics.extend(extras);
-        frames.push(FrameMetrics {
-            frame_num: index,
-            metrics,
-        });
-    }
+/// Pools the scored frames into the result file's contents.
+fn build_report(scores: FeatureScores, frames_read: u64, seconds: f64) -> Report {
+    let frames = scores
+        .frames
+        .into_iter()
+        .map(|(frame_num, metrics)| FrameMetrics { frame_num, metrics })
+        .collect();
     let fps = frames_read as f64 / seconds.max(1e-9);
-    Ok(Report::from_frames(REPORT_VERSION, fps, frames, scores.aggregate))
+    Report::from_frames(REPORT_VERSION, fps, frames, scores.aggregate)
 }
 
 fn output_format(args: &Args) -> OutputFormat {
@@ -245,10 +216,10 @@ fn write_output(
 }
 
 /// The pooled mean of each model, as the `vmaf` tool prints it.
-fn print_summary(report: &Report, models: &[(Model, Vec<FeatureRequest>)]) {
-    for (model, _) in models {
-        if let Some((_, Some(p))) = report.pooled.iter().find(|(n, _)| n == model.name()) {
-            eprintln!("{}: {:.6}", model.name(), p.mean);
+fn print_summary(report: &Report, model_names: &[String]) {
+    for name in model_names {
+        if let Some((_, Some(p))) = report.pooled.iter().find(|(n, _)| n == name) {
+            eprintln!("{name}: {:.6}", p.mean);
         }
     }
 }
