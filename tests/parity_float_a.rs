@@ -214,3 +214,28 @@ fn unsupported_inputs_are_refused() {
         );
     }
 }
+
+#[test]
+fn threaded_context_gives_the_same_values() {
+    let pair = common::PAIRS.last().unwrap();
+    let golden = pair.golden("features");
+    let mut builder = vmafx::ContextBuilder::new(pair.format()).threads(2);
+    for &(name, opts, _) in RUNS {
+        builder = builder.feature(name, parse_key_values(name, opts).unwrap());
+    }
+    let mut context = builder.build().unwrap();
+    for (r, d) in pair.reference().into_iter().zip(pair.distorted_pictures()) {
+        context.submit(r, d).unwrap();
+    }
+    let scores = context.finish().unwrap();
+    assert_eq!(scores.frames.len(), golden.frames.len());
+    let outputs: usize = RUNS.iter().map(|r| r.2.len()).sum();
+    for (i, (index, values)) in scores.frames.iter().enumerate() {
+        assert_eq!(*index as usize, i);
+        assert_eq!(values.len(), outputs, "frame {i}: {values:?}");
+        for (feature, value) in values {
+            let what = format!("{} frame {i} {feature} (threaded)", pair.name());
+            common::assert_close(&what, *value, golden.value(i, feature).unwrap(), TOLERANCE);
+        }
+    }
+}
