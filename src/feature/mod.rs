@@ -13,6 +13,13 @@ pub mod motion;
 pub mod psnr;
 pub mod vif;
 
+pub mod common;
+pub mod float_ansnr;
+pub mod float_moment;
+pub mod float_ms_ssim;
+pub mod float_psnr;
+pub mod float_ssim;
+
 use crate::error::Result;
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
 pub use options::{OptionSpec, OptionValue, Options, RawOptions};

@@ -1,6 +1,7 @@
 //! The table of extractors by libvmaf name.
 
 use super::{adm, motion, psnr, vif, CreateFn, OptionSpec};
+use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
 use crate::error::{Error, Result};
 
 /// What the registry knows of an extractor before creating one.
@@ -21,7 +22,17 @@ impl std::fmt::Debug for ExtractorInfo {
 }
 
 /// Every extractor this build knows.
-pub static REGISTRY: &[&ExtractorInfo] = &[&adm::INFO, &motion::INFO, &vif::INFO, &psnr::INFO];
+pub static REGISTRY: &[&ExtractorInfo] = &[
+    &adm::INFO,
+    &motion::INFO,
+    &vif::INFO,
+    &psnr::INFO,
+    &float_psnr::INFO,
+    &float_moment::INFO,
+    &float_ansnr::INFO,
+    &float_ssim::INFO,
+    &float_ms_ssim::INFO,
+];
 
 /// Finds an extractor by name.
 pub fn find(name: &str) -> Result<&'static ExtractorInfo> {

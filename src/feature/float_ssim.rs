@@ -1,0 +1,122 @@
+//! `float_ssim`: SSIM of the luma planes (libvmaf `float_ssim.c`, `ssim.c`,
+//! IQA's `_iqa_ssim`), with the luminance, contrast and structure means on
+//! request. Pictures whose smaller side is 384 or more are first averaged
+//! down by round(min(w, h) / 256), as in the reference MATLAB SSIM.
+
+use super::common::iqa_filter::{Decimator, Kernel2d};
+use super::common::iqa_ssim::{ssim, SsimScratch, WINDOW};
+use super::common::picture_copy::{check_bit_depth, picture_copy};
+use super::common::ssim_db::{ScoreScale, SSIM_OPTIONS};
+use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options};
+use crate::error::{Error, Result};
+use crate::picture::{PictureFormat, PlaneId, PlaneMask};
+
+pub static INFO: ExtractorInfo = ExtractorInfo {
+    name: "float_ssim",
+    options: &SSIM_OPTIONS,
+    provides: &["float_ssim"],
+    create: create as CreateFn,
+};
+
+fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
+    check_bit_depth(INFO.name, format)?;
+    let (w, h) = (format.width as usize, format.height as usize);
+    if w < WINDOW || h < WINDOW {
+        return Err(Error::Extractor {
+            extractor: INFO.name.into(),
+            reason: format!("picture {w}x{h} is smaller than the {WINDOW}x{WINDOW} window"),
+        });
+    }
+    let factor = downscale_factor(w, h);
+    Ok(Box::new(FloatSsim {
+        enable_lcs: options.bool("enable_lcs"),
+        score_scale: ScoreScale::from_options(options, format),
+        factor,
+        box_filter: vec![1.0 / (factor * factor) as f32; factor * factor],
+        buffers: Default::default(),
+        decimator: Decimator::default(),
+        scratch: SsimScratch::default(),
+    }))
+}
+
+/// `max(1, _round(min(w, h) / 256.0f))`, IQA's `_round` rounding halves up.
+fn downscale_factor(w: usize, h: usize) -> usize {
+    let a = w.min(h) as f32 / 256.0;
+    let whole = a as usize;
+    let rounded = if a - whole as f32 >= 0.5 {
+        whole + 1
+    } else {
+        whole
+    };
+    rounded.max(1)
+}
+
+struct FloatSsim {
+    enable_lcs: bool,
+    score_scale: ScoreScale,
+    factor: usize,
+    /// `factor x factor` box of `1/factor^2`, the pre-decimation low-pass.
+    box_filter: Vec<f32>,
+    /// Reference, distorted, and their decimated versions.
+    buffers: [Vec<f32>; 4],
+    decimator: Decimator,
+    scratch: SsimScratch,
+}
+
+impl Extractor for FloatSsim {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn planes(&self) -> PlaneMask {
+        PlaneMask::LUMA
+    }
+
+    fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
+        let (mut w, mut h) = frame.reference.format().plane_size(PlaneId::Y);
+        let [reference, distorted, small_ref, small_dis] = &mut self.buffers;
+        picture_copy(frame.reference, PlaneId::Y, 0, reference);
+        picture_copy(frame.distorted, PlaneId::Y, 0, distorted);
+        let (r, d) = if self.factor > 1 {
+            let k = Kernel2d {
+                taps: &self.box_filter,
+                size: self.factor,
+            };
+            self.decimator
+                .decimate(reference, w, h, self.factor, k, small_ref);
+            (w, h) = self
+                .decimator
+                .decimate(distorted, w, h, self.factor, k, small_dis);
+            (&small_ref[..], &small_dis[..])
+        } else {
+            (&reference[..], &distorted[..])
+        };
+        let means = ssim(r, d, w, h, &mut self.scratch);
+
+        sink.emit(
+            frame.index,
+            "float_ssim",
+            self.score_scale.apply(means.ssim as f64),
+        );
+        if self.enable_lcs {
+            sink.emit(frame.index, "float_ssim_l", means.l as f64);
+            sink.emit(frame.index, "float_ssim_c", means.c as f64);
+            sink.emit(frame.index, "float_ssim_s", means.s as f64);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::downscale_factor;
+
+    #[test]
+    fn downscale_factor_rounds_halves_up() {
+        assert_eq!(downscale_factor(321, 179), 1);
+        assert_eq!(downscale_factor(1280, 720), 3);
+        assert_eq!(downscale_factor(1920, 1080), 4);
+        assert_eq!(downscale_factor(640, 384), 2);
+        assert_eq!(downscale_factor(640, 383), 1);
+    }
+}
