@@ -1,0 +1,133 @@
+//! End-to-end parity: the scoring context with libvmaf's models on every
+//! golden pair, compared with the `vmaf` tool's own outputs.
+
+mod common;
+
+use common::{assert_close, Pair, PAIRS};
+use vmafx::model::{Model, ModelSpec};
+use vmafx::{ContextBuilder, FeatureScores};
+
+/// Runs `models` (and `features`) over a pair, scoring every frame.
+fn score(pair: &Pair, models: &[&str], features: &[&str], threads: usize, subsample: u32) -> FeatureScores {
+    let mut b = ContextBuilder::new(pair.format()).threads(threads).subsample(subsample);
+    for m in models {
+        b = b.model(Model::load(&ModelSpec::parse(m).unwrap()).unwrap());
+    }
+    for f in features {
+        let (name, opts) = vmafx::feature::options::parse_feature_spec(f).unwrap();
+        b = b.feature(&name, opts);
+    }
+    let mut ctx = b.build().unwrap();
+    for (r, d) in pair.reference().into_iter().zip(pair.distorted_pictures()) {
+        ctx.submit(r, d).unwrap();
+    }
+    ctx.finish().unwrap()
+}
+
+/// Every golden value of `run` must be produced: integer features to 1e-9
+/// relative, model scores to 1e-6 (bit-identical in practice).
+fn compare(pair: &Pair, run: &str, scores: &FeatureScores) {
+    let golden = pair.golden(run);
+    assert_eq!(scores.frames.len(), golden.frames.len(), "{} {run}: frame count", pair.name());
+    for ((index, values), (golden_index, metrics)) in scores.frames.iter().zip(&golden.frames) {
+        assert_eq!(index, golden_index);
+        for (name, expected) in metrics {
+            let actual = values
+                .iter()
+                .find(|(n, _)| n == name)
+                .unwrap_or_else(|| panic!("{} {run} frame {index}: '{name}' not produced", pair.name()))
+                .1;
+            let tol = if name.starts_with("vmaf") { 1e-6 } else { 1e-9 };
+            assert_close(&format!("{} {run} frame {index} {name}", pair.name()), actual, *expected, tol);
+        }
+    }
+}
+
+#[test]
+fn default_model_on_every_pair() {
+    for pair in PAIRS {
+        compare(pair, "vmaf_v0.6.1", &score(pair, &["version=vmaf_v0.6.1"], &[], 1, 1));
+    }
+}
+
+#[test]
+fn integer_features_with_debug_outputs() {
+    for pair in PAIRS {
+        let s = score(pair, &[], &["adm=debug=true", "vif=debug=true", "motion=debug=true"], 1, 1);
+        let golden = pair.golden("features");
+        for ((index, values), (_, metrics)) in s.frames.iter().zip(&golden.frames) {
+            for (name, expected) in metrics.iter().filter(|(n, _)| n.starts_with("integer_") || n.starts_with("VMAF_integer")) {
+                let actual = values.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{name} missing")).1;
+                assert_close(&format!("{} frame {index} {name}", pair.name()), actual, *expected, 1e-9);
+            }
+        }
+    }
+}
+
+#[test]
+fn threads_give_identical_numbers() {
+    let pair = &PAIRS[1];
+    let one = score(pair, &["version=vmaf_v0.6.1"], &["psnr=enable_apsnr=true"], 1, 1);
+    let three = score(pair, &["version=vmaf_v0.6.1"], &["psnr=enable_apsnr=true"], 3, 1);
+    assert_eq!(one.frames.len(), three.frames.len());
+    for (a, b) in one.frames.iter().zip(&three.frames) {
+        assert_eq!(a.0, b.0);
+        assert_eq!(a.1.len(), b.1.len());
+        for (x, y) in a.1.iter().zip(&b.1) {
+            assert_eq!(x.0, y.0, "same order");
+            assert_eq!(x.1.to_bits(), y.1.to_bits(), "frame {} {}", a.0, x.0);
+        }
+    }
+    assert_eq!(one.aggregate, three.aggregate);
+    assert_eq!(one.aggregate.len(), 3, "apsnr_y/cb/cr");
+    compare(pair, "vmaf_v0.6.1", &three);
+}
+
+#[test]
+fn subsample_three() {
+    let pair = &PAIRS[1]; // the pair the subsample golden was made for
+    for threads in [1, 2] {
+        compare(pair, "vmaf_v0.6.1.subsample3", &score(pair, &["version=vmaf_v0.6.1"], &[], threads, 3));
+    }
+}
+
+#[test]
+fn neg_and_4k_models() {
+    let models = ["version=vmaf_v0.6.1neg:name=vmaf_v0.6.1neg", "version=vmaf_4k_v0.6.1neg:name=vmaf_4k_v0.6.1neg"];
+    for pair in PAIRS {
+        let s = score(pair, &models, &[], 2, 1);
+        let golden = pair.golden("models_v0.6");
+        for ((index, values), (_, metrics)) in s.frames.iter().zip(&golden.frames) {
+            for name in ["vmaf_v0.6.1neg", "vmaf_4k_v0.6.1neg"] {
+                let actual = values.iter().find(|(n, _)| n == name).unwrap().1;
+                assert_close(&format!("{} frame {index} {name}", pair.name()), actual, metrics[name], 1e-6);
+            }
+            for (name, expected) in metrics.iter().filter(|(n, _)| n.starts_with("integer_")) {
+                let actual = values.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{name} missing")).1;
+                assert_close(&format!("{} frame {index} {name}", pair.name()), actual, *expected, 1e-9);
+            }
+        }
+        // Pooled as the vmaf tool pools.
+        let pooled = vmafx::pool::pool(s.frames.iter().map(|(_, v)| v.iter().find(|(n, _)| n == "vmaf_v0.6.1neg").unwrap().1)).unwrap();
+        let want = &golden.pooled["vmaf_v0.6.1neg"];
+        assert_close(&format!("{} pooled mean", pair.name()), pooled.mean, want["mean"], 1e-9);
+        assert_close(&format!("{} pooled harmonic", pair.name()), pooled.harmonic_mean, want["harmonic_mean"], 1e-9);
+    }
+}
+
+#[test]
+fn four_k_model_matches_prediction_from_golden_features() {
+    // No golden holds vmaf_4k_v0.6.1 itself (only its neg variant). It reads
+    // the same features as vmaf_v0.6.1, whose values the golden holds: the
+    // pipeline's score must equal the model fed with those golden values.
+    let pair = &PAIRS[6];
+    let model = Model::load(&ModelSpec::parse("version=vmaf_4k_v0.6.1:name=k4").unwrap()).unwrap();
+    let requests = model.feature_requests().unwrap();
+    let s = score(pair, &["version=vmaf_4k_v0.6.1:name=k4"], &[], 1, 1);
+    let golden = pair.golden("vmaf_v0.6.1");
+    for ((index, values), (_, metrics)) in s.frames.iter().zip(&golden.frames) {
+        let expected = model.predict_frame(&requests, *index, |n| metrics.get(n).copied()).unwrap().score();
+        let actual = values.iter().find(|(n, _)| n == "k4").unwrap().1;
+        assert_close(&format!("frame {index} k4"), actual, expected, 1e-9);
+    }
+}
