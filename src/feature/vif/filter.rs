@@ -1,0 +1,155 @@
+//! Pieces shared by the separable filter passes of integer VIF (local
+//! moments, decimation): edge mirroring, libvmaf's rounding shifts and
+//! accumulator widths.
+//!
+//! Both passes run vertically first (into a row of 32-bit intermediates),
+//! then horizontally, with libvmaf's rounding shifts between them. Edges
+//! are mirrored without repeating the edge sample (`x[-k] = x[k]`), as
+//! libvmaf pads its rows and columns. All integer arithmetic wraps as C's
+//! unsigned arithmetic does; every true result fits its type, so the order
+//! of the sums does not matter.
+
+use crate::picture::Sample;
+
+/// Columns processed together: wide enough for the compiler to fill vector
+/// registers, small enough to keep accumulators in them.
+pub const LANES: usize = 8;
+
+/// Mirrors a row or column index that lies at most `n - 1` outside `0..n`.
+#[inline]
+pub fn mirror(i: isize, n: usize) -> usize {
+    let last = n as isize - 1;
+    let m = if i < 0 {
+        -i
+    } else if i > last {
+        2 * last - i
+    } else {
+        i
+    };
+    m as usize
+}
+
+/// `(v + 2^(shift-1)) >> shift` in the accumulator's width, as libvmaf
+/// rounds (a zero shift leaves the value as it is).
+#[inline(always)]
+pub fn round_shift_u32(v: u32, shift: u32) -> u32 {
+    if shift == 0 {
+        v
+    } else {
+        v.wrapping_add(1 << (shift - 1)) >> shift
+    }
+}
+
+#[inline(always)]
+pub fn round_shift_u64(v: u64, shift: u32) -> u64 {
+    if shift == 0 {
+        v
+    } else {
+        v.wrapping_add(1 << (shift - 1)) >> shift
+    }
+}
+
+/// Accumulator of the vertical second moments: 32 bits suffice for 8-bit
+/// samples (libvmaf uses `uint32_t` there), 64 bits otherwise.
+pub trait SquareAccumulator: Copy + Default + Send {
+    /// `self + weighted * sample`, wrapping as C's unsigned arithmetic.
+    fn add_product(self, weighted: u32, sample: u32) -> Self;
+    /// Rounds away `shift` bits and narrows to 32 bits (C's cast).
+    fn narrow(self, shift: u32) -> u32;
+}
+
+impl SquareAccumulator for u32 {
+    #[inline(always)]
+    fn add_product(self, weighted: u32, sample: u32) -> Self {
+        self.wrapping_add(weighted.wrapping_mul(sample))
+    }
+    #[inline(always)]
+    fn narrow(self, shift: u32) -> u32 {
+        round_shift_u32(self, shift)
+    }
+}
+
+impl SquareAccumulator for u64 {
+    #[inline(always)]
+    fn add_product(self, weighted: u32, sample: u32) -> Self {
+        self.wrapping_add(u64::from(weighted) * u64::from(sample))
+    }
+    #[inline(always)]
+    fn narrow(self, shift: u32) -> u32 {
+        round_shift_u64(self, shift) as u32
+    }
+}
+
+/// A sample type the moment pass reads, with the accumulator width libvmaf
+/// uses for it.
+pub trait VifSample: Sample {
+    type SquareAcc: SquareAccumulator;
+}
+impl VifSample for u8 {
+    type SquareAcc = u32;
+}
+impl VifSample for u16 {
+    type SquareAcc = u64;
+}
+
+/// Rounding shifts of the vertical moment pass: means and second moments
+/// are brought back to 16 and 32 bits respectively.
+#[derive(Debug, Clone, Copy)]
+pub struct VerticalShifts {
+    pub mean: u32,
+    pub square: u32,
+}
+
+impl VerticalShifts {
+    /// Scale 0 reads samples of `bit_depth` bits; the decimated scales hold
+    /// 16-bit values.
+    pub fn for_scale(scale: usize, bit_depth: u32) -> Self {
+        if scale == 0 {
+            Self { mean: bit_depth, square: 2 * (bit_depth - 8) }
+        } else {
+            Self { mean: 16, square: 16 }
+        }
+    }
+}
+
+/// Mirrors `half` values beyond each edge of `row`, whose middle
+/// `row.len() - 2 * half` values are the data.
+#[inline]
+pub fn mirror_edges(row: &mut [u32], half: usize) {
+    let last = row.len() - half - 1;
+    for f in 1..=half {
+        row[half - f] = row[half + f];
+        row[last + f] = row[last - f];
+    }
+}
+
+/// True when the CPU runs AVX2: the passes then run a copy of their code
+/// compiled for it. Only integer code gains from this; float results cannot
+/// change, as Rust never fuses or reorders float operations.
+#[inline]
+pub fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mirror_skips_the_edge_sample() {
+        assert_eq!(mirror(-2, 5), 2);
+        assert_eq!(mirror(0, 5), 0);
+        assert_eq!(mirror(5, 5), 3);
+        assert_eq!(mirror(6, 5), 2);
+        let mut row = [0, 0, 10, 11, 12, 0, 0];
+        mirror_edges(&mut row, 2);
+        assert_eq!(row, [12, 11, 10, 11, 12, 11, 10]);
+    }
+}

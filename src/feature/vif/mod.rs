@@ -1,0 +1,266 @@
+//! libvmaf's integer VIF (`vif`): visual information fidelity at four
+//! scales, in libvmaf's fixed-point arithmetic, bit for bit.
+//!
+//! Scale 0 is the luma plane; each further scale is the previous one
+//! low-passed and decimated 2:1 (odd sizes round down). Every scale yields a
+//! numerator and a denominator (single precision, as libvmaf keeps them);
+//! the per-scale score is their single-precision ratio.
+
+mod decimate;
+mod filter;
+mod moments;
+mod stats;
+mod tables;
+
+use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
+use crate::error::{Error, Result};
+use crate::picture::{PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples};
+use decimate::Decimator;
+use filter::{VerticalShifts, VifSample};
+use moments::MomentFilter;
+use stats::ScaleSums;
+
+const NAME: &str = "vif";
+const SCALES: usize = 4;
+
+/// libvmaf's `DEFAULT_VIF_ENHN_GAIN_LIMIT`: no limit in practice.
+const DEFAULT_GAIN_LIMIT: f64 = 100.0;
+
+static OPTIONS: [OptionSpec; 2] = [
+    OptionSpec::bool("debug", false),
+    OptionSpec::double("vif_enhn_gain_limit", DEFAULT_GAIN_LIMIT, 1.0, DEFAULT_GAIN_LIMIT)
+        .param("egl"),
+];
+
+/// Outputs, in libvmaf's emission order: the four scores always, the rest
+/// with `debug`.
+const SCORE_NAMES: [&str; SCALES] = [
+    "integer_vif_scale0",
+    "integer_vif_scale1",
+    "integer_vif_scale2",
+    "integer_vif_scale3",
+];
+const DEBUG_NAMES: [&str; 11] = [
+    "integer_vif",
+    "integer_vif_num",
+    "integer_vif_den",
+    "integer_vif_num_scale0",
+    "integer_vif_den_scale0",
+    "integer_vif_num_scale1",
+    "integer_vif_den_scale1",
+    "integer_vif_num_scale2",
+    "integer_vif_den_scale2",
+    "integer_vif_num_scale3",
+    "integer_vif_den_scale3",
+];
+
+const PROVIDES: [&str; 15] = [
+    SCORE_NAMES[0],
+    SCORE_NAMES[1],
+    SCORE_NAMES[2],
+    SCORE_NAMES[3],
+    DEBUG_NAMES[0],
+    DEBUG_NAMES[1],
+    DEBUG_NAMES[2],
+    DEBUG_NAMES[3],
+    DEBUG_NAMES[4],
+    DEBUG_NAMES[5],
+    DEBUG_NAMES[6],
+    DEBUG_NAMES[7],
+    DEBUG_NAMES[8],
+    DEBUG_NAMES[9],
+    DEBUG_NAMES[10],
+];
+
+pub static INFO: ExtractorInfo = ExtractorInfo {
+    name: NAME,
+    options: &OPTIONS,
+    provides: &PROVIDES,
+    create: create as CreateFn,
+};
+
+/// The smallest width and height whose four scales all stay wider than
+/// their filters' half widths (8, 4, 2, 1), so edge mirroring stays inside
+/// the picture.
+const MIN_SIZE: u32 = 16;
+
+fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
+    if format.width < MIN_SIZE || format.height < MIN_SIZE {
+        return Err(Error::Extractor {
+            extractor: NAME.into(),
+            reason: format!(
+                "picture {}x{} is too small (needs at least {MIN_SIZE}x{MIN_SIZE})",
+                format.width, format.height
+            ),
+        });
+    }
+    Ok(Box::new(Vif::new(options, format)))
+}
+
+/// One decimated scale of both pictures, 16-bit samples, tightly packed.
+#[derive(Debug)]
+struct ScalePlanes {
+    width: usize,
+    height: usize,
+    reference: Vec<u16>,
+    distorted: Vec<u16>,
+}
+
+impl ScalePlanes {
+    fn new(width: usize, height: usize) -> Self {
+        Self {
+            width,
+            height,
+            reference: vec![0; width * height],
+            distorted: vec![0; width * height],
+        }
+    }
+
+    fn planes(&self) -> (PlaneRef<'_, u16>, PlaneRef<'_, u16>) {
+        let plane = |data| PlaneRef {
+            data,
+            width: self.width,
+            height: self.height,
+            stride: self.width,
+        };
+        (plane(&self.reference[..]), plane(&self.distorted[..]))
+    }
+}
+
+/// Numerator and denominator of each scale.
+#[derive(Debug, Clone, Copy, Default)]
+struct VifScores {
+    scales: [(f32, f32); SCALES],
+}
+
+struct Vif {
+    format: PictureFormat,
+    debug: bool,
+    gain_limit: f64,
+    score_names: Vec<String>,
+    debug_names: Vec<String>,
+    log2: &'static [u16; 65536],
+    /// Scales 1 to 3.
+    pyramid: Vec<ScalePlanes>,
+    moments: MomentFilter,
+    decimator: Decimator,
+}
+
+impl Vif {
+    fn new(options: &Options, format: &PictureFormat) -> Self {
+        let suffix = options.name_suffix();
+        let named = |names: &[&str]| names.iter().map(|n| format!("{n}{suffix}")).collect();
+        let (w, h) = format.plane_size(PlaneId::Y);
+        let pyramid = (1..SCALES)
+            .map(|s| ScalePlanes::new(w >> s, h >> s))
+            .collect();
+        Self {
+            format: *format,
+            debug: options.bool("debug"),
+            gain_limit: options.double("vif_enhn_gain_limit"),
+            score_names: named(&SCORE_NAMES),
+            debug_names: named(&DEBUG_NAMES),
+            log2: tables::log2_table(),
+            pyramid,
+            moments: MomentFilter::new(w),
+            decimator: Decimator::new(w),
+        }
+    }
+
+    fn scale_sums<T: VifSample>(
+        &mut self,
+        reference: PlaneRef<'_, T>,
+        distorted: PlaneRef<'_, T>,
+        scale: usize,
+    ) -> ScaleSums {
+        let shifts = VerticalShifts::for_scale(scale, u32::from(self.format.bit_depth));
+        self.moments
+            .accumulate(reference, distorted, scale, shifts, self.log2, self.gain_limit)
+    }
+
+    fn compute<T: VifSample>(
+        &mut self,
+        reference: PlaneRef<'_, T>,
+        distorted: PlaneRef<'_, T>,
+    ) -> VifScores {
+        let mut scores = VifScores::default();
+        scores.scales[0] = self.scale_sums(reference, distorted, 0).finish();
+
+        // Scale 1 comes from the picture's own samples; it needs its own
+        // shift to reach 16 bits.
+        let bit_depth = u32::from(self.format.bit_depth);
+        let mut next = std::mem::take(&mut self.pyramid);
+        {
+            let first = &mut next[0];
+            let shift = VerticalShifts::for_scale(0, bit_depth).mean;
+            self.decimator
+                .run(reference, distorted, 1, shift, &mut first.reference, &mut first.distorted);
+        }
+        for scale in 1..SCALES {
+            if scale > 1 {
+                let (done, todo) = next.split_at_mut(scale - 1);
+                let (r, d) = done[scale - 2].planes();
+                let out = &mut todo[0];
+                let shift = VerticalShifts::for_scale(scale - 1, bit_depth).mean;
+                self.decimator
+                    .run(r, d, scale, shift, &mut out.reference, &mut out.distorted);
+            }
+            let (r, d) = next[scale - 1].planes();
+            scores.scales[scale] = self.scale_sums(r, d, scale).finish();
+        }
+        self.pyramid = next;
+        scores
+    }
+
+    fn emit(&self, index: u32, scores: &VifScores, sink: &mut FeatureSink) {
+        for (name, &(num, den)) in self.score_names.iter().zip(&scores.scales) {
+            sink.emit(index, name, f64::from(num / den));
+        }
+        if !self.debug {
+            return;
+        }
+        let [(n0, d0), (n1, d1), (n2, d2), (n3, d3)] = scores.scales;
+        let num = f64::from(n0) + f64::from(n1) + f64::from(n2) + f64::from(n3);
+        let den = f64::from(d0) + f64::from(d1) + f64::from(d2) + f64::from(d3);
+        let score = if den == 0.0 { 1.0 } else { num / den };
+        let values = [score, num, den, n0.into(), d0.into(), n1.into(), d1.into(), n2.into(), d2.into(), n3.into(), d3.into()];
+        for (name, value) in self.debug_names.iter().zip(values) {
+            sink.emit(index, name, value);
+        }
+    }
+}
+
+impl Extractor for Vif {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn planes(&self) -> PlaneMask {
+        PlaneMask::LUMA
+    }
+
+    fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
+        for picture in [frame.reference, frame.distorted] {
+            if *picture.format() != self.format {
+                return Err(Error::PictureMismatch(format!(
+                    "{NAME}: frame {} is {}, extractor was created for {}",
+                    frame.index,
+                    picture.format(),
+                    self.format
+                )));
+            }
+        }
+        let scores = match (frame.reference.plane(PlaneId::Y), frame.distorted.plane(PlaneId::Y)) {
+            (PlaneSamples::U8(r), PlaneSamples::U8(d)) => self.compute(r, d),
+            (PlaneSamples::U16(r), PlaneSamples::U16(d)) => self.compute(r, d),
+            _ => {
+                return Err(Error::PictureMismatch(format!(
+                    "{NAME}: frame {}: reference and distorted luma differ in sample width",
+                    frame.index
+                )))
+            }
+        };
+        self.emit(frame.index, &scores, sink);
+        Ok(())
+    }
+}
