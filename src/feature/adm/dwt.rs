@@ -1,0 +1,363 @@
+//! One level of libvmaf's integer 2-D db2 wavelet analysis: a vertical pass
+//! into low/high rows, then a horizontal pass that decimates both into the
+//! four subbands. Scale 0 reads the picture and keeps 16-bit details; scales
+//! 1-3 work on the 32-bit approximation of the previous level.
+
+use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
+use crate::picture::{PlaneRef, Sample};
+
+/// Detail subbands of one picture at one scale, `width` x `height`, packed.
+#[derive(Debug, Clone, Default)]
+pub struct Bands<T> {
+    /// High-pass vertically, low-pass horizontally.
+    pub h: Vec<T>,
+    /// Low-pass vertically, high-pass horizontally.
+    pub v: Vec<T>,
+    /// High-pass both ways.
+    pub d: Vec<T>,
+    pub width: usize,
+    pub height: usize,
+}
+
+impl<T: Copy + Default> Bands<T> {
+    /// Bands with room for `width` x `height` coefficients.
+    pub fn with_capacity(width: usize, height: usize) -> Self {
+        let n = width * height;
+        Self {
+            h: vec![T::default(); n],
+            v: vec![T::default(); n],
+            d: vec![T::default(); n],
+            width,
+            height,
+        }
+    }
+
+    /// The three bands in libvmaf's theta order (h, v, d).
+    pub fn all(&self) -> [&[T]; 3] {
+        [&self.h, &self.v, &self.d]
+    }
+
+    fn set_size(&mut self, width: usize, height: usize) {
+        debug_assert!(width * height <= self.h.len());
+        self.width = width;
+        self.height = height;
+    }
+}
+
+/// For each output of a 2:1 decimation of a signal of length `n`, the input
+/// positions of the four filter taps (2i-1 .. 2i+2), mirrored like libvmaf:
+/// -1 reads 1, and n + k reads n - 1 - k. Needs n >= 5 (libvmaf's own
+/// index table is only consistent from there).
+pub fn mirror_taps(n: usize) -> Vec<[usize; 4]> {
+    debug_assert!(n >= 5);
+    (0..n.div_ceil(2))
+        .map(|i| {
+            std::array::from_fn(|t| {
+                let k = 2 * i as isize - 1 + t as isize;
+                let n = n as isize;
+                let k = if k < 0 {
+                    -k
+                } else if k >= n {
+                    2 * n - k - 1
+                } else {
+                    k
+                };
+                k as usize
+            })
+        })
+        .collect()
+}
+
+/// Tap tables of one scale: rows of the input for each output row, columns
+/// for each output column.
+#[derive(Debug, Clone)]
+pub struct Taps {
+    pub rows: Vec<[usize; 4]>,
+    pub cols: Vec<[usize; 4]>,
+}
+
+impl Taps {
+    /// Taps of a `width` x `height` input.
+    pub fn new(width: usize, height: usize) -> Self {
+        Self {
+            rows: mirror_taps(height),
+            cols: mirror_taps(width),
+        }
+    }
+}
+
+#[inline(always)]
+fn filter32(f: &[i32; 4], s: [i32; 4]) -> i32 {
+    // Wrapping like libvmaf's int32 accumulator (only 16-bit input can
+    // overflow it).
+    f[0].wrapping_mul(s[0])
+        .wrapping_add(f[1].wrapping_mul(s[1]))
+        .wrapping_add(f[2].wrapping_mul(s[2]))
+        .wrapping_add(f[3].wrapping_mul(s[3]))
+}
+
+#[inline(always)]
+fn filter64(f: &[i32; 4], s: [i32; 4]) -> i64 {
+    f[0] as i64 * s[0] as i64
+        + f[1] as i64 * s[1] as i64
+        + f[2] as i64 * s[2] as i64
+        + f[3] as i64 * s[3] as i64
+}
+
+/// Scratch rows of the vertical pass.
+#[derive(Debug, Clone, Default)]
+pub struct RowScratch<T> {
+    lo: Vec<T>,
+    hi: Vec<T>,
+}
+
+impl<T: Copy + Default> RowScratch<T> {
+    pub fn new(width: usize) -> Self {
+        Self {
+            lo: vec![T::default(); width],
+            hi: vec![T::default(); width],
+        }
+    }
+}
+
+/// Whether libvmaf's AVX-512 scale-0 DWT (which produced the reference
+/// scores) computes the last output column with its vector loop, i.e. with
+/// unmirrored taps that read past the end of the low-pass row. Its loop
+/// covers columns 1.. in blocks of 32 (8-bit) or 64 (16-bit) up to
+/// `out_w - ((out_w - 1) % block)`, which includes the last column exactly
+/// when `out_w - 1` is a multiple of the block (e.g. 321 pixels wide, 8-bit).
+/// Only the approximation and the v band of that column change; the h and d
+/// bands there would read stale memory, but no score reads them.
+pub fn simd_reads_past_row(out_w: usize, sample_bytes: usize) -> bool {
+    let block = if sample_bytes == 1 { 32 } else { 64 };
+    out_w > 1 && (out_w - 1) % block == 0
+}
+
+/// Scale 0: analyses a `bit_depth`-bit picture plane. The approximation
+/// (16-bit values widened to 32 bits) goes to `approx`; the details go to
+/// `details` unless it is `None` (`adm_skip_scale0` needs only the
+/// approximation).
+pub fn analyze_picture<S: Sample>(
+    src: &PlaneRef<'_, S>,
+    bit_depth: u32,
+    taps: &Taps,
+    scratch: &mut RowScratch<i16>,
+    approx: &mut [i32],
+    mut details: Option<&mut Bands<i16>>,
+) {
+    let (w, out_w, out_h) = (src.width, taps.cols.len(), taps.rows.len());
+    let simd_overrun = details.is_some() && simd_reads_past_row(out_w, S::BYTES);
+    let round = 1i32 << (bit_depth - 1);
+    // Centres samples on zero: the low-pass filter has DC gain DB2_LO_SUM.
+    let offset = DB2_LO_SUM * round;
+    if let Some(d) = details.as_deref_mut() {
+        d.set_size(out_w, out_h);
+    }
+    let (lo, hi) = (&mut scratch.lo[..w], &mut scratch.hi[..w]);
+    for (i, rows) in taps.rows.iter().enumerate() {
+        let [r0, r1, r2, r3] = rows.map(|r| src.row(r));
+        for j in 0..w {
+            let s = [
+                r0[j].into() as i32,
+                r1[j].into() as i32,
+                r2[j].into() as i32,
+                r3[j].into() as i32,
+            ];
+            let l = filter32(&DB2_LO, s).wrapping_sub(offset);
+            lo[j] = (l.wrapping_add(round) >> bit_depth) as i16;
+            let h = filter32(&DB2_HI, s);
+            hi[j] = (h.wrapping_add(round) >> bit_depth) as i16;
+        }
+        let out = i * out_w..(i + 1) * out_w;
+        let approx_row = &mut approx[out.clone()];
+        let horizontal = |f: &[i32; 4], src: &[i16], c: &[usize; 4]| {
+            let s = c.map(|k| src[k] as i32);
+            (filter32(f, s).wrapping_add(1 << 15) >> 16) as i16
+        };
+        match details.as_deref_mut() {
+            None => {
+                for (a, c) in approx_row.iter_mut().zip(&taps.cols) {
+                    *a = horizontal(&DB2_LO, lo, c) as i32;
+                }
+            }
+            Some(d) => {
+                let (dh, dv, dd) = (&mut d.h[out.clone()], &mut d.v[out.clone()], &mut d.d[out]);
+                for (j, c) in taps.cols.iter().enumerate() {
+                    approx_row[j] = horizontal(&DB2_LO, lo, c) as i32;
+                    dv[j] = horizontal(&DB2_HI, lo, c);
+                    dh[j] = horizontal(&DB2_LO, hi, c);
+                    dd[j] = horizontal(&DB2_HI, hi, c);
+                }
+                if simd_overrun {
+                    // The low-pass row is followed in memory by the high-pass
+                    // row: the unmirrored taps past the end read its start.
+                    let j = out_w - 1;
+                    let s: [i32; 4] = std::array::from_fn(|t| {
+                        let p = 2 * j + t - 1;
+                        (if p < w { lo[p] } else { hi[p - w] }) as i32
+                    });
+                    approx_row[j] =
+                        (filter32(&DB2_LO, s).wrapping_add(1 << 15) >> 16) as i16 as i32;
+                    dv[j] = (filter32(&DB2_HI, s).wrapping_add(1 << 15) >> 16) as i16;
+                }
+            }
+        }
+    }
+}
+
+/// Rounding of the two passes of scales 1, 2 and 3: (add, shift) for the
+/// vertical pass, then for the horizontal pass.
+const COARSE_ROUNDING: [((i64, u32), (i64, u32)); 3] = [
+    ((0, 0), (16384, 15)),
+    ((32768, 16), (32768, 16)),
+    ((32768, 16), (16384, 15)),
+];
+
+/// Vertical-pass rows of scales 1-3 for both pictures, laid out as libvmaf
+/// lays them out (reference low, reference high, distorted low, distorted
+/// high, each `width` long, in one buffer reused by every scale): the
+/// reference scores depend on what its vector code reads past these rows.
+#[derive(Debug, Clone, Default)]
+pub struct CoarseScratch {
+    rows: Vec<i32>,
+}
+
+impl CoarseScratch {
+    /// Scratch for inputs up to `max_width` wide.
+    pub fn new(max_width: usize) -> Self {
+        // Two extra values: the furthest a vector block reads past the end.
+        Self {
+            rows: vec![0; 4 * max_width + 2],
+        }
+    }
+}
+
+/// One picture's input and outputs at a scale of [`analyze_approx_pair`].
+pub struct Level<'a> {
+    /// Approximation of the previous scale, `width` wide.
+    pub src: &'a [i32],
+    pub approx: &'a mut [i32],
+    pub details: &'a mut Bands<i32>,
+}
+
+/// Whether libvmaf's AVX-512 DWT of scales 1-3 (which produced the
+/// reference scores) computes the last output column in its vector loop,
+/// which covers columns 1.. in blocks of 8 up to `out_w - ((out_w - 1) % 8)`:
+/// then that column's taps are not mirrored and read past the end of each
+/// row into the next row of [`CoarseScratch`] (past the distorted high-pass
+/// row: values the previous scale left there).
+fn coarse_simd_reads_past_row(out_w: usize) -> bool {
+    out_w > 1 && (out_w - 1) % 8 == 0
+}
+
+/// Scales 1-3: analyses the `width`-wide approximations of the previous
+/// scale of both pictures.
+pub fn analyze_approx_pair(
+    width: usize,
+    scale: usize,
+    taps: &Taps,
+    scratch: &mut CoarseScratch,
+    reference: Level<'_>,
+    distorted: Level<'_>,
+) {
+    let (out_w, out_h) = (taps.cols.len(), taps.rows.len());
+    let ((v_add, v_shift), (h_add, h_shift)) = COARSE_ROUNDING[scale - 1];
+    let overrun = coarse_simd_reads_past_row(out_w);
+    let mut levels = [reference, distorted];
+    for level in levels.iter_mut() {
+        level.details.set_size(out_w, out_h);
+    }
+    let tmp = &mut scratch.rows[..];
+    for (i, rows) in taps.rows.iter().enumerate() {
+        for (p, level) in levels.iter().enumerate() {
+            let [r0, r1, r2, r3] = rows.map(|r| &level.src[r * width..(r + 1) * width]);
+            let (lo, hi) = tmp[2 * p * width..(2 * p + 2) * width].split_at_mut(width);
+            for j in 0..width {
+                let s = [r0[j], r1[j], r2[j], r3[j]];
+                lo[j] = ((filter64(&DB2_LO, s) + v_add) >> v_shift) as i32;
+                hi[j] = ((filter64(&DB2_HI, s) + v_add) >> v_shift) as i32;
+            }
+        }
+        let out = i * out_w..(i + 1) * out_w;
+        for (p, level) in levels.iter_mut().enumerate() {
+            let (lo_base, hi_base) = (2 * p * width, (2 * p + 1) * width);
+            let (lo, hi) = (
+                &tmp[lo_base..lo_base + width],
+                &tmp[hi_base..hi_base + width],
+            );
+            let da = &mut level.approx[out.clone()];
+            let d = &mut *level.details;
+            let (dh, dv, dd) = (
+                &mut d.h[out.clone()],
+                &mut d.v[out.clone()],
+                &mut d.d[out.clone()],
+            );
+            let horizontal =
+                |f: &[i32; 4], s: [i32; 4]| ((filter64(f, s) + h_add) >> h_shift) as i32;
+            for (j, c) in taps.cols.iter().enumerate() {
+                let (sl, sh) = (c.map(|k| lo[k]), c.map(|k| hi[k]));
+                da[j] = horizontal(&DB2_LO, sl);
+                dv[j] = horizontal(&DB2_HI, sl);
+                dh[j] = horizontal(&DB2_LO, sh);
+                dd[j] = horizontal(&DB2_HI, sh);
+            }
+            if overrun {
+                let j = out_w - 1;
+                let at = |base: usize| std::array::from_fn(|t| tmp[base + 2 * j + t - 1]);
+                let (sl, sh): ([i32; 4], [i32; 4]) = (at(lo_base), at(hi_base));
+                da[j] = horizontal(&DB2_LO, sl);
+                dv[j] = horizontal(&DB2_HI, sl);
+                dh[j] = horizontal(&DB2_LO, sh);
+                dd[j] = horizontal(&DB2_HI, sh);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn taps_mirror_like_libvmaf() {
+        // libvmaf: first output reads 1,0,1,2; past the end n+k reads n-1-k.
+        assert_eq!(
+            mirror_taps(7),
+            vec![[1, 0, 1, 2], [1, 2, 3, 4], [3, 4, 5, 6], [5, 6, 6, 5]]
+        );
+        assert_eq!(
+            mirror_taps(8),
+            vec![[1, 0, 1, 2], [1, 2, 3, 4], [3, 4, 5, 6], [5, 6, 7, 7]]
+        );
+    }
+
+    #[test]
+    fn flat_picture_has_no_detail() {
+        let w = 9;
+        let data = vec![77u8; w * 6];
+        let plane = PlaneRef {
+            data: &data,
+            width: w,
+            height: 6,
+            stride: w,
+        };
+        let taps = Taps::new(w, 6);
+        let mut bands = Bands::with_capacity(5, 3);
+        let mut approx = vec![0; 15];
+        analyze_picture(
+            &plane,
+            8,
+            &taps,
+            &mut RowScratch::new(w),
+            &mut approx,
+            Some(&mut bands),
+        );
+        assert!(bands
+            .h
+            .iter()
+            .chain(&bands.v)
+            .chain(&bands.d)
+            .all(|&x| x == 0));
+        assert!(approx.iter().all(|&a| a == approx[0]));
+    }
+}
