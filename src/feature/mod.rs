@@ -9,6 +9,8 @@ pub mod options;
 pub mod registry;
 
 pub mod adm;
+pub mod float_common;
+pub mod float_vif;
 pub mod motion;
 pub mod vif;
 

@@ -1,6 +1,6 @@
 //! The table of extractors by libvmaf name.
 
-use super::{adm, motion, vif, CreateFn, OptionSpec};
+use super::{adm, float_vif, motion, vif, CreateFn, OptionSpec};
 use crate::error::{Error, Result};
 
 /// What the registry knows of an extractor before creating one.
@@ -21,7 +21,12 @@ impl std::fmt::Debug for ExtractorInfo {
 }
 
 /// Every extractor this build knows.
-pub static REGISTRY: &[&ExtractorInfo] = &[&adm::INFO, &motion::INFO, &vif::INFO];
+pub static REGISTRY: &[&ExtractorInfo] = &[
+    &adm::INFO,
+    &motion::INFO,
+    &vif::INFO,
+    &float_vif::INFO,
+];
 
 /// Finds an extractor by name.
 pub fn find(name: &str) -> Result<&'static ExtractorInfo> {

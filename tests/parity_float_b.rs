@@ -1,0 +1,151 @@
+//! Parity of the float extractors `float_vif`, `float_adm` and
+//! `float_motion` with libvmaf 3.2.0: every frame of every golden pair,
+//! every output, against the golden JSON files.
+
+mod common;
+
+use common::{rel_diff, Pair, PAIRS};
+use std::collections::BTreeMap;
+use vmafx::feature::{self, FeatureSink, FrameInput, Options};
+use vmafx::{Error, HostPicture};
+
+type Frames = Vec<BTreeMap<String, f64>>;
+
+/// Runs one extractor with `key=value` options over whole sequences and
+/// gathers what it emits, per frame (flush included).
+fn run(name: &str, options: &[(&str, &str)], reference: &[HostPicture], distorted: &[HostPicture]) -> Frames {
+    let info = feature::find(name).unwrap();
+    let raw: Vec<(String, String)> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let opts = Options::resolve(name, info.options, &raw).unwrap();
+    let mut x = (info.create)(&opts, reference[0].format()).unwrap();
+    let mut sink = FeatureSink::new();
+    for (i, (r, d)) in reference.iter().zip(distorted).enumerate() {
+        let frame = FrameInput {
+            index: i as u32,
+            reference: r,
+            distorted: d,
+        };
+        x.extract(&frame, &mut sink).unwrap();
+    }
+    x.flush(&mut sink).unwrap();
+    let mut frames: Frames = vec![BTreeMap::new(); reference.len()];
+    for (i, n, v) in sink.values() {
+        let old = frames[*i as usize].insert(n.clone(), *v);
+        assert!(old.is_none(), "{name}: {n} emitted twice for frame {i}");
+    }
+    frames
+}
+
+/// Worst relative difference per feature, over all pairs and frames.
+#[derive(Default)]
+struct Worst(BTreeMap<String, (f64, String)>);
+
+impl Worst {
+    fn note(&mut self, feature: &str, d: f64, at: String) {
+        let e = self.0.entry(feature.to_string()).or_insert((0.0, String::new()));
+        if d > e.0 || e.1.is_empty() {
+            *e = (d, at);
+        }
+    }
+
+    fn report(&self, title: &str) {
+        eprintln!("worst relative difference per feature ({title}):");
+        for (f, (d, at)) in &self.0 {
+            eprintln!("  {f:<24} {d:.3e}  {at}");
+        }
+    }
+
+    /// Every feature within `tol`, except those in `exact` which must match
+    /// bit for bit.
+    fn check(&self, tol: f64, exact: &[&str]) {
+        for (f, (d, at)) in &self.0 {
+            let limit = if exact.contains(&f.as_str()) { 0.0 } else { tol };
+            assert!(*d <= limit, "{f}: relative diff {d:.3e} > {limit:.0e} at {at}");
+        }
+    }
+}
+
+/// Compares `ours` with the golden `run` of `pair` for every feature in
+/// `names` (missing in ours is a failure; missing in the golden too).
+fn compare(pair: &Pair, run: &str, ours: &Frames, names: &[String], worst: &mut Worst) {
+    let golden = pair.golden(run);
+    assert_eq!(golden.frames.len(), ours.len(), "{}: frame count", pair.name());
+    for (i, (num, metrics)) in golden.frames.iter().enumerate() {
+        for name in names {
+            let expected = *metrics
+                .get(name)
+                .unwrap_or_else(|| panic!("{} {run}: golden lacks {name}", pair.name()));
+            let got = *ours[i]
+                .get(name)
+                .unwrap_or_else(|| panic!("{} frame {num}: we did not emit {name}", pair.name()));
+            worst.note(name, rel_diff(got, expected), format!("{} frame {num}", pair.name()));
+        }
+    }
+}
+
+fn names(list: &[&str], suffix: &str) -> Vec<String> {
+    list.iter().map(|n| format!("{n}{suffix}")).collect()
+}
+
+const VIF: [&str; 4] = ["vif_scale0", "vif_scale1", "vif_scale2", "vif_scale3"];
+const VIF_DEBUG: [&str; 11] = [
+    "vif",
+    "vif_num",
+    "vif_den",
+    "vif_num_scale0",
+    "vif_den_scale0",
+    "vif_num_scale1",
+    "vif_den_scale1",
+    "vif_num_scale2",
+    "vif_den_scale2",
+    "vif_num_scale3",
+    "vif_den_scale3",
+];
+const ADM: [&str; 7] = ["adm2", "aim", "adm3", "adm_scale0", "adm_scale1", "adm_scale2", "adm_scale3"];
+const ADM_DEBUG: [&str; 11] = [
+    "adm",
+    "adm_num",
+    "adm_den",
+    "adm_num_scale0",
+    "adm_den_scale0",
+    "adm_num_scale1",
+    "adm_den_scale1",
+    "adm_num_scale2",
+    "adm_den_scale2",
+    "adm_num_scale3",
+    "adm_den_scale3",
+];
+const MOTION: [&str; 3] = ["motion", "motion2", "motion3"];
+
+/// Allowed relative difference; `aim` must be exact.
+const TOL: f64 = 1e-6;
+
+fn pictures(pair: &Pair) -> (Vec<HostPicture>, Vec<HostPicture>) {
+    (pair.reference(), pair.distorted_pictures())
+}
+
+#[test]
+fn float_vif_matches_feature_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_vif", &[("debug", "true")], &r, &d);
+        let all = [names(&VIF, ""), names(&VIF_DEBUG, "")].concat();
+        compare(pair, "features", &ours, &all, &mut worst);
+        compare(pair, "vmaf_float_v0.6.1", &ours, &names(&VIF, ""), &mut worst);
+    }
+    worst.report("float_vif");
+    worst.check(TOL, &[]);
+}
+
+#[test]
+fn float_vif_egl_matches_model_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_vif", &[("vif_enhn_gain_limit", "1.0")], &r, &d);
+        compare(pair, "models_v0.6", &ours, &names(&VIF, "_egl_1"), &mut worst);
+    }
+    worst.report("float_vif egl=1");
+    worst.check(TOL, &[]);
+}
