@@ -149,3 +149,17 @@ fn float_vif_egl_matches_model_goldens() {
     worst.report("float_vif egl=1");
     worst.check(TOL, &[]);
 }
+
+#[test]
+fn float_motion_matches_feature_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_motion", &[], &r, &d);
+        compare(pair, "features", &ours, &names(&MOTION, ""), &mut worst);
+        compare(pair, "vmaf_float_v0.6.1", &ours, &names(&MOTION, ""), &mut worst);
+        compare(pair, "models_v0.6", &ours, &names(&MOTION, ""), &mut worst);
+    }
+    worst.report("float_motion");
+    worst.check(TOL, &[]);
+}

@@ -10,6 +10,7 @@ pub mod registry;
 
 pub mod adm;
 pub mod float_common;
+pub mod float_motion;
 pub mod float_vif;
 pub mod motion;
 pub mod vif;

@@ -1,6 +1,6 @@
 //! The table of extractors by libvmaf name.
 
-use super::{adm, float_vif, motion, vif, CreateFn, OptionSpec};
+use super::{adm, float_motion, float_vif, motion, vif, CreateFn, OptionSpec};
 use crate::error::{Error, Result};
 
 /// What the registry knows of an extractor before creating one.
@@ -26,6 +26,7 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &motion::INFO,
     &vif::INFO,
     &float_vif::INFO,
+    &float_motion::INFO,
 ];
 
 /// Finds an extractor by name.
