@@ -163,3 +163,29 @@ fn float_motion_matches_feature_goldens() {
     worst.report("float_motion");
     worst.check(TOL, &[]);
 }
+
+#[test]
+fn float_adm_matches_feature_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_adm", &[("debug", "true")], &r, &d);
+        let all = [names(&ADM, ""), names(&ADM_DEBUG, "")].concat();
+        compare(pair, "features", &ours, &all, &mut worst);
+        compare(pair, "vmaf_float_v0.6.1", &ours, &names(&ADM, ""), &mut worst);
+    }
+    worst.report("float_adm");
+    worst.check(TOL, &["aim"]);
+}
+
+#[test]
+fn float_adm_egl_matches_model_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_adm", &[("adm_enhn_gain_limit", "1.0")], &r, &d);
+        compare(pair, "models_v0.6", &ours, &names(&ADM, "_egl_1"), &mut worst);
+    }
+    worst.report("float_adm egl=1");
+    worst.check(TOL, &["aim_egl_1"]);
+}

@@ -1,6 +1,6 @@
 //! The table of extractors by libvmaf name.
 
-use super::{adm, float_motion, float_vif, motion, vif, CreateFn, OptionSpec};
+use super::{adm, float_adm, float_motion, float_vif, motion, vif, CreateFn, OptionSpec};
 use crate::error::{Error, Result};
 
 /// What the registry knows of an extractor before creating one.
@@ -27,6 +27,7 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &vif::INFO,
     &float_vif::INFO,
     &float_motion::INFO,
+    &float_adm::INFO,
 ];
 
 /// Finds an extractor by name.

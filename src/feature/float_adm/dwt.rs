@@ -1,0 +1,154 @@
+//! One level of libvmaf's float ADM wavelet (`adm_dwt2_s`): a Daubechies-2
+//! (db2) analysis filter, vertical then horizontal, decimating by two.
+//! Output planes are `ceil(w / 2) x ceil(h / 2)`.
+
+use crate::feature::float_common::{to_f32, FloatPlane};
+
+/// `dwt2_db2_coeffs_lo_s` / `_hi_s` (C `double` literals in `float` tables).
+const LO: [f32; 4] = to_f32([0.482962913144690, 0.836516303737469, 0.224143868041857, -0.129409522550921]);
+const HI: [f32; 4] = to_f32([-0.129409522550921, -0.224143868041857, 0.836516303737469, -0.482962913144690]);
+
+/// The four sub-bands of one level.
+#[derive(Debug, Default)]
+pub struct Bands {
+    /// Low-pass both ways: the next level's input.
+    pub a: FloatPlane,
+    /// High-pass vertically, low-pass horizontally.
+    pub h: FloatPlane,
+    /// Low-pass vertically, high-pass horizontally.
+    pub v: FloatPlane,
+    /// High-pass both ways.
+    pub d: FloatPlane,
+}
+
+impl Bands {
+    pub fn new(w: usize, h: usize) -> Self {
+        Self {
+            a: FloatPlane::new(w, h),
+            h: FloatPlane::new(w, h),
+            v: FloatPlane::new(w, h),
+            d: FloatPlane::new(w, h),
+        }
+    }
+
+    /// The (h, v, d) detail bands, in libvmaf's angle order.
+    pub fn details(&self) -> [&FloatPlane; 3] {
+        [&self.h, &self.v, &self.d]
+    }
+}
+
+/// `dwt2_src_indices_filt_s`: the four source taps of each output position
+/// `i` (`2i - 1 .. 2i + 2`), mirrored into `0..n`: `-1` becomes `1`, past the
+/// end `2n - k - 1` (the edge sample repeats).
+pub fn tap_indices(n: usize, out: &mut Vec<[usize; 4]>) {
+    out.clear();
+    let n = n as isize;
+    let fold = |k: isize| -> usize {
+        if k < 0 {
+            (-k) as usize
+        } else if k >= n {
+            (2 * n - k - 1) as usize
+        } else {
+            k as usize
+        }
+    };
+    for i in 0..(n + 1) / 2 {
+        out.push([fold(2 * i - 1), fold(2 * i), fold(2 * i + 1), fold(2 * i + 2)]);
+    }
+}
+
+/// `accum = 0; accum += f[0] * s0; ... accum += f[3] * s3;`
+#[inline(always)]
+fn taps4(f: &[f32; 4], s: [f32; 4]) -> f32 {
+    let mut acc = 0.0f32;
+    acc += f[0] * s[0];
+    acc += f[1] * s[1];
+    acc += f[2] * s[2];
+    acc += f[3] * s[3];
+    acc
+}
+
+/// Row buffers and tap indices reused by [`dwt2`].
+#[derive(Debug, Default)]
+pub struct DwtScratch {
+    lo: Vec<f32>,
+    hi: Vec<f32>,
+    rows: Vec<[usize; 4]>,
+    cols: Vec<[usize; 4]>,
+}
+
+/// `adm_dwt2_s` (or, with `lo_only`, `adm_dwt2_lo_s`, which fills only the
+/// `a` band) of `src` into `dst`.
+pub fn dwt2(src: &FloatPlane, dst: &mut Bands, lo_only: bool, scratch: &mut DwtScratch) {
+    let (w, h) = (src.width, src.height);
+    let (ow, oh) = ((w + 1) / 2, (h + 1) / 2);
+    tap_indices(h, &mut scratch.rows);
+    tap_indices(w, &mut scratch.cols);
+    dst.a.reshape(ow, oh);
+    if !lo_only {
+        dst.h.reshape(ow, oh);
+        dst.v.reshape(ow, oh);
+        dst.d.reshape(ow, oh);
+    }
+    scratch.lo.resize(w, 0.0);
+    scratch.hi.resize(w, 0.0);
+    for (i, r) in scratch.rows.iter().enumerate() {
+        let s = [src.row(r[0]), src.row(r[1]), src.row(r[2]), src.row(r[3])];
+        // Vertical pass over the whole row.
+        for j in 0..w {
+            let v = [s[0][j], s[1][j], s[2][j], s[3][j]];
+            scratch.lo[j] = taps4(&LO, v);
+            if !lo_only {
+                scratch.hi[j] = taps4(&HI, v);
+            }
+        }
+        // Horizontal pass at every other column.
+        let (lo, hi, cols) = (&scratch.lo, &scratch.hi, &scratch.cols);
+        let a = dst.a.row_mut(i);
+        if lo_only {
+            for (out, c) in a.iter_mut().zip(cols) {
+                *out = taps4(&LO, [lo[c[0]], lo[c[1]], lo[c[2]], lo[c[3]]]);
+            }
+            continue;
+        }
+        let (bh, bv, bd) = (dst.h.row_mut(i), dst.v.row_mut(i), dst.d.row_mut(i));
+        for (j, c) in cols.iter().enumerate() {
+            let l = [lo[c[0]], lo[c[1]], lo[c[2]], lo[c[3]]];
+            a[j] = taps4(&LO, l);
+            bv[j] = taps4(&HI, l);
+            let t = [hi[c[0]], hi[c[1]], hi[c[2]], hi[c[3]]];
+            bh[j] = taps4(&LO, t);
+            bd[j] = taps4(&HI, t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tap_indices_fold_like_libvmaf() {
+        let mut t = Vec::new();
+        tap_indices(5, &mut t);
+        assert_eq!(t, vec![[1, 0, 1, 2], [1, 2, 3, 4], [3, 4, 4, 3]]);
+        tap_indices(4, &mut t);
+        assert_eq!(t, vec![[1, 0, 1, 2], [1, 2, 3, 3]]);
+    }
+
+    #[test]
+    fn flat_picture_has_no_detail() {
+        let mut p = FloatPlane::new(9, 7);
+        p.data.fill(10.0);
+        let mut b = Bands::default();
+        dwt2(&p, &mut b, false, &mut DwtScratch::default());
+        assert_eq!((b.a.width, b.a.height), (5, 4));
+        let gain: f32 = LO.iter().sum();
+        for v in &b.a.data {
+            assert!((v - 10.0 * gain * gain).abs() < 1e-4);
+        }
+        for band in b.details() {
+            assert!(band.data.iter().all(|v| v.abs() < 1e-5));
+        }
+    }
+}
