@@ -101,7 +101,15 @@ const VIF_DEBUG: [&str; 11] = [
     "vif_num_scale3",
     "vif_den_scale3",
 ];
-const ADM: [&str; 7] = ["adm2", "aim", "adm3", "adm_scale0", "adm_scale1", "adm_scale2", "adm_scale3"];
+const ADM: [&str; 7] = [
+    "adm2",
+    "aim",
+    "adm3",
+    "adm_scale0",
+    "adm_scale1",
+    "adm_scale2",
+    "adm_scale3",
+];
 const ADM_DEBUG: [&str; 11] = [
     "adm",
     "adm_num",
@@ -133,6 +141,7 @@ fn float_vif_matches_feature_goldens() {
         let all = [names(&VIF, ""), names(&VIF_DEBUG, "")].concat();
         compare(pair, "features", &ours, &all, &mut worst);
         compare(pair, "vmaf_float_v0.6.1", &ours, &names(&VIF, ""), &mut worst);
+        compare(pair, "models_v0.6", &ours, &names(&VIF, ""), &mut worst);
     }
     worst.report("float_vif");
     worst.check(TOL, &[]);
@@ -173,6 +182,7 @@ fn float_adm_matches_feature_goldens() {
         let all = [names(&ADM, ""), names(&ADM_DEBUG, "")].concat();
         compare(pair, "features", &ours, &all, &mut worst);
         compare(pair, "vmaf_float_v0.6.1", &ours, &names(&ADM, ""), &mut worst);
+        compare(pair, "models_v0.6", &ours, &names(&ADM, ""), &mut worst);
     }
     worst.report("float_adm");
     worst.check(TOL, &["aim"]);
@@ -188,4 +198,126 @@ fn float_adm_egl_matches_model_goldens() {
     }
     worst.report("float_adm egl=1");
     worst.check(TOL, &["aim_egl_1"]);
+}
+
+/// Creating `name` with `options` for `format` fails, naming `needle`.
+fn create_error(name: &str, options: &[(&str, &str)], format: vmafx::PictureFormat) -> String {
+    let info = feature::find(name).unwrap();
+    let raw: Vec<(String, String)> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let result = Options::resolve(name, info.options, &raw).and_then(|o| (info.create)(&o, &format).map(|_| ()));
+    match result {
+        Ok(()) => panic!("{name} {options:?}: accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn luma_format(w: u32, h: u32) -> vmafx::PictureFormat {
+    vmafx::PictureFormat::new(w, h, vmafx::ChromaSubsampling::Yuv420, 8).unwrap()
+}
+
+#[test]
+fn bad_options_are_refused_with_their_name() {
+    let f = luma_format(64, 48);
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
+        ("float_vif", &[("vif_enhn_gain_limit", "0.5")], "vif_enhn_gain_limit"),
+        ("float_vif", &[("vif_kernelscale", "3.3")], "vif_kernelscale"),
+        ("float_vif", &[("vif_kernelscale", "x")], "vif_kernelscale"),
+        ("float_vif", &[("vif_skip_scale0", "true")], "vif_skip_scale0"),
+        ("float_vif", &[("vif_sigma_nsq", "6")], "vif_sigma_nsq"),
+        ("float_vif", &[("nope", "1")], "nope"),
+        ("float_adm", &[("adm_enhn_gain_limit", "200")], "adm_enhn_gain_limit"),
+        ("float_adm", &[("adm_csf_mode", "1")], "adm_csf_mode"),
+        ("float_adm", &[("adm_skip_aim_scale", "4")], "adm_skip_aim_scale"),
+        ("float_adm", &[("adm_p_norm", "0.5")], "adm_p_norm"),
+        ("float_adm", &[("debug", "maybe")], "debug"),
+        ("float_motion", &[("motion_add_uv", "true")], "motion_add_uv"),
+        ("float_motion", &[("motion_add_scale1", "true")], "motion_add_scale1"),
+        ("float_motion", &[("motion_filter_size", "3")], "motion_filter_size"),
+        ("float_motion", &[("motion_fps_weight", "-1")], "motion_fps_weight"),
+    ];
+    for (name, options, needle) in cases {
+        let e = create_error(name, options, f);
+        assert!(e.contains(needle), "{name} {options:?}: {e}");
+    }
+}
+
+#[test]
+fn too_small_pictures_are_refused() {
+    for (name, w, h) in [("float_vif", 15, 64), ("float_adm", 64, 16), ("float_motion", 2, 64)] {
+        let e = create_error(name, &[], luma_format(w, h));
+        assert!(e.contains(name) && e.contains("too small"), "{e}");
+    }
+    // The smallest accepted sizes run.
+    for (name, w, h) in [("float_vif", 16, 16), ("float_adm", 17, 17), ("float_motion", 3, 3)] {
+        let pics = vec![HostPicture::new(luma_format(w, h)); 2];
+        let out = run(name, &[], &pics, &pics);
+        assert!(out.iter().all(|f| f.values().all(|v| v.is_finite())), "{name}: {out:?}");
+    }
+}
+
+#[test]
+fn picture_of_another_format_is_an_error() {
+    for name in ["float_vif", "float_adm", "float_motion"] {
+        let info = feature::find(name).unwrap();
+        let opts = Options::resolve(name, info.options, &[]).unwrap();
+        let mut x = (info.create)(&opts, &luma_format(64, 48)).unwrap();
+        let other = HostPicture::new(luma_format(48, 64));
+        let frame = FrameInput {
+            index: 0,
+            reference: &other,
+            distorted: &other,
+        };
+        let e = x.extract(&frame, &mut FeatureSink::new()).unwrap_err();
+        assert!(matches!(e, Error::PictureMismatch(_)), "{name}: {e}");
+    }
+}
+
+#[test]
+fn feature_params_suffix_output_names() {
+    let pics = vec![HostPicture::new(luma_format(64, 48)); 3];
+    let vif = run(
+        "float_vif",
+        &[("vif_kernelscale", "2.0"), ("debug", "true")],
+        &pics[..1],
+        &pics[..1],
+    );
+    assert!(
+        vif[0].contains_key("vif_scale0_ks_2") && vif[0].contains_key("vif_num_ks_2"),
+        "{vif:?}"
+    );
+    let adm = run(
+        "float_adm",
+        &[("adm_dlm_weight", "0.7"), ("adm_min_val", "0.5"), ("debug", "true")],
+        &pics[..1],
+        &pics[..1],
+    );
+    for n in [
+        "adm2_dlmw_0.7_min_0.5",
+        "adm3_dlmw_0.7_min_0.5",
+        "aim_dlmw_0.7_min_0.5",
+        "adm",
+        "adm_num_dlmw_0.7_min_0.5",
+    ] {
+        assert!(adm[0].contains_key(n), "{n} missing: {:?}", adm[0].keys());
+    }
+    // Forced to zero: every frame gets its three zeros at once, no flush.
+    let motion = run("float_motion", &[("motion_force_zero", "true")], &pics, &pics);
+    for f in &motion {
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert!(["motion_force_0_1", "motion2_force_0_1", "motion3_force_0_1"]
+            .iter()
+            .all(|n| f[*n] == 0.0));
+    }
+}
+
+#[test]
+fn motion_of_a_single_frame_is_zero() {
+    let pics = vec![HostPicture::new(luma_format(64, 48))];
+    let m = run("float_motion", &[], &pics, &pics);
+    assert_eq!(m[0].get("motion"), Some(&0.0));
+    assert_eq!(m[0].get("motion2"), Some(&0.0));
+    assert_eq!(m[0].get("motion3"), Some(&0.0));
+    let quiet = run("float_motion", &[("debug", "false")], &pics, &pics);
+    assert!(!quiet[0].contains_key("motion"));
 }

@@ -221,7 +221,11 @@ impl Extractor for FloatMotion {
             sink.emit(self.last_index, &self.names.motion3, 0.0);
         } else {
             sink.emit(self.last_index, &self.names.motion2, self.shaping.clip(self.last_score));
-            sink.emit(self.last_index, &self.names.motion3, self.shaping.blend_clip(self.last_score));
+            sink.emit(
+                self.last_index,
+                &self.names.motion3,
+                self.shaping.blend_clip(self.last_score),
+            );
         }
         Ok(())
     }

@@ -68,7 +68,7 @@ pub fn compute_adm(reference: &FloatPlane, distorted: &FloatPlane, p: &AdmParams
     let (mut aim_num, mut aim_den) = (0.0f64, 0.0f64);
     let mut scales = [(0.0f32, 0.0f32); 4];
 
-    for scale in 0..4 {
+    for (scale, scale_sums) in scales.iter_mut().enumerate() {
         let (r_in, d_in) = if scale == 0 {
             (reference, distorted)
         } else {
@@ -120,7 +120,7 @@ pub fn compute_adm(reference: &FloatPlane, distorted: &FloatPlane, p: &AdmParams
             aim_den += den_scale as f64;
             aim_num += aim_num_scale as f64;
         }
-        scales[scale] = (num_scale, den_scale);
+        *scale_sums = (num_scale, den_scale);
 
         std::mem::swap(&mut s.ref_input, &mut s.reference.a);
         std::mem::swap(&mut s.dis_input, &mut s.distorted.a);

@@ -5,8 +5,18 @@
 use crate::feature::float_common::{to_f32, FloatPlane};
 
 /// `dwt2_db2_coeffs_lo_s` / `_hi_s` (C `double` literals in `float` tables).
-const LO: [f32; 4] = to_f32([0.482962913144690, 0.836516303737469, 0.224143868041857, -0.129409522550921]);
-const HI: [f32; 4] = to_f32([-0.129409522550921, -0.224143868041857, 0.836516303737469, -0.482962913144690]);
+const LO: [f32; 4] = to_f32([
+    0.482962913144690,
+    0.836516303737469,
+    0.224143868041857,
+    -0.129409522550921,
+]);
+const HI: [f32; 4] = to_f32([
+    -0.129409522550921,
+    -0.224143868041857,
+    0.836516303737469,
+    -0.482962913144690,
+]);
 
 /// The four sub-bands of one level.
 #[derive(Debug, Default)]
@@ -22,15 +32,6 @@ pub struct Bands {
 }
 
 impl Bands {
-    pub fn new(w: usize, h: usize) -> Self {
-        Self {
-            a: FloatPlane::new(w, h),
-            h: FloatPlane::new(w, h),
-            v: FloatPlane::new(w, h),
-            d: FloatPlane::new(w, h),
-        }
-    }
-
     /// The (h, v, d) detail bands, in libvmaf's angle order.
     pub fn details(&self) -> [&FloatPlane; 3] {
         [&self.h, &self.v, &self.d]
@@ -81,7 +82,7 @@ pub struct DwtScratch {
 /// `a` band) of `src` into `dst`.
 pub fn dwt2(src: &FloatPlane, dst: &mut Bands, lo_only: bool, scratch: &mut DwtScratch) {
     let (w, h) = (src.width, src.height);
-    let (ow, oh) = ((w + 1) / 2, (h + 1) / 2);
+    let (ow, oh) = (w.div_ceil(2), h.div_ceil(2));
     tap_indices(h, &mut scratch.rows);
     tap_indices(w, &mut scratch.cols);
     dst.a.reshape(ow, oh);
@@ -95,11 +96,11 @@ pub fn dwt2(src: &FloatPlane, dst: &mut Bands, lo_only: bool, scratch: &mut DwtS
     for (i, r) in scratch.rows.iter().enumerate() {
         let s = [src.row(r[0]), src.row(r[1]), src.row(r[2]), src.row(r[3])];
         // Vertical pass over the whole row.
-        for j in 0..w {
-            let v = [s[0][j], s[1][j], s[2][j], s[3][j]];
-            scratch.lo[j] = taps4(&LO, v);
+        let taps = s[0].iter().zip(s[1]).zip(s[2]).zip(s[3]);
+        for (j, (((&a, &b), &c), &d)) in taps.enumerate() {
+            scratch.lo[j] = taps4(&LO, [a, b, c, d]);
             if !lo_only {
-                scratch.hi[j] = taps4(&HI, v);
+                scratch.hi[j] = taps4(&HI, [a, b, c, d]);
             }
         }
         // Horizontal pass at every other column.

@@ -135,14 +135,8 @@ pub fn decouple(
 /// (the limit arithmetic is in `double`, as C promotes it).
 #[inline(always)]
 fn restore(o: f32, t: f32, eps: f32, angle_flag: bool, gain_limit: f64) -> f32 {
-    let k = divs(t, o + eps);
-    let k = if k < 0.0 {
-        0.0
-    } else if k > 1.0 {
-        1.0
-    } else {
-        k
-    };
+    // `k < 0 ? 0 : (k > 1 ? 1 : k)`; NaN passes through either way.
+    let k = divs(t, o + eps).clamp(0.0, 1.0);
     let mut rst = k * o;
     if angle_flag && (rst as f64) > 0.0 {
         let e = rst as f64 * gain_limit;
@@ -208,11 +202,11 @@ pub fn den_scale(reference: &Bands, weights: [f32; 3], region: Region, noise_wei
     let mut accum = [0.0f32; 3];
     for i in region.rows() {
         let mut inner = [0.0f32; 3];
-        let rows = bands.map(|b| &b.row(i)[region.cols()]);
-        for j in 0..rows[0].len() {
-            for theta in 0..3 {
-                inner[theta] += p.pow((weights[theta] * rows[theta][j]).abs());
-            }
+        let [bh, bv, bd] = bands.map(|b| &b.row(i)[region.cols()]);
+        for ((&xh, &xv), &xd) in bh.iter().zip(bv).zip(bd) {
+            inner[0] += p.pow((weights[0] * xh).abs());
+            inner[1] += p.pow((weights[1] * xv).abs());
+            inner[2] += p.pow((weights[2] * xd).abs());
         }
         for theta in 0..3 {
             accum[theta] += inner[theta];

@@ -43,7 +43,15 @@ pub static OPTIONS: [OptionSpec; 23] = [
 
 /// Output names, in emission order. The debug value `adm` is not among
 /// libvmaf's provided features, so it never gets an option suffix.
-const OUTPUTS: [&str; 7] = ["adm2", "aim", "adm3", "adm_scale0", "adm_scale1", "adm_scale2", "adm_scale3"];
+const OUTPUTS: [&str; 7] = [
+    "adm2",
+    "aim",
+    "adm3",
+    "adm_scale0",
+    "adm_scale1",
+    "adm_scale2",
+    "adm_scale3",
+];
 const DEBUG_OUTPUTS: [&str; 10] = [
     "adm_num",
     "adm_den",
@@ -200,7 +208,15 @@ impl Extractor for FloatAdm {
             Adm3::Harmonic => 2.0 * score * aim / (score + aim),
         };
         let scale = |s: usize| r.scales[s].0 as f64 / r.scales[s].1 as f64;
-        let values = [score, aim, max(adm3, self.min_val), scale(0), scale(1), scale(2), scale(3)];
+        let values = [
+            score,
+            aim,
+            max(adm3, self.min_val),
+            scale(0),
+            scale(1),
+            scale(2),
+            scale(3),
+        ];
         for (name, value) in self.names.iter().zip(values) {
             sink.emit(frame.index, name, value);
         }

@@ -62,7 +62,9 @@ fn kernel(scale: usize, ks: f32) -> Vec<f32> {
     let width = kernel_width(scale, ks);
     let stdev = width as f32 / 5.0;
     let half = (width as i32 - 1) / 2;
-    let mut out: Vec<f32> = (0..width as i32).map(|i| gaussian_pdf((i - half) as f32, stdev)).collect();
+    let mut out: Vec<f32> = (0..width as i32)
+        .map(|i| gaussian_pdf((i - half) as f32, stdev))
+        .collect();
     let mut sum = 0.0f32;
     for &v in &out {
         sum += v;
@@ -98,7 +100,10 @@ mod tests {
             assert!((0..r).all(|i| kernel[i] == kernel[kernel.len() - 1 - i]), "symmetric");
         }
         assert_eq!(kernels_for(2.0).unwrap().each_ref().map(|k| k.len()), [35, 19, 11, 7]);
-        assert_eq!(kernels_for(360.0 / 97.0).unwrap().each_ref().map(|k| k.len()), [65, 35, 19, 13]);
+        assert_eq!(
+            kernels_for(360.0 / 97.0).unwrap().each_ref().map(|k| k.len()),
+            [65, 35, 19, 13]
+        );
     }
 
     #[test]

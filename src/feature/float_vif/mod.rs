@@ -162,7 +162,10 @@ impl Extractor for FloatVif {
             (&self.reference_scaled, &self.distorted_scaled)
         };
         let sums = compute_vif(r, d, &self.kernels, self.params, &mut self.scratch);
-        for (value, name) in vif_values(&sums, self.min_vals, self.debug).into_iter().zip(&self.names) {
+        for (value, name) in vif_values(&sums, self.min_vals, self.debug)
+            .into_iter()
+            .zip(&self.names)
+        {
             sink.emit(frame.index, name, value);
         }
         Ok(())
