@@ -321,3 +321,30 @@ fn motion_of_a_single_frame_is_zero() {
     let quiet = run("float_motion", &[("debug", "false")], &pics, &pics);
     assert!(!quiet[0].contains_key("motion"));
 }
+
+/// Speed at 1080p (run with `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn float_speed_1080p() {
+    let f = vmafx::PictureFormat::new(1920, 1080, vmafx::ChromaSubsampling::Yuv420, 8).unwrap();
+    let pair = &PAIRS[3]; // 1280x720 content, tiled up
+    let (r, d) = pictures(pair);
+    let tile = |src: &HostPicture| {
+        let mut p = HostPicture::new(f);
+        let s = src.plane_u8(vmafx::PlaneId::Y);
+        let y = p.plane_u8_mut(vmafx::PlaneId::Y);
+        for row in 0..1080 {
+            for col in 0..1920 {
+                y[row * 1920 + col] = s.at(col % 1280, row % 720);
+            }
+        }
+        p
+    };
+    let r: Vec<_> = r.iter().map(tile).collect();
+    let d: Vec<_> = d.iter().map(tile).collect();
+    for name in ["float_vif", "float_adm", "float_motion"] {
+        let t = std::time::Instant::now();
+        run(name, &[], &r, &d);
+        eprintln!("{name}: {:.1} ms/frame", t.elapsed().as_secs_f64() * 1e3 / r.len() as f64);
+    }
+}

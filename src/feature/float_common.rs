@@ -97,6 +97,36 @@ pub fn mirror(i: isize, n: usize) -> usize {
     }
 }
 
+/// The most taps a filter here has (VIF's largest Gaussian).
+pub const MAX_TAPS: usize = 65;
+
+/// `out[j] = sum_k filter[k] * rows[k][j]` for every `j` of `out`, the taps
+/// added in filter order starting from `0.0`, as libvmaf's loops do. One
+/// pass per tap over the (L1-resident) output row vectorises well.
+#[inline(always)]
+pub fn fir(filter: &[f32], rows: &[&[f32]], out: &mut [f32]) {
+    let n = out.len();
+    out.fill(0.0);
+    for (&f, row) in filter.iter().zip(rows) {
+        for (o, &x) in out.iter_mut().zip(&row[..n]) {
+            *o += f * x;
+        }
+    }
+}
+
+/// The rows a vertical filter of `taps` taps reads for output row `y`, in
+/// tap order, [`mirror`]ed into the plane.
+#[inline(always)]
+pub fn tap_rows<'a>(plane: &'a FloatPlane, y: usize, taps: usize) -> [&'a [f32]; MAX_TAPS] {
+    assert!(taps <= MAX_TAPS, "{taps} taps: at most {MAX_TAPS}");
+    let r = (taps / 2) as isize;
+    let mut rows: [&[f32]; MAX_TAPS] = [&[]; MAX_TAPS];
+    for (k, row) in rows.iter_mut().enumerate().take(taps) {
+        *row = plane.row(mirror(y as isize - r + k as isize, plane.height));
+    }
+    rows
+}
+
 /// One row of a padded buffer: `radius` mirrored samples each side of the
 /// `width` samples a vertical pass wrote, ready for the horizontal pass.
 #[derive(Debug, Clone, Default)]
@@ -122,12 +152,13 @@ impl PaddedRow {
     }
 
     /// The `width` samples in the middle.
-    #[inline]
+    #[inline(always)]
     pub fn body_mut(&mut self) -> &mut [f32] {
         &mut self.buf[self.radius..self.radius + self.width]
     }
 
     /// Fills the pads from the body with [`mirror`]'s rule.
+    #[inline(always)]
     pub fn mirror_edges(&mut self) {
         let (r, w) = (self.radius, self.width);
         for m in 1..=r {
@@ -138,83 +169,41 @@ impl PaddedRow {
 
     /// The horizontal pass at every position: `out[j] = sum_k f[k] *
     /// row[j - r + k]`, taps added in filter order.
+    #[inline(always)]
     pub fn filter_into(&self, filter: &[f32], out: &mut [f32]) {
         let w = self.width;
-        let out = &mut out[..w];
-        out.fill(0.0);
-        for (k, &f) in filter.iter().enumerate() {
-            let src = &self.buf[k..k + w];
-            for (o, &s) in out.iter_mut().zip(src) {
-                *o += f * s;
-            }
+        let mut windows: [&[f32]; MAX_TAPS] = [&[]; MAX_TAPS];
+        for (k, win) in windows.iter_mut().enumerate().take(filter.len()) {
+            *win = &self.buf[k..k + w];
         }
+        fir(filter, &windows, &mut out[..w]);
     }
 
     /// The horizontal pass at even positions only: `out[j] = (filtered
     /// row)[2j]` for `j < width / 2`, the input of libvmaf's `vif_dec2`.
+    #[inline(always)]
     pub fn filter_even_into(&self, filter: &[f32], out: &mut [f32]) {
         let n = self.width / 2;
-        let out = &mut out[..n];
-        out.fill(0.0);
-        for (k, &f) in filter.iter().enumerate() {
-            let src = &self.buf[k..];
-            for (j, o) in out.iter_mut().enumerate() {
-                *o += f * src[2 * j];
+        for (j, o) in out[..n].iter_mut().enumerate() {
+            let src = &self.buf[2 * j..2 * j + filter.len()];
+            let mut acc = 0.0f32;
+            for (&f, &s) in filter.iter().zip(src) {
+                acc += f * s;
             }
-        }
-    }
-}
-
-/// What the vertical pass reads at each tap.
-#[derive(Debug, Clone, Copy)]
-pub enum Taps<'a> {
-    /// `x`
-    Plain(&'a FloatPlane),
-    /// `x * x` (`vif_filter1d_sq`)
-    Square(&'a FloatPlane),
-    /// `x * y` (`vif_filter1d_xy`)
-    Product(&'a FloatPlane, &'a FloatPlane),
-}
-
-/// The vertical pass of one output row `y`: `out[j] = sum_k f[k] *
-/// taps(row mirror(y - r + k))[j]`, taps added in filter order.
-pub fn vertical_pass(filter: &[f32], taps: Taps<'_>, y: usize, out: &mut [f32]) {
-    let r = filter.len() / 2;
-    let (w, h) = match taps {
-        Taps::Plain(p) | Taps::Square(p) | Taps::Product(p, _) => (p.width, p.height),
-    };
-    let out = &mut out[..w];
-    out.fill(0.0);
-    for (k, &f) in filter.iter().enumerate() {
-        let row = mirror(y as isize - r as isize + k as isize, h);
-        match taps {
-            Taps::Plain(p) => {
-                for (o, &a) in out.iter_mut().zip(p.row(row)) {
-                    *o += f * a;
-                }
-            }
-            Taps::Square(p) => {
-                for (o, &a) in out.iter_mut().zip(p.row(row)) {
-                    *o += f * (a * a);
-                }
-            }
-            Taps::Product(p, q) => {
-                for ((o, &a), &b) in out.iter_mut().zip(p.row(row)).zip(q.row(row)) {
-                    *o += f * (a * b);
-                }
-            }
+            *o = acc;
         }
     }
 }
 
 /// libvmaf's `convolution_f32_c_s` / `vif_filter1d_s`: the separable filter
 /// over the whole plane (vertical, then horizontal), edges mirrored.
+#[inline(always)]
 pub fn convolve(filter: &[f32], src: &FloatPlane, dst: &mut FloatPlane, row: &mut PaddedRow) {
     let r = filter.len() / 2;
     dst.reshape(src.width, src.height);
     row.reshape(src.width, r);
     for y in 0..src.height {
-        vertical_pass(filter, Taps::Plain(src), y, row.body_mut());
+        fir(filter, &tap_rows(src, y, filter.len()), row.body_mut());
         row.mirror_edges();
         row.filter_into(filter, dst.row_mut(y));
     }
@@ -248,7 +237,12 @@ mod tests {
     /// The padded horizontal pass equals the direct definition.
     #[test]
     fn convolve_matches_direct_definition() {
-        let (w, h) = (7, 6);
+        for (w, h) in [(7, 6), (40, 5)] {
+            convolve_case(w, h);
+        }
+    }
+
+    fn convolve_case(w: usize, h: usize) {
         let mut src = FloatPlane::new(w, h);
         for (i, v) in src.data.iter_mut().enumerate() {
             *v = ((i * 37 % 23) as f32) * 0.37 - 3.0;
@@ -277,7 +271,7 @@ mod tests {
         }
         let mut even = vec![0f32; w / 2];
         row.reshape(w, 2);
-        vertical_pass(&f, Taps::Plain(&src), 2, row.body_mut());
+        fir(&f, &tap_rows(&src, 2, f.len()), row.body_mut());
         row.mirror_edges();
         row.filter_even_into(&f, &mut even);
         for (j, e) in even.iter().enumerate() {

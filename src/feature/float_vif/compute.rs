@@ -6,7 +6,7 @@
 //! The filtered planes are produced one row at a time and consumed at once,
 //! so no full-size intermediate plane exists besides the decimated images.
 
-use crate::feature::float_common::{vertical_pass, FloatPlane, PaddedRow, Taps};
+use crate::feature::float_common::{fir, tap_rows, FloatPlane, PaddedRow, MAX_TAPS};
 
 /// Per-scale numerator and denominator sums, as libvmaf's `float`s.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -24,6 +24,9 @@ pub struct VifScratch {
     vertical: [PaddedRow; 5],
     /// The same after the horizontal pass.
     filtered: [Vec<f32>; 5],
+    /// Per-sample statistic values of one row.
+    num_row: Vec<f32>,
+    den_row: Vec<f32>,
 }
 
 impl VifScratch {
@@ -35,6 +38,8 @@ impl VifScratch {
             dis_scaled: [plane(), plane()],
             vertical: std::array::from_fn(|_| PaddedRow::new(width, 0)),
             filtered: std::array::from_fn(|_| vec![0.0; width]),
+            num_row: vec![0.0; width],
+            den_row: vec![0.0; width],
         }
     }
 }
@@ -48,12 +53,44 @@ pub fn compute_vif(
     params: VifParams,
     scratch: &mut VifScratch,
 ) -> VifSums {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2.
+        return unsafe { compute_vif_avx2(reference, distorted, kernels, params, scratch) };
+    }
+    compute_vif_impl(reference, distorted, kernels, params, scratch)
+}
+
+/// [`compute_vif_impl`] compiled for AVX2: wider vectors, the same
+/// arithmetic (Rust never fuses multiply-adds, so results are identical).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn compute_vif_avx2(
+    reference: &FloatPlane,
+    distorted: &FloatPlane,
+    kernels: &[Vec<f32>; 4],
+    params: VifParams,
+    scratch: &mut VifScratch,
+) -> VifSums {
+    compute_vif_impl(reference, distorted, kernels, params, scratch)
+}
+
+#[inline(always)]
+fn compute_vif_impl(
+    reference: &FloatPlane,
+    distorted: &FloatPlane,
+    kernels: &[Vec<f32>; 4],
+    params: VifParams,
+    scratch: &mut VifScratch,
+) -> VifSums {
     let mut sums = VifSums::default();
     let VifScratch {
         ref_scaled,
         dis_scaled,
         vertical,
         filtered,
+        num_row,
+        den_row,
     } = scratch;
     for (scale, kernel) in kernels.iter().enumerate() {
         if scale > 0 {
@@ -69,7 +106,7 @@ pub fn compute_vif(
         } else {
             (&ref_scaled[scale % 2], &dis_scaled[scale % 2])
         };
-        let (num, den) = scale_sums(kernel, r, d, params, vertical, filtered);
+        let (num, den) = scale_sums(kernel, r, d, params, vertical, filtered, [num_row, den_row]);
         sums.num[scale] = num;
         sums.den[scale] = den;
     }
@@ -92,11 +129,12 @@ fn pick<'a>(
 
 /// `vif_filter1d` then `vif_dec2`: blurs `src` and keeps the samples at even
 /// rows and columns, `src / 2` (rounded down) in each direction.
+#[inline(always)]
 fn decimate(kernel: &[f32], src: &FloatPlane, dst: &mut FloatPlane, row: &mut PaddedRow) {
     dst.reshape(src.width / 2, src.height / 2);
     row.reshape(src.width, kernel.len() / 2);
     for y in 0..dst.height {
-        vertical_pass(kernel, Taps::Plain(src), 2 * y, row.body_mut());
+        fir(kernel, &tap_rows(src, 2 * y, kernel.len()), row.body_mut());
         row.mirror_edges();
         row.filter_even_into(kernel, dst.row_mut(y));
     }
@@ -105,6 +143,8 @@ fn decimate(kernel: &[f32], src: &FloatPlane, dst: &mut FloatPlane, row: &mut Pa
 /// The numerator and denominator of one scale: the five filtered planes
 /// (means, second moments) row by row, each row's statistic summed in
 /// `f32`, then added to the scale total.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn scale_sums(
     kernel: &[f32],
     r: &FloatPlane,
@@ -112,8 +152,11 @@ fn scale_sums(
     params: VifParams,
     vertical: &mut [PaddedRow; 5],
     filtered: &mut [Vec<f32>; 5],
+    [num_row, den_row]: [&mut Vec<f32>; 2],
 ) -> (f32, f32) {
     let w = r.width;
+    num_row.resize(w, 0.0);
+    den_row.resize(w, 0.0);
     let radius = kernel.len() / 2;
     for (v, f) in vertical.iter_mut().zip(filtered.iter_mut()) {
         v.reshape(w, radius);
@@ -122,24 +165,44 @@ fn scale_sums(
     let mut accum_num = 0.0f32;
     let mut accum_den = 0.0f32;
     for y in 0..r.height {
-        let taps = [
-            Taps::Plain(r),
-            Taps::Plain(d),
-            Taps::Square(r),
-            Taps::Square(d),
-            Taps::Product(r, d),
-        ];
-        for ((v, f), t) in vertical.iter_mut().zip(filtered.iter_mut()).zip(taps) {
-            vertical_pass(kernel, t, y, v.body_mut());
+        vertical_moments(kernel, &tap_rows(r, y, kernel.len()), &tap_rows(d, y, kernel.len()), vertical);
+        for (v, f) in vertical.iter_mut().zip(filtered.iter_mut()) {
             v.mirror_edges();
             v.filter_into(kernel, f);
         }
         let [mu1, mu2, xx, yy, xy] = &*filtered;
-        let (num, den) = row_statistic(&mu1[..w], &mu2[..w], &xx[..w], &yy[..w], &xy[..w], params);
+        let (num, den) = row_statistic(&mu1[..w], mu2, xx, yy, xy, params, num_row, den_row);
         accum_num += num;
         accum_den += den;
     }
     (accum_num, accum_den)
+}
+
+/// The vertical pass of the five local moments: for each column, `sum_k
+/// f[k] * x` with `x` = ref, dis, ref^2, dis^2 and ref*dis of the tap rows
+/// (`vif_filter1d`, `_sq`, `_xy`), taps added in filter order.
+#[inline(always)]
+fn vertical_moments(filter: &[f32], r: &[&[f32]; MAX_TAPS], d: &[&[f32]; MAX_TAPS], out: &mut [PaddedRow; 5]) {
+    let [o0, o1, o2, o3, o4] = out;
+    fir(filter, r, o0.body_mut());
+    fir(filter, d, o1.body_mut());
+    let (xx, yy, xy) = (o2.body_mut(), o3.body_mut(), o4.body_mut());
+    let n = xx.len();
+    xx.fill(0.0);
+    yy.fill(0.0);
+    xy.fill(0.0);
+    for (k, &f) in filter.iter().enumerate() {
+        let (a, b) = (&r[k][..n], &d[k][..n]);
+        for (o, &x) in xx.iter_mut().zip(a) {
+            *o += f * (x * x);
+        }
+        for (o, &y) in yy.iter_mut().zip(b) {
+            *o += f * (y * y);
+        }
+        for ((o, &x), &y) in xy.iter_mut().zip(a).zip(b) {
+            *o += f * (x * y);
+        }
+    }
 }
 
 /// The statistic's parameters.
@@ -155,60 +218,67 @@ pub struct VifParams {
 const EPS: f32 = 1.0e-10;
 
 /// `vif_statistic_s` over one row ("matching_matlab" mode): the row sums of
-/// the information numerator and denominator.
-fn row_statistic(mu1: &[f32], mu2: &[f32], xx: &[f32], yy: &[f32], xy: &[f32], p: VifParams) -> (f32, f32) {
+/// the information numerator and denominator. The per-sample values are
+/// computed branch-free into `num`/`den` (so they vectorise), then added up
+/// in order, as libvmaf adds them.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn row_statistic(
+    mu1: &[f32],
+    mu2: &[f32],
+    xx: &[f32],
+    yy: &[f32],
+    xy: &[f32],
+    p: VifParams,
+    num: &mut [f32],
+    den: &mut [f32],
+) -> (f32, f32) {
+    let n = mu1.len();
+    let (mu2, xx, yy, xy) = (&mu2[..n], &xx[..n], &yy[..n], &xy[..n]);
+    let (num, den) = (&mut num[..n], &mut den[..n]);
     // `powf(vif_sigma_nsq, 2.0f) / (255.0*255.0)`, stored as a float.
     let sigma_max_inv = ((p.sigma_nsq as f32).powf(2.0) as f64 / (255.0 * 255.0)) as f32;
     let nsq = p.sigma_nsq;
-    let mut row_num = 0.0f32;
-    let mut row_den = 0.0f32;
-    for j in 0..mu1.len() {
+    let limit = p.enhn_gain_limit;
+    for j in 0..n {
         let (m1, m2) = (mu1[j], mu2[j]);
-        let mut sigma1_sq = xx[j] - m1 * m1;
-        let mut sigma2_sq = yy[j] - m2 * m2;
+        let sigma1_sq = max0(xx[j] - m1 * m1);
+        let sigma2_sq = max0(yy[j] - m2 * m2);
         let sigma12 = xy[j] - m1 * m2;
 
-        sigma1_sq = max0(sigma1_sq);
-        sigma2_sq = max0(sigma2_sq);
-
-        let mut g = sigma12 / (sigma1_sq + EPS);
-        let mut sv_sq = sigma2_sq - g * sigma12;
-        if sigma1_sq < EPS {
-            g = 0.0;
-            sv_sq = sigma2_sq;
-            sigma1_sq = 0.0;
-        }
-        if sigma2_sq < EPS {
-            g = 0.0;
-            sv_sq = 0.0;
-        }
-        if g < 0.0 {
-            sv_sq = sigma2_sq;
-            g = 0.0;
-        }
-        sv_sq = if sv_sq > EPS { sv_sq } else { EPS };
-        g = if g < p.enhn_gain_limit { g } else { p.enhn_gain_limit };
+        let g = sigma12 / (sigma1_sq + EPS);
+        let sv_sq = sigma2_sq - g * sigma12;
+        // if (sigma1_sq < eps) { g = 0; sv_sq = sigma2_sq; sigma1_sq = 0; }
+        let flat1 = sigma1_sq < EPS;
+        let (g, sv_sq, sigma1_sq) = if flat1 { (0.0, sigma2_sq, 0.0) } else { (g, sv_sq, sigma1_sq) };
+        // if (sigma2_sq < eps) { g = 0; sv_sq = 0; }
+        let flat2 = sigma2_sq < EPS;
+        let (g, sv_sq) = if flat2 { (0.0, 0.0) } else { (g, sv_sq) };
+        // if (g < 0) { sv_sq = sigma2_sq; g = 0; }
+        let (g, sv_sq) = if g < 0.0 { (0.0, sigma2_sq) } else { (g, sv_sq) };
+        let sv_sq = if sv_sq > EPS { sv_sq } else { EPS };
+        let g = if g < limit { g } else { limit };
 
         // Evaluated in double, rounded to float by log2f's parameter.
         let num_arg = 1.0 + (g * g * sigma1_sq) as f64 / (sv_sq as f64 + nsq);
         let den_arg = 1.0 + sigma1_sq as f64 / nsq;
-        let mut num = log2_approx(num_arg as f32);
-        let mut den = log2_approx(den_arg as f32);
-        if sigma12 < 0.0 {
-            num = 0.0;
-        }
-        if (sigma1_sq as f64) < nsq {
-            num = 1.0 - sigma2_sq * sigma_max_inv;
-            den = 1.0;
-        }
-        row_num += num;
-        row_den += den;
+        let num_val = if sigma12 < 0.0 { 0.0 } else { log2_approx(num_arg as f32) };
+        let den_val = log2_approx(den_arg as f32);
+        let low = (sigma1_sq as f64) < nsq;
+        num[j] = if low { 1.0 - sigma2_sq * sigma_max_inv } else { num_val };
+        den[j] = if low { 1.0 } else { den_val };
+    }
+    let mut row_num = 0.0f32;
+    let mut row_den = 0.0f32;
+    for (&a, &b) in num.iter().zip(den.iter()) {
+        row_num += a;
+        row_den += b;
     }
     (row_num, row_den)
 }
 
 /// C's `MAX(x, 0.0f)`: NaN and -0.0 become 0.0.
-#[inline]
+#[inline(always)]
 fn max0(x: f32) -> f32 {
     if x > 0.0 {
         x
@@ -233,14 +303,8 @@ const LOG2_POLY: [f32; 9] = crate::feature::float_common::to_f32([
 
 /// libvmaf's `log2f_approx` (VIF_OPT_FAST_LOG2): exponent plus a degree-8
 /// polynomial of the mantissa.
-#[inline]
+#[inline(always)]
 pub fn log2_approx(x: f32) -> f32 {
-    if x == 0.0 {
-        return f32::NEG_INFINITY;
-    }
-    if x < 0.0 {
-        return f32::NAN;
-    }
     let bits = x.to_bits();
     let exponent = (bits & 0x7F80_0000) >> 23;
     let mantissa = bits & 0x007F_FFFF;
@@ -251,7 +315,14 @@ pub fn log2_approx(x: f32) -> f32 {
     for c in LOG2_POLY {
         log_remain = log_remain * t + c;
     }
-    log_base + log_remain
+    // Written as selects rather than early returns so callers vectorise.
+    if x == 0.0 {
+        f32::NEG_INFINITY
+    } else if x < 0.0 {
+        f32::NAN
+    } else {
+        log_base + log_remain
+    }
 }
 
 /// Smallest plane side for which every scale's kernel fits (mirrored taps
