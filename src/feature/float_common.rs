@@ -117,7 +117,7 @@ pub fn fir(filter: &[f32], rows: &[&[f32]], out: &mut [f32]) {
 /// The rows a vertical filter of `taps` taps reads for output row `y`, in
 /// tap order, [`mirror`]ed into the plane.
 #[inline(always)]
-pub fn tap_rows<'a>(plane: &'a FloatPlane, y: usize, taps: usize) -> [&'a [f32]; MAX_TAPS] {
+pub fn tap_rows(plane: &FloatPlane, y: usize, taps: usize) -> [&[f32]; MAX_TAPS] {
     assert!(taps <= MAX_TAPS, "{taps} taps: at most {MAX_TAPS}");
     let r = (taps / 2) as isize;
     let mut rows: [&[f32]; MAX_TAPS] = [&[]; MAX_TAPS];

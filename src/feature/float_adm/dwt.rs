@@ -80,6 +80,7 @@ pub struct DwtScratch {
 
 /// `adm_dwt2_s` (or, with `lo_only`, `adm_dwt2_lo_s`, which fills only the
 /// `a` band) of `src` into `dst`.
+#[inline(always)]
 pub fn dwt2(src: &FloatPlane, dst: &mut Bands, lo_only: bool, scratch: &mut DwtScratch) {
     let (w, h) = (src.width, src.height);
     let (ow, oh) = (w.div_ceil(2), h.div_ceil(2));
@@ -93,33 +94,53 @@ pub fn dwt2(src: &FloatPlane, dst: &mut Bands, lo_only: bool, scratch: &mut DwtS
     }
     scratch.lo.resize(w, 0.0);
     scratch.hi.resize(w, 0.0);
+    // Output columns whose four taps 2j-1 .. 2j+2 need no mirroring.
+    let inner = 1..(w.saturating_sub(1) / 2).max(1);
     for (i, r) in scratch.rows.iter().enumerate() {
-        let s = [src.row(r[0]), src.row(r[1]), src.row(r[2]), src.row(r[3])];
+        let s = [
+            &src.row(r[0])[..w],
+            &src.row(r[1])[..w],
+            &src.row(r[2])[..w],
+            &src.row(r[3])[..w],
+        ];
         // Vertical pass over the whole row.
-        let taps = s[0].iter().zip(s[1]).zip(s[2]).zip(s[3]);
-        for (j, (((&a, &b), &c), &d)) in taps.enumerate() {
-            scratch.lo[j] = taps4(&LO, [a, b, c, d]);
-            if !lo_only {
-                scratch.hi[j] = taps4(&HI, [a, b, c, d]);
+        let (lo, hi) = (&mut scratch.lo[..w], &mut scratch.hi[..w]);
+        for j in 0..w {
+            lo[j] = taps4(&LO, [s[0][j], s[1][j], s[2][j], s[3][j]]);
+        }
+        if !lo_only {
+            for j in 0..w {
+                hi[j] = taps4(&HI, [s[0][j], s[1][j], s[2][j], s[3][j]]);
             }
         }
         // Horizontal pass at every other column.
         let (lo, hi, cols) = (&scratch.lo, &scratch.hi, &scratch.cols);
         let a = dst.a.row_mut(i);
+        let gather = |x: &[f32], c: &[usize; 4]| [x[c[0]], x[c[1]], x[c[2]], x[c[3]]];
+        let window = |x: &[f32], j: usize| [x[2 * j - 1], x[2 * j], x[2 * j + 1], x[2 * j + 2]];
         if lo_only {
-            for (out, c) in a.iter_mut().zip(cols) {
-                *out = taps4(&LO, [lo[c[0]], lo[c[1]], lo[c[2]], lo[c[3]]]);
+            for (j, out) in a.iter_mut().enumerate() {
+                let l = if inner.contains(&j) {
+                    window(lo, j)
+                } else {
+                    gather(lo, &cols[j])
+                };
+                *out = taps4(&LO, l);
             }
             continue;
         }
         let (bh, bv, bd) = (dst.h.row_mut(i), dst.v.row_mut(i), dst.d.row_mut(i));
-        for (j, c) in cols.iter().enumerate() {
-            let l = [lo[c[0]], lo[c[1]], lo[c[2]], lo[c[3]]];
+        let mut columns = |j: usize, l: [f32; 4], t: [f32; 4]| {
             a[j] = taps4(&LO, l);
             bv[j] = taps4(&HI, l);
-            let t = [hi[c[0]], hi[c[1]], hi[c[2]], hi[c[3]]];
             bh[j] = taps4(&LO, t);
             bd[j] = taps4(&HI, t);
+        };
+        for j in (0..ow).filter(|j| !inner.contains(j)) {
+            columns(j, gather(lo, &cols[j]), gather(hi, &cols[j]));
+        }
+        for j in inner.clone() {
+            columns(j, window(lo, j), window(hi, j));
         }
     }
 }

@@ -89,6 +89,7 @@ fn divs(n: f32, d: f32) -> f32 {
 /// `adm_decouple_s` over `region`: splits each distorted detail coefficient
 /// into the part explained by the reference (`restored`, gain-limited) and
 /// the rest (`additive`).
+#[inline(always)]
 pub fn decouple(
     reference: &Bands,
     distorted: &Bands,
@@ -151,6 +152,7 @@ fn restore(o: f32, t: f32, eps: f32, angle_flag: bool, gain_limit: f64) -> f32 {
 
 /// `adm_csf_s` over `region`: `weighted = w * src` and `filtered =
 /// |weighted| / 30`, the masking filter's neighbour taps.
+#[inline(always)]
 pub fn csf(src: &Triple, weights: [f32; 3], region: Region, weighted: &mut Triple, filtered: &mut Triple) {
     let (w, h) = (src[0].width, src[0].height);
     for theta in 0..3 {
@@ -178,16 +180,23 @@ pub fn csf(src: &Triple, weights: [f32; 3], region: Region, weighted: &mut Tripl
 pub struct PNorm(pub f64);
 
 impl PNorm {
+    /// `dst[j] = pow(src[j])`.
     #[inline(always)]
-    fn pow(self, x: f32) -> f32 {
+    fn pow_into(self, values: &mut [f32]) {
         if self.0 == 3.0 {
-            x * x * x
+            for x in values {
+                *x = *x * *x * *x;
+            }
         } else {
-            x.powf(self.0 as f32)
+            let p = self.0 as f32;
+            for x in values {
+                *x = x.powf(p);
+            }
         }
     }
 
     /// `powf(accum, 1.0f / adm_p_norm) + get_noise_constant(...)`
+    #[inline(always)]
     fn finish(self, accum: f32, region: Region, noise_weight: f64) -> f32 {
         let inv = (1.0f64 / self.0) as f32;
         let noise = ((region.area() as f64 * noise_weight) as f32).powf(inv);
@@ -195,19 +204,54 @@ impl PNorm {
     }
 }
 
+/// Adds `values` to the row sums in order (three independent chains).
+#[inline(always)]
+fn add_in_order(inner: &mut [f32; 3], values: [&[f32]; 3]) {
+    let [h, v, d] = values;
+    for ((&x, &y), &z) in h.iter().zip(v).zip(d) {
+        inner[0] += x;
+        inner[1] += y;
+        inner[2] += z;
+    }
+}
+
+/// Row buffers of [`den_scale`] and [`cm`].
+#[derive(Debug, Default)]
+pub struct RowScratch {
+    thr: Vec<f32>,
+    values: [Vec<f32>; 3],
+}
+
 /// `adm_csf_den_scale_s`: the p-norm of the CSF-weighted reference detail
 /// bands over the pooled region, summed over the three angles.
-pub fn den_scale(reference: &Bands, weights: [f32; 3], region: Region, noise_weight: f64, p: PNorm) -> f32 {
+#[inline(always)]
+pub fn den_scale(
+    reference: &Bands,
+    weights: [f32; 3],
+    region: Region,
+    noise_weight: f64,
+    p: PNorm,
+    scratch: &mut RowScratch,
+) -> f32 {
     let bands = reference.details();
+    let cols = region.cols();
     let mut accum = [0.0f32; 3];
+    for v in &mut scratch.values {
+        v.resize(cols.len(), 0.0);
+    }
     for i in region.rows() {
-        let mut inner = [0.0f32; 3];
-        let [bh, bv, bd] = bands.map(|b| &b.row(i)[region.cols()]);
-        for ((&xh, &xv), &xd) in bh.iter().zip(bv).zip(bd) {
-            inner[0] += p.pow((weights[0] * xh).abs());
-            inner[1] += p.pow((weights[1] * xv).abs());
-            inner[2] += p.pow((weights[2] * xd).abs());
+        for theta in 0..3 {
+            let src = &bands[theta].row(i)[cols.clone()];
+            let f = weights[theta];
+            let out = &mut scratch.values[theta][..];
+            for (o, &x) in out.iter_mut().zip(src) {
+                *o = (f * x).abs();
+            }
+            p.pow_into(out);
         }
+        let mut inner = [0.0f32; 3];
+        let [a, b, c] = &scratch.values;
+        add_in_order(&mut inner, [a, b, c]);
         for theta in 0..3 {
             accum[theta] += inner[theta];
         }
@@ -226,24 +270,22 @@ pub struct Masking {
     pub p: PNorm,
 }
 
-/// Scratch row of masking thresholds.
-pub type ThresholdRow = Vec<f32>;
-
 /// `adm_cm_s`: the p-norm over the pooled region of the CSF-weighted `src`
 /// bands less their masking threshold (the 3x3 neighbourhood of `filtered`
 /// with the centre from `weighted`, summed over the three angles).
+#[inline(always)]
 pub fn cm(
     src: &Triple,
     weighted: &Triple,
     filtered: &Triple,
     weights: [f32; 3],
     m: Masking,
-    thr: &mut ThresholdRow,
+    scratch: &mut RowScratch,
 ) -> f32 {
     let (w, h) = (src[0].width, src[0].height);
     let region = Region::pooled(w, h, m.border_factor);
     let start_col = region.left.max(1) as usize;
-    let end_col = region.right.min(w as isize - 1).max(0) as usize;
+    let end_col = (region.right.min(w as isize - 1).max(0) as usize).max(start_col);
     let start_row = region.top.max(1) as usize;
     let end_row = region.bottom.min(h as isize - 1).max(0) as usize;
 
@@ -256,32 +298,36 @@ pub fn cm(
         .into_iter()
         .chain(start_row..end_row)
         .chain((region.bottom > h as isize - 1).then_some(h - 1));
+    // Visited columns are `lo..hi`: contiguous, since the first and last
+    // columns sit right next to the inner range.
+    let lo = if first_col { 0 } else { start_col };
+    let hi = if last_col { w } else { end_col };
 
-    thr.resize(w, 0.0);
+    scratch.thr.resize(w, 0.0);
+    for v in &mut scratch.values {
+        v.resize(w, 0.0);
+    }
     let mut accum = [0.0f32; 3];
     for i in rows {
-        if !m.bypass {
+        let thr = &mut scratch.thr[..];
+        if m.bypass {
+            thr.fill(0.0);
+        } else {
             thresholds(weighted, filtered, i, first_col, start_col..end_col, last_col, thr);
         }
-        let s = [src[0].row(i), src[1].row(i), src[2].row(i)];
-        let mut inner = [0.0f32; 3];
-        let mut add = |j: usize| {
-            let t = if m.bypass { 0.0 } else { thr[j] };
-            for theta in 0..3 {
-                let x = (s[theta][j] * weights[theta]).abs() - t;
-                let x = if x < 0.0 { 0.0 } else { x };
-                inner[theta] += m.p.pow(x);
+        for theta in 0..3 {
+            let s = &src[theta].row(i)[lo..hi];
+            let f = weights[theta];
+            let out = &mut scratch.values[theta][lo..hi];
+            for ((o, &x), &t) in out.iter_mut().zip(s).zip(&thr[lo..hi]) {
+                let x = (x * f).abs() - t;
+                *o = if x < 0.0 { 0.0 } else { x };
             }
-        };
-        if first_col {
-            add(0);
+            m.p.pow_into(out);
         }
-        for j in start_col..end_col {
-            add(j);
-        }
-        if last_col {
-            add(w - 1);
-        }
+        let mut inner = [0.0f32; 3];
+        let [a, b, c] = &scratch.values;
+        add_in_order(&mut inner, [&a[lo..hi], &b[lo..hi], &c[lo..hi]]);
         for theta in 0..3 {
             accum[theta] += inner[theta];
         }
@@ -295,6 +341,7 @@ pub fn cm(
 /// `|weighted| / 15` added in `double`), the three angles added up. Taps
 /// before the first row/column mirror to index 1; past the last they repeat
 /// the last one.
+#[inline(always)]
 fn thresholds(
     weighted: &Triple,
     filtered: &Triple,
@@ -308,35 +355,64 @@ fn thresholds(
     let w = weighted[0].width;
     let up = if i == 0 { 1 } else { i - 1 };
     let down = if i + 1 >= h { h - 1 } else { i + 1 };
+    // One column with explicit neighbour columns (the mirrored edges).
     let at = |j: usize, left: usize, right: usize| -> f32 {
         let mut total = 0.0f32;
         for theta in 0..3 {
             let f = &filtered[theta];
             let (r0, r1, r2) = (f.row(up), f.row(i), f.row(down));
             let centre = weighted[theta].row(i)[j];
-            let mut sum = 0.0f32;
-            sum += r0[left];
-            sum += r0[j];
-            sum += r0[right];
-            sum += r1[left];
-            sum = (sum as f64 + ONE_BY_15 * centre.abs() as f64) as f32;
-            sum += r1[right];
-            sum += r2[left];
-            sum += r2[j];
-            sum += r2[right];
-            total += sum;
+            total += nine_taps(
+                [r0[left], r0[j], r0[right]],
+                [r1[left], r1[right]],
+                centre,
+                [r2[left], r2[j], r2[right]],
+            );
         }
         total
     };
     if first_col {
         thr[0] = at(0, 1, 1);
     }
-    for j in inner {
-        thr[j] = at(j, j - 1, j + 1);
-    }
     if last_col {
         thr[w - 1] = at(w - 1, w - 2, w - 1);
     }
+    let (s, e) = (inner.start, inner.end);
+    if s >= e {
+        return;
+    }
+    let n = e - s;
+    let t = &mut thr[s..e];
+    t.fill(0.0);
+    for theta in 0..3 {
+        let f = &filtered[theta];
+        let (r0, r1, r2) = (f.row(up), f.row(i), f.row(down));
+        let (a0, a1, a2) = (&r0[s - 1..e - 1], &r0[s..e], &r0[s + 1..e + 1]);
+        let (b0, b2) = (&r1[s - 1..e - 1], &r1[s + 1..e + 1]);
+        let (c0, c1, c2) = (&r2[s - 1..e - 1], &r2[s..e], &r2[s + 1..e + 1]);
+        let centre = &weighted[theta].row(i)[s..e];
+        for j in 0..n {
+            t[j] += nine_taps([a0[j], a1[j], a2[j]], [b0[j], b2[j]], centre[j], [c0[j], c1[j], c2[j]]);
+        }
+    }
+}
+
+/// The nine-tap sum of one angle, in libvmaf's order: row above, then the
+/// centre row with `FLOAT_ONE_BY_15 * |centre|` added in `double`, then the
+/// row below.
+#[inline(always)]
+fn nine_taps(above: [f32; 3], beside: [f32; 2], centre: f32, below: [f32; 3]) -> f32 {
+    let mut sum = 0.0f32;
+    sum += above[0];
+    sum += above[1];
+    sum += above[2];
+    sum += beside[0];
+    sum = (sum as f64 + ONE_BY_15 * centre.abs() as f64) as f32;
+    sum += beside[1];
+    sum += below[0];
+    sum += below[1];
+    sum += below[2];
+    sum
 }
 
 #[cfg(test)]
