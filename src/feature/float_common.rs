@@ -9,10 +9,14 @@
 use crate::error::{Error, Result};
 use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneSamples, Sample};
 
-/// A plane of `f32` samples, rows `width` apart.
+/// A plane of `f32` samples, rows `width` apart. The buffer may be longer
+/// than `width * height` (see [`FloatPlane::reshape`]); only [`samples`]
+/// are meaningful.
+///
+/// [`samples`]: FloatPlane::samples
 #[derive(Debug, Clone, Default)]
 pub struct FloatPlane {
-    pub data: Vec<f32>,
+    data: Vec<f32>,
     pub width: usize,
     pub height: usize,
 }
@@ -36,11 +40,24 @@ impl FloatPlane {
         &mut self.data[y * self.width..(y + 1) * self.width]
     }
 
-    /// Changes the geometry, keeping the allocation when it is big enough.
+    /// The `width * height` samples, row after row.
+    pub fn samples(&self) -> &[f32] {
+        &self.data[..self.width * self.height]
+    }
+
+    pub fn samples_mut(&mut self) -> &mut [f32] {
+        &mut self.data[..self.width * self.height]
+    }
+
+    /// Changes the geometry. The buffer only ever grows, so planes that
+    /// shrink and grow from scale to scale, frame after frame, neither
+    /// reallocate nor clear memory that is about to be overwritten.
     pub fn reshape(&mut self, width: usize, height: usize) {
         self.width = width;
         self.height = height;
-        self.data.resize(width * height, 0.0);
+        if self.data.len() < width * height {
+            self.data.resize(width * height, 0.0);
+        }
     }
 }
 
@@ -244,7 +261,7 @@ mod tests {
 
     fn convolve_case(w: usize, h: usize) {
         let mut src = FloatPlane::new(w, h);
-        for (i, v) in src.data.iter_mut().enumerate() {
+        for (i, v) in src.samples_mut().iter_mut().enumerate() {
             *v = ((i * 37 % 23) as f32) * 0.37 - 3.0;
         }
         let f = [0.1f32, 0.2, 0.4, 0.2, 0.1];

@@ -161,16 +161,16 @@ mod tests {
     #[test]
     fn flat_picture_has_no_detail() {
         let mut p = FloatPlane::new(9, 7);
-        p.data.fill(10.0);
+        p.samples_mut().fill(10.0);
         let mut b = Bands::default();
         dwt2(&p, &mut b, false, &mut DwtScratch::default());
         assert_eq!((b.a.width, b.a.height), (5, 4));
         let gain: f32 = LO.iter().sum();
-        for v in &b.a.data {
+        for v in b.a.samples() {
             assert!((v - 10.0 * gain * gain).abs() < 1e-4);
         }
         for band in b.details() {
-            assert!(band.data.iter().all(|v| v.abs() < 1e-5));
+            assert!(band.samples().iter().all(|v| v.abs() < 1e-5));
         }
     }
 }

@@ -375,7 +375,7 @@ mod tests {
     fn texture(w: usize, h: usize, seed: u32) -> FloatPlane {
         let mut p = FloatPlane::new(w, h);
         let mut x = seed;
-        for (i, v) in p.data.iter_mut().enumerate() {
+        for (i, v) in p.samples_mut().iter_mut().enumerate() {
             x = x.wrapping_mul(1664525).wrapping_add(1013904223);
             *v = ((i % w) as f32 * 0.7 + (x >> 26) as f32) - 128.0;
         }
