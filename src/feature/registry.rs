@@ -2,6 +2,7 @@
 
 use super::{adm, motion, psnr, vif, CreateFn, OptionSpec};
 use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
+use super::{float_adm, float_motion, float_vif};
 use crate::error::{Error, Result};
 
 /// What the registry knows of an extractor before creating one.
@@ -32,6 +33,9 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &float_ansnr::INFO,
     &float_ssim::INFO,
     &float_ms_ssim::INFO,
+    &float_vif::INFO,
+    &float_motion::INFO,
+    &float_adm::INFO,
 ];
 
 /// Finds an extractor by name.

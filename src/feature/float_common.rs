@@ -1,0 +1,298 @@
+//! What libvmaf's float extractors share: luma samples as `f32` planes
+//! (`picture_copy`) and the separable, edge-mirrored convolution of
+//! `common/convolution.c` and `vif_tools.c`.
+//!
+//! Bit-exactness notes: every sum starts from `0.0` and adds the taps in
+//! filter order, in `f32`, with no fused multiply-add, exactly as the C loops
+//! do (Rust never contracts `a * b + c`).
+
+use crate::error::{Error, Result};
+use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneSamples, Sample};
+
+/// A plane of `f32` samples, rows `width` apart. The buffer may be longer
+/// than `width * height` (see [`FloatPlane::reshape`]); only [`samples`]
+/// are meaningful.
+///
+/// [`samples`]: FloatPlane::samples
+#[derive(Debug, Clone, Default)]
+pub struct FloatPlane {
+    data: Vec<f32>,
+    pub width: usize,
+    pub height: usize,
+}
+
+impl FloatPlane {
+    pub fn new(width: usize, height: usize) -> Self {
+        Self {
+            data: vec![0.0; width * height],
+            width,
+            height,
+        }
+    }
+
+    #[inline]
+    pub fn row(&self, y: usize) -> &[f32] {
+        &self.data[y * self.width..(y + 1) * self.width]
+    }
+
+    #[inline]
+    pub fn row_mut(&mut self, y: usize) -> &mut [f32] {
+        &mut self.data[y * self.width..(y + 1) * self.width]
+    }
+
+    /// The `width * height` samples, row after row.
+    pub fn samples(&self) -> &[f32] {
+        &self.data[..self.width * self.height]
+    }
+
+    pub fn samples_mut(&mut self) -> &mut [f32] {
+        &mut self.data[..self.width * self.height]
+    }
+
+    /// Changes the geometry. The buffer only ever grows, so planes that
+    /// shrink and grow from scale to scale, frame after frame, neither
+    /// reallocate nor clear memory that is about to be overwritten.
+    pub fn reshape(&mut self, width: usize, height: usize) {
+        self.width = width;
+        self.height = height;
+        if self.data.len() < width * height {
+            self.data.resize(width * height, 0.0);
+        }
+    }
+}
+
+/// libvmaf's `picture_copy`: luma samples to `f32`, scaled to the 8-bit
+/// range (`x / 2^(bpc-8)`) and shifted by `offset`.
+pub fn copy_luma(picture: &HostPicture, offset: i32, dst: &mut FloatPlane) {
+    let format = picture.format();
+    // libvmaf divides by 4, 16 or 256 for 10, 12 and 16 bits; the same
+    // power of two serves every depth above 8.
+    let scaler = (1u32 << (format.bit_depth.max(8) - 8)) as f32;
+    match picture.plane(PlaneId::Y) {
+        PlaneSamples::U8(p) => copy_rows(p.data, p.stride, 1.0, offset, dst),
+        PlaneSamples::U16(p) => copy_rows(p.data, p.stride, scaler, offset, dst),
+    }
+}
+
+fn copy_rows<T: Sample>(src: &[T], stride: usize, scaler: f32, offset: i32, dst: &mut FloatPlane) {
+    let offset = offset as f32;
+    let w = dst.width;
+    for y in 0..dst.height {
+        let s = &src[y * stride..y * stride + w];
+        for (d, &v) in dst.row_mut(y).iter_mut().zip(s) {
+            let v: u32 = v.into();
+            // 8-bit: `(float)x + offset`; above: `(float)x / scaler + offset`
+            // (dividing by 1.0 changes nothing).
+            *d = v as f32 / scaler + offset;
+        }
+    }
+}
+
+/// Checks the picture geometry matches what the extractor was created for.
+pub fn check_format(extractor: &str, expected: &PictureFormat, got: &HostPicture) -> Result<()> {
+    if got.format() != expected {
+        return Err(Error::PictureMismatch(format!(
+            "{extractor}: created for {expected}, got a {} picture",
+            got.format()
+        )));
+    }
+    Ok(())
+}
+
+/// Index of tap `i` (may lie outside `0..n`) mirrored into the plane the
+/// way libvmaf's float filters do: about the edge sample, which is not
+/// repeated (`-i` before the start, `2n - i - 2` past the end).
+#[inline]
+pub fn mirror(i: isize, n: usize) -> usize {
+    let n = n as isize;
+    if i < 0 {
+        (-i) as usize
+    } else if i >= n {
+        (2 * n - i - 2) as usize
+    } else {
+        i as usize
+    }
+}
+
+/// The most taps a filter here has (VIF's largest Gaussian).
+pub const MAX_TAPS: usize = 65;
+
+/// `out[j] = sum_k filter[k] * rows[k][j]` for every `j` of `out`, the taps
+/// added in filter order starting from `0.0`, as libvmaf's loops do. One
+/// pass per tap over the (L1-resident) output row vectorises well.
+#[inline(always)]
+pub fn fir(filter: &[f32], rows: &[&[f32]], out: &mut [f32]) {
+    let n = out.len();
+    out.fill(0.0);
+    for (&f, row) in filter.iter().zip(rows) {
+        for (o, &x) in out.iter_mut().zip(&row[..n]) {
+            *o += f * x;
+        }
+    }
+}
+
+/// The rows a vertical filter of `taps` taps reads for output row `y`, in
+/// tap order, [`mirror`]ed into the plane.
+#[inline(always)]
+pub fn tap_rows(plane: &FloatPlane, y: usize, taps: usize) -> [&[f32]; MAX_TAPS] {
+    assert!(taps <= MAX_TAPS, "{taps} taps: at most {MAX_TAPS}");
+    let r = (taps / 2) as isize;
+    let mut rows: [&[f32]; MAX_TAPS] = [&[]; MAX_TAPS];
+    for (k, row) in rows.iter_mut().enumerate().take(taps) {
+        *row = plane.row(mirror(y as isize - r + k as isize, plane.height));
+    }
+    rows
+}
+
+/// One row of a padded buffer: `radius` mirrored samples each side of the
+/// `width` samples a vertical pass wrote, ready for the horizontal pass.
+#[derive(Debug, Clone, Default)]
+pub struct PaddedRow {
+    buf: Vec<f32>,
+    radius: usize,
+    width: usize,
+}
+
+impl PaddedRow {
+    pub fn new(width: usize, radius: usize) -> Self {
+        Self {
+            buf: vec![0.0; width + 2 * radius],
+            radius,
+            width,
+        }
+    }
+
+    pub fn reshape(&mut self, width: usize, radius: usize) {
+        self.width = width;
+        self.radius = radius;
+        self.buf.resize(width + 2 * radius, 0.0);
+    }
+
+    /// The `width` samples in the middle.
+    #[inline(always)]
+    pub fn body_mut(&mut self) -> &mut [f32] {
+        &mut self.buf[self.radius..self.radius + self.width]
+    }
+
+    /// Fills the pads from the body with [`mirror`]'s rule.
+    #[inline(always)]
+    pub fn mirror_edges(&mut self) {
+        let (r, w) = (self.radius, self.width);
+        for m in 1..=r {
+            self.buf[r - m] = self.buf[r + m];
+            self.buf[r + w - 1 + m] = self.buf[r + w - 1 - m];
+        }
+    }
+
+    /// The horizontal pass at every position: `out[j] = sum_k f[k] *
+    /// row[j - r + k]`, taps added in filter order.
+    #[inline(always)]
+    pub fn filter_into(&self, filter: &[f32], out: &mut [f32]) {
+        let w = self.width;
+        let mut windows: [&[f32]; MAX_TAPS] = [&[]; MAX_TAPS];
+        for (k, win) in windows.iter_mut().enumerate().take(filter.len()) {
+            *win = &self.buf[k..k + w];
+        }
+        fir(filter, &windows, &mut out[..w]);
+    }
+
+    /// The horizontal pass at even positions only: `out[j] = (filtered
+    /// row)[2j]` for `j < width / 2`, the input of libvmaf's `vif_dec2`.
+    #[inline(always)]
+    pub fn filter_even_into(&self, filter: &[f32], out: &mut [f32]) {
+        let n = self.width / 2;
+        for (j, o) in out[..n].iter_mut().enumerate() {
+            let src = &self.buf[2 * j..2 * j + filter.len()];
+            let mut acc = 0.0f32;
+            for (&f, &s) in filter.iter().zip(src) {
+                acc += f * s;
+            }
+            *o = acc;
+        }
+    }
+}
+
+/// libvmaf's `convolution_f32_c_s` / `vif_filter1d_s`: the separable filter
+/// over the whole plane (vertical, then horizontal), edges mirrored.
+#[inline(always)]
+pub fn convolve(filter: &[f32], src: &FloatPlane, dst: &mut FloatPlane, row: &mut PaddedRow) {
+    let r = filter.len() / 2;
+    dst.reshape(src.width, src.height);
+    row.reshape(src.width, r);
+    for y in 0..src.height {
+        fir(filter, &tap_rows(src, y, filter.len()), row.body_mut());
+        row.mirror_edges();
+        row.filter_into(filter, dst.row_mut(y));
+    }
+}
+
+/// Converts C's `static const float x[] = { <double literals> }`: each
+/// literal is rounded to `double` first, then to `float`.
+pub const fn to_f32<const N: usize>(v: [f64; N]) -> [f32; N] {
+    let mut out = [0.0f32; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = v[i] as f32;
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mirror_skips_the_edge_sample() {
+        assert_eq!(mirror(-2, 5), 2);
+        assert_eq!(mirror(-1, 5), 1);
+        assert_eq!(mirror(4, 5), 4);
+        assert_eq!(mirror(5, 5), 3);
+        assert_eq!(mirror(6, 5), 2);
+    }
+
+    /// The padded horizontal pass equals the direct definition.
+    #[test]
+    fn convolve_matches_direct_definition() {
+        for (w, h) in [(7, 6), (40, 5)] {
+            convolve_case(w, h);
+        }
+    }
+
+    fn convolve_case(w: usize, h: usize) {
+        let mut src = FloatPlane::new(w, h);
+        for (i, v) in src.samples_mut().iter_mut().enumerate() {
+            *v = ((i * 37 % 23) as f32) * 0.37 - 3.0;
+        }
+        let f = [0.1f32, 0.2, 0.4, 0.2, 0.1];
+        let mut dst = FloatPlane::default();
+        let mut row = PaddedRow::default();
+        convolve(&f, &src, &mut dst, &mut row);
+        let r = 2isize;
+        for y in 0..h {
+            let mut tmp = vec![0f32; w];
+            for (x, t) in tmp.iter_mut().enumerate() {
+                let mut acc = 0f32;
+                for (k, &c) in f.iter().enumerate() {
+                    acc += c * src.row(mirror(y as isize - r + k as isize, h))[x];
+                }
+                *t = acc;
+            }
+            for x in 0..w {
+                let mut acc = 0f32;
+                for (k, &c) in f.iter().enumerate() {
+                    acc += c * tmp[mirror(x as isize - r + k as isize, w)];
+                }
+                assert_eq!(acc.to_bits(), dst.row(y)[x].to_bits(), "({x},{y})");
+            }
+        }
+        let mut even = vec![0f32; w / 2];
+        row.reshape(w, 2);
+        fir(&f, &tap_rows(&src, 2, f.len()), row.body_mut());
+        row.mirror_edges();
+        row.filter_even_into(&f, &mut even);
+        for (j, e) in even.iter().enumerate() {
+            assert_eq!(e.to_bits(), dst.row(2)[2 * j].to_bits());
+        }
+    }
+}

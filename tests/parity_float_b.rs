@@ -1,0 +1,360 @@
+//! Parity of the float extractors `float_vif`, `float_adm` and
+//! `float_motion` with libvmaf 3.2.0: every frame of every golden pair,
+//! every output, against the golden JSON files.
+
+mod common;
+
+use common::{rel_diff, Pair, PAIRS};
+use std::collections::BTreeMap;
+use vmafx::feature::{self, FeatureSink, FrameInput, Options};
+use vmafx::{Error, HostPicture};
+
+type Frames = Vec<BTreeMap<String, f64>>;
+
+/// Runs one extractor with `key=value` options over whole sequences and
+/// gathers what it emits, per frame (flush included).
+fn run(name: &str, options: &[(&str, &str)], reference: &[HostPicture], distorted: &[HostPicture]) -> Frames {
+    let info = feature::find(name).unwrap();
+    let raw: Vec<(String, String)> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let opts = Options::resolve(name, info.options, &raw).unwrap();
+    let mut x = (info.create)(&opts, reference[0].format()).unwrap();
+    let mut sink = FeatureSink::new();
+    for (i, (r, d)) in reference.iter().zip(distorted).enumerate() {
+        let frame = FrameInput {
+            index: i as u32,
+            reference: r,
+            distorted: d,
+        };
+        x.extract(&frame, &mut sink).unwrap();
+    }
+    x.flush(&mut sink).unwrap();
+    let mut frames: Frames = vec![BTreeMap::new(); reference.len()];
+    for (i, n, v) in sink.values() {
+        let old = frames[*i as usize].insert(n.clone(), *v);
+        assert!(old.is_none(), "{name}: {n} emitted twice for frame {i}");
+    }
+    frames
+}
+
+/// Worst relative difference per feature, over all pairs and frames.
+#[derive(Default)]
+struct Worst(BTreeMap<String, (f64, String)>);
+
+impl Worst {
+    fn note(&mut self, feature: &str, d: f64, at: String) {
+        let e = self.0.entry(feature.to_string()).or_insert((0.0, String::new()));
+        if d > e.0 || e.1.is_empty() {
+            *e = (d, at);
+        }
+    }
+
+    fn report(&self, title: &str) {
+        eprintln!("worst relative difference per feature ({title}):");
+        for (f, (d, at)) in &self.0 {
+            eprintln!("  {f:<24} {d:.3e}  {at}");
+        }
+    }
+
+    /// Every feature within `tol`, except those in `exact` which must match
+    /// bit for bit.
+    fn check(&self, tol: f64, exact: &[&str]) {
+        for (f, (d, at)) in &self.0 {
+            let limit = if exact.contains(&f.as_str()) { 0.0 } else { tol };
+            assert!(*d <= limit, "{f}: relative diff {d:.3e} > {limit:.0e} at {at}");
+        }
+    }
+}
+
+/// Compares `ours` with the golden `run` of `pair` for every feature in
+/// `names` (missing in ours is a failure; missing in the golden too).
+fn compare(pair: &Pair, run: &str, ours: &Frames, names: &[String], worst: &mut Worst) {
+    let golden = pair.golden(run);
+    assert_eq!(golden.frames.len(), ours.len(), "{}: frame count", pair.name());
+    for (i, (num, metrics)) in golden.frames.iter().enumerate() {
+        for name in names {
+            let expected = *metrics
+                .get(name)
+                .unwrap_or_else(|| panic!("{} {run}: golden lacks {name}", pair.name()));
+            let got = *ours[i]
+                .get(name)
+                .unwrap_or_else(|| panic!("{} frame {num}: we did not emit {name}", pair.name()));
+            worst.note(name, rel_diff(got, expected), format!("{} frame {num}", pair.name()));
+        }
+    }
+}
+
+fn names(list: &[&str], suffix: &str) -> Vec<String> {
+    list.iter().map(|n| format!("{n}{suffix}")).collect()
+}
+
+const VIF: [&str; 4] = ["vif_scale0", "vif_scale1", "vif_scale2", "vif_scale3"];
+const VIF_DEBUG: [&str; 11] = [
+    "vif",
+    "vif_num",
+    "vif_den",
+    "vif_num_scale0",
+    "vif_den_scale0",
+    "vif_num_scale1",
+    "vif_den_scale1",
+    "vif_num_scale2",
+    "vif_den_scale2",
+    "vif_num_scale3",
+    "vif_den_scale3",
+];
+const ADM: [&str; 7] = [
+    "adm2",
+    "aim",
+    "adm3",
+    "adm_scale0",
+    "adm_scale1",
+    "adm_scale2",
+    "adm_scale3",
+];
+const ADM_DEBUG: [&str; 11] = [
+    "adm",
+    "adm_num",
+    "adm_den",
+    "adm_num_scale0",
+    "adm_den_scale0",
+    "adm_num_scale1",
+    "adm_den_scale1",
+    "adm_num_scale2",
+    "adm_den_scale2",
+    "adm_num_scale3",
+    "adm_den_scale3",
+];
+const MOTION: [&str; 3] = ["motion", "motion2", "motion3"];
+
+/// Allowed relative difference; `aim` must be exact.
+const TOL: f64 = 1e-6;
+
+fn pictures(pair: &Pair) -> (Vec<HostPicture>, Vec<HostPicture>) {
+    (pair.reference(), pair.distorted_pictures())
+}
+
+#[test]
+fn float_vif_matches_feature_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_vif", &[("debug", "true")], &r, &d);
+        let all = [names(&VIF, ""), names(&VIF_DEBUG, "")].concat();
+        compare(pair, "features", &ours, &all, &mut worst);
+        compare(pair, "vmaf_float_v0.6.1", &ours, &names(&VIF, ""), &mut worst);
+        compare(pair, "models_v0.6", &ours, &names(&VIF, ""), &mut worst);
+    }
+    worst.report("float_vif");
+    worst.check(TOL, &[]);
+}
+
+#[test]
+fn float_vif_egl_matches_model_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_vif", &[("vif_enhn_gain_limit", "1.0")], &r, &d);
+        compare(pair, "models_v0.6", &ours, &names(&VIF, "_egl_1"), &mut worst);
+    }
+    worst.report("float_vif egl=1");
+    worst.check(TOL, &[]);
+}
+
+#[test]
+fn float_motion_matches_feature_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_motion", &[], &r, &d);
+        compare(pair, "features", &ours, &names(&MOTION, ""), &mut worst);
+        compare(pair, "vmaf_float_v0.6.1", &ours, &names(&MOTION, ""), &mut worst);
+        compare(pair, "models_v0.6", &ours, &names(&MOTION, ""), &mut worst);
+    }
+    worst.report("float_motion");
+    worst.check(TOL, &[]);
+}
+
+#[test]
+fn float_adm_matches_feature_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_adm", &[("debug", "true")], &r, &d);
+        let all = [names(&ADM, ""), names(&ADM_DEBUG, "")].concat();
+        compare(pair, "features", &ours, &all, &mut worst);
+        compare(pair, "vmaf_float_v0.6.1", &ours, &names(&ADM, ""), &mut worst);
+        compare(pair, "models_v0.6", &ours, &names(&ADM, ""), &mut worst);
+    }
+    worst.report("float_adm");
+    worst.check(TOL, &["aim"]);
+}
+
+#[test]
+fn float_adm_egl_matches_model_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_adm", &[("adm_enhn_gain_limit", "1.0")], &r, &d);
+        compare(pair, "models_v0.6", &ours, &names(&ADM, "_egl_1"), &mut worst);
+    }
+    worst.report("float_adm egl=1");
+    worst.check(TOL, &["aim_egl_1"]);
+}
+
+/// Creating `name` with `options` for `format` fails, naming `needle`.
+fn create_error(name: &str, options: &[(&str, &str)], format: vmafx::PictureFormat) -> String {
+    let info = feature::find(name).unwrap();
+    let raw: Vec<(String, String)> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let result = Options::resolve(name, info.options, &raw).and_then(|o| (info.create)(&o, &format).map(|_| ()));
+    match result {
+        Ok(()) => panic!("{name} {options:?}: accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn luma_format(w: u32, h: u32) -> vmafx::PictureFormat {
+    vmafx::PictureFormat::new(w, h, vmafx::ChromaSubsampling::Yuv420, 8).unwrap()
+}
+
+#[test]
+fn bad_options_are_refused_with_their_name() {
+    let f = luma_format(64, 48);
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
+        ("float_vif", &[("vif_enhn_gain_limit", "0.5")], "vif_enhn_gain_limit"),
+        ("float_vif", &[("vif_kernelscale", "3.3")], "vif_kernelscale"),
+        ("float_vif", &[("vif_kernelscale", "x")], "vif_kernelscale"),
+        ("float_vif", &[("vif_skip_scale0", "true")], "vif_skip_scale0"),
+        ("float_vif", &[("vif_sigma_nsq", "6")], "vif_sigma_nsq"),
+        ("float_vif", &[("nope", "1")], "nope"),
+        ("float_adm", &[("adm_enhn_gain_limit", "200")], "adm_enhn_gain_limit"),
+        ("float_adm", &[("adm_csf_mode", "1")], "adm_csf_mode"),
+        ("float_adm", &[("adm_skip_aim_scale", "4")], "adm_skip_aim_scale"),
+        ("float_adm", &[("adm_p_norm", "0.5")], "adm_p_norm"),
+        ("float_adm", &[("debug", "maybe")], "debug"),
+        ("float_motion", &[("motion_add_uv", "true")], "motion_add_uv"),
+        ("float_motion", &[("motion_add_scale1", "true")], "motion_add_scale1"),
+        ("float_motion", &[("motion_filter_size", "3")], "motion_filter_size"),
+        ("float_motion", &[("motion_fps_weight", "-1")], "motion_fps_weight"),
+    ];
+    for (name, options, needle) in cases {
+        let e = create_error(name, options, f);
+        assert!(e.contains(needle), "{name} {options:?}: {e}");
+    }
+}
+
+#[test]
+fn too_small_pictures_are_refused() {
+    for (name, w, h) in [("float_vif", 15, 64), ("float_adm", 64, 16), ("float_motion", 2, 64)] {
+        let e = create_error(name, &[], luma_format(w, h));
+        assert!(e.contains(name) && e.contains("too small"), "{e}");
+    }
+    // The smallest accepted sizes run.
+    for (name, w, h) in [("float_vif", 16, 16), ("float_adm", 17, 17), ("float_motion", 3, 3)] {
+        let pics = vec![HostPicture::new(luma_format(w, h)); 2];
+        let out = run(name, &[], &pics, &pics);
+        assert!(out.iter().all(|f| f.values().all(|v| v.is_finite())), "{name}: {out:?}");
+    }
+}
+
+#[test]
+fn picture_of_another_format_is_an_error() {
+    for name in ["float_vif", "float_adm", "float_motion"] {
+        let info = feature::find(name).unwrap();
+        let opts = Options::resolve(name, info.options, &[]).unwrap();
+        let mut x = (info.create)(&opts, &luma_format(64, 48)).unwrap();
+        let other = HostPicture::new(luma_format(48, 64));
+        let frame = FrameInput {
+            index: 0,
+            reference: &other,
+            distorted: &other,
+        };
+        let e = x.extract(&frame, &mut FeatureSink::new()).unwrap_err();
+        assert!(matches!(e, Error::PictureMismatch(_)), "{name}: {e}");
+    }
+}
+
+#[test]
+fn feature_params_suffix_output_names() {
+    let pics = vec![HostPicture::new(luma_format(64, 48)); 3];
+    let vif = run(
+        "float_vif",
+        &[("vif_kernelscale", "2.0"), ("debug", "true")],
+        &pics[..1],
+        &pics[..1],
+    );
+    assert!(
+        vif[0].contains_key("vif_scale0_ks_2") && vif[0].contains_key("vif_num_ks_2"),
+        "{vif:?}"
+    );
+    let adm = run(
+        "float_adm",
+        &[("adm_dlm_weight", "0.7"), ("adm_min_val", "0.5"), ("debug", "true")],
+        &pics[..1],
+        &pics[..1],
+    );
+    for n in [
+        "adm2_dlmw_0.7_min_0.5",
+        "adm3_dlmw_0.7_min_0.5",
+        "aim_dlmw_0.7_min_0.5",
+        "adm",
+        "adm_num_dlmw_0.7_min_0.5",
+    ] {
+        assert!(adm[0].contains_key(n), "{n} missing: {:?}", adm[0].keys());
+    }
+    // Forced to zero: every frame gets its three zeros at once, no flush.
+    let motion = run("float_motion", &[("motion_force_zero", "true")], &pics, &pics);
+    for f in &motion {
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert!(["motion_force_0_1", "motion2_force_0_1", "motion3_force_0_1"]
+            .iter()
+            .all(|n| f[*n] == 0.0));
+    }
+}
+
+#[test]
+fn motion_of_a_single_frame_is_zero() {
+    let pics = vec![HostPicture::new(luma_format(64, 48))];
+    let m = run("float_motion", &[], &pics, &pics);
+    assert_eq!(m[0].get("motion"), Some(&0.0));
+    assert_eq!(m[0].get("motion2"), Some(&0.0));
+    assert_eq!(m[0].get("motion3"), Some(&0.0));
+    let quiet = run("float_motion", &[("debug", "false")], &pics, &pics);
+    assert!(!quiet[0].contains_key("motion"));
+}
+
+/// Speed at 1080p (run with `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn float_speed_1080p() {
+    let f = vmafx::PictureFormat::new(1920, 1080, vmafx::ChromaSubsampling::Yuv420, 8).unwrap();
+    let pair = &PAIRS[3]; // 1280x720 content, tiled up
+    let (r, d) = pictures(pair);
+    let tile = |src: &HostPicture| {
+        let mut p = HostPicture::new(f);
+        let s = src.plane_u8(vmafx::PlaneId::Y);
+        let y = p.plane_u8_mut(vmafx::PlaneId::Y);
+        for row in 0..1080 {
+            for col in 0..1920 {
+                y[row * 1920 + col] = s.at(col % 1280, row % 720);
+            }
+        }
+        p
+    };
+    let r: Vec<_> = r.iter().map(tile).collect();
+    let d: Vec<_> = d.iter().map(tile).collect();
+    // CPU time of this thread (the machine may be busy with other work).
+    let cpu_ns = || -> f64 {
+        let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+        s.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or(0.0)
+    };
+    for name in ["float_vif", "float_adm", "float_motion"] {
+        let (t, c) = (std::time::Instant::now(), cpu_ns());
+        run(name, &[], &r, &d);
+        let n = r.len() as f64;
+        eprintln!(
+            "{name}: {:.1} ms/frame CPU ({:.1} wall)",
+            (cpu_ns() - c) / 1e6 / n,
+            t.elapsed().as_secs_f64() * 1e3 / n
+        );
+    }
+}
