@@ -1,71 +1,96 @@
 //! Per-frame feature values, gathered from extractor slots that may finish
-//! frames out of order (threads), and read back in a fixed order.
+//! frames out of order (threads), and read back in libvmaf's order.
+//!
+//! libvmaf's collector lists features in the order their names were first
+//! written, in processing order: a temporal extractor that writes `motion2`
+//! of frame 0 while processing frame 1 puts it after everything written
+//! while processing frame 0. We rebuild that order from a key recorded with
+//! each value, (frame being processed, slot, position in that call), so it
+//! is the same whatever the thread timing.
 
 use std::collections::{BTreeMap, HashMap};
 
-/// Values one extractor slot produced. Names are kept in first-emission
-/// order, which is the same on every frame, so the output order does not
-/// depend on thread timing.
-#[derive(Debug, Default)]
-struct SlotValues {
-    names: Vec<String>,
-    ids: HashMap<String, usize>,
-    frames: BTreeMap<u32, Vec<(usize, f64)>>,
-    aggregates: Vec<(String, f64)>,
-}
+/// When a value was written: while processing which frame (`u32::MAX` for
+/// the final flush), by which slot, and its position within that call.
+pub type WriteKey = (u32, usize, usize);
 
 #[derive(Debug, Default)]
 pub struct FeatureCollector {
-    slots: Vec<SlotValues>,
+    names: Vec<String>,
+    ids: HashMap<String, usize>,
+    first_write: Vec<WriteKey>,
+    frames: BTreeMap<u32, Vec<(usize, f64)>>,
+    aggregates: Vec<Vec<(String, f64)>>,
 }
 
 impl FeatureCollector {
     pub fn new(slot_count: usize) -> Self {
         Self {
-            slots: (0..slot_count).map(|_| SlotValues::default()).collect(),
+            aggregates: vec![Vec::new(); slot_count],
+            ..Self::default()
         }
     }
 
-    pub fn add(&mut self, slot: usize, frame: u32, name: String, value: f64) {
-        let s = &mut self.slots[slot];
-        let id = match s.ids.get(&name) {
-            Some(&id) => id,
+    /// Records `value` of feature `name` for `frame`. A name written twice
+    /// for one frame (the same feature from two extractor instances whose
+    /// options do not change it) keeps the first value.
+    pub fn add(&mut self, key: WriteKey, frame: u32, name: String, value: f64) {
+        let id = match self.ids.get(&name) {
+            Some(&id) => {
+                self.first_write[id] = self.first_write[id].min(key);
+                id
+            }
             None => {
-                s.names.push(name.clone());
-                s.ids.insert(name, s.names.len() - 1);
-                s.names.len() - 1
+                self.names.push(name.clone());
+                self.ids.insert(name, self.names.len() - 1);
+                self.first_write.push(key);
+                self.names.len() - 1
             }
         };
-        s.frames.entry(frame).or_default().push((id, value));
+        let values = self.frames.entry(frame).or_default();
+        if !values.iter().any(|&(i, _)| i == id) {
+            values.push((id, value));
+        }
     }
 
     /// Records a whole-run value (psnr's aPSNR).
     pub fn add_aggregate(&mut self, slot: usize, name: String, value: f64) {
-        self.slots[slot].aggregates.push((name, value));
+        self.aggregates[slot].push((name, value));
     }
 
     /// Whole-run values in slot order.
     pub fn aggregates(&self) -> Vec<(String, f64)> {
-        self.slots.iter().flat_map(|s| s.aggregates.iter().cloned()).collect()
+        self.aggregates.iter().flatten().cloned().collect()
     }
 
-    /// The features of one frame in slot order. When two slots produce the
-    /// same name (the same extractor requested twice with options that do not
-    /// change its outputs), the first one is kept.
+    /// The features of one frame, in the order of their first write.
     pub fn frame(&self, frame: u32) -> Vec<(String, f64)> {
-        let mut out: Vec<(String, f64)> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for s in &self.slots {
-            if let Some(values) = s.frames.get(&frame) {
-                let mut values = values.clone();
-                values.sort_by_key(|&(id, _)| id);
-                for (id, v) in values {
-                    if seen.insert(&s.names[id]) {
-                        out.push((s.names[id].clone(), v));
-                    }
-                }
-            }
-        }
-        out
+        let mut values = self.frames.get(&frame).cloned().unwrap_or_default();
+        values.sort_by_key(|&(id, _)| self.first_write[id]);
+        values
+            .into_iter()
+            .map(|(id, v)| (self.names[id].clone(), v))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_is_first_write_in_processing_order() {
+        let mut c = FeatureCollector::new(2);
+        // Written out of order, as threads may deliver them.
+        c.add((1, 0, 0), 1, "adm".into(), 1.0);
+        c.add((1, 1, 1), 0, "motion2".into(), 2.0);
+        c.add((1, 1, 0), 1, "sad".into(), 3.0);
+        c.add((0, 1, 0), 0, "sad".into(), 4.0);
+        c.add((0, 0, 0), 0, "adm".into(), 5.0);
+        c.add((u32::MAX, 1, 0), 1, "motion2".into(), 6.0);
+        let names = |f| c.frame(f).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+        assert_eq!(names(0), ["adm", "sad", "motion2"]);
+        assert_eq!(names(1), ["adm", "sad", "motion2"]);
+        assert_eq!(c.frame(0)[1].1, 4.0);
     }
 }

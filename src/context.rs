@@ -1,7 +1,7 @@
 //! A scoring run: the extractor set, frame scheduling (inline or on worker
 //! threads), collection of per-frame values, and model prediction at the end.
 
-use crate::collector::FeatureCollector;
+use crate::collector::{FeatureCollector, WriteKey};
 use crate::error::{Error, Result};
 use crate::feature::{self, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options, RawOptions};
 use crate::model::{FeatureRequest, Model};
@@ -212,8 +212,8 @@ impl Context {
                 for (slot, x) in extractors.iter_mut().enumerate() {
                     if scored || self.slots[slot].temporal {
                         x.extract(&frame, &mut sink)?;
-                        for (i, name, v) in sink.drain() {
-                            self.collector.add(slot, i, name, v);
+                        for (seq, (i, name, v)) in sink.drain().enumerate() {
+                            self.collector.add((index, slot, seq), i, name, v);
                         }
                     }
                 }
@@ -243,8 +243,8 @@ impl Context {
                 let mut sink = FeatureSink::new();
                 for (slot, x) in extractors.iter_mut().enumerate() {
                     x.flush(&mut sink)?;
-                    for (i, name, v) in sink.drain() {
-                        self.collector.add(slot, i, name, v);
+                    for (seq, (i, name, v)) in sink.drain().enumerate() {
+                        self.collector.add((FLUSH, slot, seq), i, name, v);
                     }
                     for (name, v) in sink.drain_aggregates() {
                         self.collector.add_aggregate(slot, name, v);
@@ -293,9 +293,12 @@ enum Engine {
 }
 
 type Pair = Arc<(HostPicture, HostPicture)>;
-/// Values of one lane's frame (or flush): per-frame values and aggregates,
-/// each tagged with its slot.
-type SlotResult = Result<(Vec<(usize, u32, String, f64)>, Vec<(usize, String, f64)>)>;
+/// The processing index of the final flush: after every frame.
+const FLUSH: u32 = u32::MAX;
+
+/// Values of one lane's frame (or flush): per-frame values with the key of
+/// their write, and aggregates with their slot.
+type SlotResult = Result<(Vec<(WriteKey, u32, String, f64)>, Vec<(usize, String, f64)>)>;
 
 /// Worker threads: a pool that runs the non-temporal extractors on scored
 /// frames in any order, and one lane that runs the temporal extractors on
@@ -395,8 +398,8 @@ impl Workers {
 fn absorb(r: SlotResult, collector: &mut FeatureCollector, error: &mut Option<Error>) {
     match r {
         Ok((values, aggregates)) => {
-            for (slot, frame, name, v) in values {
-                collector.add(slot, frame, name, v);
+            for (key, frame, name, v) in values {
+                collector.add(key, frame, name, v);
             }
             for (slot, name, v) in aggregates {
                 collector.add_aggregate(slot, name, v);
@@ -431,25 +434,26 @@ impl Lane {
                 reference: &pair.0,
                 distorted: &pair.1,
             };
-            let r = self.each(&mut sink, |x, sink| x.extract(&frame, sink));
+            let r = self.each(index, &mut sink, |x, sink| x.extract(&frame, sink));
             let failed = r.is_err();
             let _ = results.send(r);
             if failed {
                 return;
             }
         }
-        let _ = results.send(self.each(&mut sink, |x, sink| x.flush(sink)));
+        let _ = results.send(self.each(FLUSH, &mut sink, |x, sink| x.flush(sink)));
     }
 
     fn each(
         &mut self,
+        at: u32,
         sink: &mut FeatureSink,
         mut f: impl FnMut(&mut dyn Extractor, &mut FeatureSink) -> Result<()>,
     ) -> SlotResult {
         let (mut values, mut aggregates) = (Vec::new(), Vec::new());
         for (slot, x) in &mut self.extractors {
             f(x.as_mut(), sink)?;
-            values.extend(sink.drain().map(|(i, n, v)| (*slot, i, n, v)));
+            values.extend(sink.drain().enumerate().map(|(seq, (i, n, v))| ((at, *slot, seq), i, n, v)));
             aggregates.extend(sink.drain_aggregates().map(|(n, v)| (*slot, n, v)));
         }
         Ok((values, aggregates))
