@@ -139,3 +139,34 @@ fn four_k_model_matches_prediction_from_golden_features() {
         assert_close(&format!("frame {index} k4"), actual, expected, 1e-9);
     }
 }
+
+#[test]
+fn float_model_on_every_pair() {
+    for pair in PAIRS {
+        compare(pair, "vmaf_float_v0.6.1", &score(pair, &["version=vmaf_float_v0.6.1"], &[], 2, 1));
+    }
+}
+
+#[test]
+fn six_v06_models_in_one_run_including_bootstrap() {
+    // The golden run's exact --model flags: every output it holds (features,
+    // six model scores, bootstrap members and statistics) must be produced.
+    let models = [
+        "version=vmaf_v0.6.1neg:name=vmaf_v0.6.1neg",
+        "version=vmaf_b_v0.6.3:name=vmaf_b_v0.6.3",
+        "version=vmaf_4k_v0.6.1neg:name=vmaf_4k_v0.6.1neg",
+        "version=vmaf_float_v0.6.1neg:name=vmaf_float_v0.6.1neg",
+        "version=vmaf_float_b_v0.6.3:name=vmaf_float_b_v0.6.3",
+        "version=vmaf_float_4k_v0.6.1:name=vmaf_float_4k_v0.6.1",
+    ];
+    for pair in PAIRS {
+        let s = score(pair, &models, &[], 2, 1);
+        compare(pair, "models_v0.6", &s);
+        // Same names in the same order as the vmaf tool wrote them.
+        let golden = pair.golden("models_v0.6");
+        let golden_names: Vec<&String> = golden.frames[1].1.keys().collect();
+        let mut ours: Vec<&String> = s.frames[1].1.iter().map(|(n, _)| n).collect();
+        ours.sort();
+        assert_eq!(ours, golden_names, "{}", pair.name());
+    }
+}
