@@ -226,3 +226,28 @@ fn suffix_follows_libvmaf_order() {
         "_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_nvd_1.5_rdh_2160"
     );
 }
+
+#[test]
+#[ignore]
+fn zz_speed_1080p() {
+    let format = vmafx::PictureFormat::new(1920, 1080, vmafx::ChromaSubsampling::Yuv420, 8).unwrap();
+    let mut r = vmafx::HostPicture::new(format);
+    let mut d = vmafx::HostPicture::new(format);
+    let mut seed = 1u32;
+    for (a, b) in r.plane_u8_mut(vmafx::PlaneId::Y).iter_mut().zip(d.plane_u8_mut(vmafx::PlaneId::Y).iter_mut()) {
+        seed = seed.wrapping_mul(1664525).wrapping_add(1013904223);
+        *a = (seed >> 24) as u8;
+        *b = a.wrapping_add((seed >> 13) as u8 & 7);
+    }
+    let info = find("adm").unwrap();
+    let o = Options::resolve("adm", info.options, &[]).unwrap();
+    let mut adm = (info.create)(&o, &format).unwrap();
+    let mut sink = FeatureSink::new();
+    let t = std::time::Instant::now();
+    let n = 50;
+    for i in 0..n {
+        adm.extract(&FrameInput { index: i, reference: &r, distorted: &d }, &mut sink).unwrap();
+    }
+    let dt = t.elapsed().as_secs_f64() / n as f64;
+    println!("adm 1080p: {:.2} ms/frame ({:.1} fps)", dt * 1e3, 1.0 / dt);
+}

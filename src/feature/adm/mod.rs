@@ -15,6 +15,7 @@ mod decouple;
 mod den;
 mod dwt;
 mod region;
+mod simd;
 mod tables;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
@@ -22,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask, PlaneSamples};
 use cm::{cube_norm, masked_sums, CoarseKernel, FineKernel, MaskScratch, ScaleKernel};
 use csf::{CsfConfig, CsfMode};
-use decouple::decouple;
+use decouple::Coef;
 use dwt::{analyze_approx_pair, analyze_picture, Bands, CoarseScratch, Level, RowScratch, Taps};
 use region::Region;
 
@@ -407,7 +408,7 @@ fn score_scale<K: ScaleKernel>(
     reference_energy: impl FnOnce(&Bands<K::C>) -> [f32; 3],
 ) -> ScaleScore {
     let halo = region.with_halo(reference.width, reference.height);
-    decouple(
+    K::C::decouple(
         reference,
         distorted,
         &halo,
@@ -416,13 +417,14 @@ fn score_scale<K: ScaleKernel>(
         additive,
     );
     let den = cube_norm(reference_energy(reference), region, settings.noise_weight);
-    let num_sums = masked_sums(kernel, restored, additive, region, mask);
-    let num = cube_norm(kernel.to_float(num_sums), region, settings.noise_weight);
+    let sums = masked_sums(kernel, restored, additive, region, mask);
+    let num = cube_norm(kernel.to_float(sums.num), region, settings.noise_weight);
+    // libvmaf skips the AIM masking pass when asked; the sums are computed
+    // together here, so only the result is dropped.
     let aim = if settings.skip_aim {
         0.0
     } else {
-        let sums = masked_sums(kernel, additive, restored, region, mask);
-        cube_norm(kernel.to_float(sums), region, 0.0)
+        cube_norm(kernel.to_float(sums.aim), region, 0.0)
     };
     ScaleScore { num, den, aim }
 }
