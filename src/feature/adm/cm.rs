@@ -57,8 +57,8 @@ impl FineKernel {
     /// Kernel for a `width` x `height` scale-0 band with fixed-point weights
     /// `rfactor`.
     pub fn new(rfactor: [u16; 3], width: usize, height: usize) -> Self {
-        // The cube of a Q21/Q23 value needs 4 (h, v) or 3 (d) bits of
-        // headroom per doubling of the width.
+        // libvmaf scales the cube shift with the width so that a row sum
+        // cannot overflow: ceil(log2(w)) - 4 for h and v, - 3 for d.
         let hv = ceil_log2(width, -4.0);
         Self {
             rfactor: rfactor.map(i32::from),
@@ -246,9 +246,22 @@ pub struct MaskedSums {
 /// Per coefficient of `[lo, hi)` of one row: the masks of all three
 /// orientations of `a` (into `mask_a`) and of `b` (into `mask_b`).
 #[inline(always)]
-fn mask_row<K: ScaleKernel>(k: &K, a: [&[K::C]; 3], b: [&[K::C]; 3], mask_a: &mut [i32], mask_b: &mut [i32]) {
+fn mask_row<K: ScaleKernel>(
+    k: &K,
+    a: [&[K::C]; 3],
+    b: [&[K::C]; 3],
+    mask_a: &mut [i32],
+    mask_b: &mut [i32],
+) {
     let n = mask_a.len();
-    let (a0, a1, a2, b0, b1, b2) = (&a[0][..n], &a[1][..n], &a[2][..n], &b[0][..n], &b[1][..n], &b[2][..n]);
+    let (a0, a1, a2, b0, b1, b2) = (
+        &a[0][..n],
+        &a[1][..n],
+        &a[2][..n],
+        &b[0][..n],
+        &b[1][..n],
+        &b[2][..n],
+    );
     let mask_b = &mut mask_b[..n];
     for j in 0..n {
         mask_a[j] = k.neighbour_mask(k.weighted(a0[j], 0))
@@ -274,7 +287,11 @@ fn neighbourhood_row(columns: &[i32], cur: &[i32], c0: usize, c1: usize, out: &m
         out[j] = columns[left(j)] + columns[j] + columns[right(j)] - cur[j];
     }
     if inner0 < inner1 {
-        let (l, m, r) = (&columns[inner0 - 1..inner1 - 1], &columns[inner0..inner1], &columns[inner0 + 1..inner1 + 1]);
+        let (l, m, r) = (
+            &columns[inner0 - 1..inner1 - 1],
+            &columns[inner0..inner1],
+            &columns[inner0 + 1..inner1 + 1],
+        );
         let (cur, out) = (&cur[inner0..inner1], &mut out[inner0..inner1]);
         for j in 0..out.len() {
             out[j] = l[j] + m[j] + r[j] - cur[j];
@@ -328,7 +345,11 @@ fn masked_sums_impl<K: ScaleKernel>(
         }
         let row = rc + c0..rc + c1;
         let n = row.len();
-        let (r0, r1, r2) = (&rst[0][row.clone()], &rst[1][row.clone()], &rst[2][row.clone()]);
+        let (r0, r1, r2) = (
+            &rst[0][row.clone()],
+            &rst[1][row.clone()],
+            &rst[2][row.clone()],
+        );
         let (a0, a1, a2) = (&add[0][row.clone()], &add[1][row.clone()], &add[2][row]);
         let (r0, r1, r2, a0, a1, a2) = (&r0[..n], &r1[..n], &r2[..n], &a0[..n], &a1[..n], &a2[..n]);
         let (box_num, box_aim) = (&s.box_num[c0..c0 + n], &s.box_aim[c0..c0 + n]);
@@ -336,21 +357,32 @@ fn masked_sums_impl<K: ScaleKernel>(
         let k = kernel;
         for j in 0..n {
             let (wa, wr) = (
-                [k.weighted(a0[j], 0), k.weighted(a1[j], 1), k.weighted(a2[j], 2)],
-                [k.weighted(r0[j], 0), k.weighted(r1[j], 1), k.weighted(r2[j], 2)],
+                [
+                    k.weighted(a0[j], 0),
+                    k.weighted(a1[j], 1),
+                    k.weighted(a2[j], 2),
+                ],
+                [
+                    k.weighted(r0[j], 0),
+                    k.weighted(r1[j], 1),
+                    k.weighted(r2[j], 2),
+                ],
             );
-            let thr_num = box_num[j] + k.centre_mask(wa[0]) + k.centre_mask(wa[1]) + k.centre_mask(wa[2]);
-            let thr_aim = box_aim[j] + k.centre_mask(wr[0]) + k.centre_mask(wr[1]) + k.centre_mask(wr[2]);
-            num[0] += k.cube_above(k.contrast(r0[j], 0), thr_num, 0);
-            num[1] += k.cube_above(k.contrast(r1[j], 1), thr_num, 1);
-            num[2] += k.cube_above(k.contrast(r2[j], 2), thr_num, 2);
-            aim[0] += k.cube_above(k.contrast(a0[j], 0), thr_aim, 0);
-            aim[1] += k.cube_above(k.contrast(a1[j], 1), thr_aim, 1);
-            aim[2] += k.cube_above(k.contrast(a2[j], 2), thr_aim, 2);
+            let thr_num =
+                box_num[j] + k.centre_mask(wa[0]) + k.centre_mask(wa[1]) + k.centre_mask(wa[2]);
+            let thr_aim =
+                box_aim[j] + k.centre_mask(wr[0]) + k.centre_mask(wr[1]) + k.centre_mask(wr[2]);
+            num[0] = num[0].wrapping_add(k.cube_above(k.contrast(r0[j], 0), thr_num, 0));
+            num[1] = num[1].wrapping_add(k.cube_above(k.contrast(r1[j], 1), thr_num, 1));
+            num[2] = num[2].wrapping_add(k.cube_above(k.contrast(r2[j], 2), thr_num, 2));
+            aim[0] = aim[0].wrapping_add(k.cube_above(k.contrast(a0[j], 0), thr_aim, 0));
+            aim[1] = aim[1].wrapping_add(k.cube_above(k.contrast(a1[j], 1), thr_aim, 1));
+            aim[2] = aim[2].wrapping_add(k.cube_above(k.contrast(a2[j], 2), thr_aim, 2));
         }
         for t in 0..3 {
-            sums.num[t] += (num[t] + row_round) >> row_shift;
-            sums.aim[t] += (aim[t] + row_round) >> row_shift;
+            // Wrapping like libvmaf's int64 sums (only absurd inputs reach it).
+            sums.num[t] = sums.num[t].wrapping_add(num[t].wrapping_add(row_round) >> row_shift);
+            sums.aim[t] = sums.aim[t].wrapping_add(aim[t].wrapping_add(row_round) >> row_shift);
         }
     }
     sums

@@ -7,15 +7,11 @@
 use super::dwt::Bands;
 use super::region::Region;
 use super::simd::simd_dispatch;
-use super::tables::DIV_LOOKUP;
 
 /// A detail coefficient: 16 bits at scale 0, 32 bits at scales 1-3. The two
 /// widths compute the gain t/o differently (direct reciprocal table vs.
 /// normalised divisor), exactly as libvmaf does.
 pub trait Coef: Copy + Default + Send + Sync + 'static {
-    fn to_i64(self) -> i64;
-    /// C conversion of an integer to this type (keeps the low bits).
-    fn from_i64(v: i64) -> Self;
     /// Decouples `dis` against `reference` over `region`, writing `restored`
     /// and `additive` (values outside `region` are left as they were).
     fn decouple(
@@ -29,29 +25,27 @@ pub trait Coef: Copy + Default + Send + Sync + 'static {
 }
 
 impl Coef for i16 {
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-    #[inline(always)]
-    fn from_i64(v: i64) -> Self {
-        v as i16
-    }
-    fn decouple(r: &Bands<i16>, d: &Bands<i16>, reg: &Region, g: f64, rst: &mut Bands<i16>, add: &mut Bands<i16>) {
+    fn decouple(
+        r: &Bands<i16>,
+        d: &Bands<i16>,
+        reg: &Region,
+        g: f64,
+        rst: &mut Bands<i16>,
+        add: &mut Bands<i16>,
+    ) {
         decouple_fine(r, d, reg, g, rst, add)
     }
 }
 
 impl Coef for i32 {
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-    #[inline(always)]
-    fn from_i64(v: i64) -> Self {
-        v as i32
-    }
-    fn decouple(r: &Bands<i32>, d: &Bands<i32>, reg: &Region, g: f64, rst: &mut Bands<i32>, add: &mut Bands<i32>) {
+    fn decouple(
+        r: &Bands<i32>,
+        d: &Bands<i32>,
+        reg: &Region,
+        g: f64,
+        rst: &mut Bands<i32>,
+        add: &mut Bands<i32>,
+    ) {
         decouple_coarse(r, d, reg, g, rst, add)
     }
 }
@@ -82,7 +76,11 @@ fn within_1deg(cos_sq: f64, dot: f64, o_mag: f64, t_mag: f64) -> bool {
 fn gain_limited(rst: i32, t: i32, o: i32, k: i32, aligned: bool, gain_limit: f64) -> i32 {
     let boosted = rst as f64 * gain_limit;
     let t_f = t as f64;
-    let limited = if o > 0 { boosted.min(t_f) } else { boosted.max(t_f) };
+    let limited = if o > 0 {
+        boosted.min(t_f)
+    } else {
+        boosted.max(t_f)
+    };
     // SAFETY: `limited` is finite and lies between 0 and `t` (an i32); the
     // unchecked conversion truncates like C and vectorizes.
     let limited = unsafe { limited.to_int_unchecked::<i32>() };
@@ -102,7 +100,11 @@ fn restore_fine(o: i32, t: i32, aligned: bool, gain_limit: f64) -> i32 {
     let recip = if o < 0 { -recip } else { recip };
     let k = ((recip * t as f64 + 16384.0) / 32768.0).floor();
     // The NaN/infinity of o == 0 is discarded here.
-    let k = if o == 0 { 32768.0 } else { k.clamp(0.0, 32768.0) };
+    let k = if o == 0 {
+        32768.0
+    } else {
+        k.clamp(0.0, 32768.0)
+    };
     // SAFETY: k is an integer in [0, 32768].
     let k = unsafe { k.to_int_unchecked::<i32>() };
     let rst = ((k * o + 16384) >> 15) as i16 as i32;
@@ -125,12 +127,35 @@ fn decouple_fine_impl(
     for i in region.top..region.bottom {
         let row = i * w + region.left..i * w + region.right;
         let n = row.len();
-        let (oh, ov, od) = (&reference.h[row.clone()], &reference.v[row.clone()], &reference.d[row.clone()]);
-        let (th, tv, td) = (&dis.h[row.clone()], &dis.v[row.clone()], &dis.d[row.clone()]);
-        let (rh, rv, rd) = (&mut restored.h[row.clone()], &mut restored.v[row.clone()], &mut restored.d[row.clone()]);
-        let (ah, av, ad) = (&mut additive.h[row.clone()], &mut additive.v[row.clone()], &mut additive.d[row]);
+        let (oh, ov, od) = (
+            &reference.h[row.clone()],
+            &reference.v[row.clone()],
+            &reference.d[row.clone()],
+        );
+        let (th, tv, td) = (
+            &dis.h[row.clone()],
+            &dis.v[row.clone()],
+            &dis.d[row.clone()],
+        );
+        let (rh, rv, rd) = (
+            &mut restored.h[row.clone()],
+            &mut restored.v[row.clone()],
+            &mut restored.d[row.clone()],
+        );
+        let (ah, av, ad) = (
+            &mut additive.h[row.clone()],
+            &mut additive.v[row.clone()],
+            &mut additive.d[row],
+        );
         let (oh, ov, od, th, tv, td) = (&oh[..n], &ov[..n], &od[..n], &th[..n], &tv[..n], &td[..n]);
-        let (rh, rv, rd, ah, av, ad) = (&mut rh[..n], &mut rv[..n], &mut rd[..n], &mut ah[..n], &mut av[..n], &mut ad[..n]);
+        let (rh, rv, rd, ah, av, ad) = (
+            &mut rh[..n],
+            &mut rv[..n],
+            &mut rd[..n],
+            &mut ah[..n],
+            &mut av[..n],
+            &mut ad[..n],
+        );
         for j in 0..n {
             let (oh, ov, od) = (oh[j] as i32, ov[j] as i32, od[j] as i32);
             let (th, tv, td) = (th[j] as i32, tv[j] as i32, td[j] as i32);
@@ -173,7 +198,11 @@ simd_dispatch! {
 #[inline(always)]
 fn ratio_q15_wide(o: i32, t: i32) -> i64 {
     let abs_o = o.unsigned_abs();
-    let shift = if abs_o < 32768 { 0 } else { 17 - abs_o.leading_zeros() };
+    let shift = if abs_o < 32768 {
+        0
+    } else {
+        17 - abs_o.leading_zeros()
+    };
     let divisor = abs_o.wrapping_add((1u32 << shift) >> 1) >> shift;
     // divisor == 0 only for o == 0, which the caller discards.
     let recip = (1_073_741_824.0 / divisor as f64).trunc() as i64;
@@ -183,7 +212,11 @@ fn ratio_q15_wide(o: i32, t: i32) -> i64 {
 
 #[inline(always)]
 fn restore_coarse(o: i32, t: i32, aligned: bool, gain_limit: f64) -> i32 {
-    let k = if o == 0 { 32768 } else { ratio_q15_wide(o, t).clamp(0, 32768) };
+    let k = if o == 0 {
+        32768
+    } else {
+        ratio_q15_wide(o, t).clamp(0, 32768)
+    };
     let rst = ((k * o as i64 + 16384) >> 15) as i32;
     gain_limited(rst, t, o, k as i32, aligned, gain_limit)
 }
@@ -203,10 +236,26 @@ fn decouple_coarse_impl(
     let cos_sq = cos_1deg_sq();
     for i in region.top..region.bottom {
         let row = i * w + region.left..i * w + region.right;
-        let (oh, ov, od) = (&reference.h[row.clone()], &reference.v[row.clone()], &reference.d[row.clone()]);
-        let (th, tv, td) = (&dis.h[row.clone()], &dis.v[row.clone()], &dis.d[row.clone()]);
-        let (rh, rv, rd) = (&mut restored.h[row.clone()], &mut restored.v[row.clone()], &mut restored.d[row.clone()]);
-        let (ah, av, ad) = (&mut additive.h[row.clone()], &mut additive.v[row.clone()], &mut additive.d[row]);
+        let (oh, ov, od) = (
+            &reference.h[row.clone()],
+            &reference.v[row.clone()],
+            &reference.d[row.clone()],
+        );
+        let (th, tv, td) = (
+            &dis.h[row.clone()],
+            &dis.v[row.clone()],
+            &dis.d[row.clone()],
+        );
+        let (rh, rv, rd) = (
+            &mut restored.h[row.clone()],
+            &mut restored.v[row.clone()],
+            &mut restored.d[row.clone()],
+        );
+        let (ah, av, ad) = (
+            &mut additive.h[row.clone()],
+            &mut additive.v[row.clone()],
+            &mut additive.d[row],
+        );
         for j in 0..rh.len() {
             let (o, t) = ([oh[j], ov[j], od[j]], [th[j], tv[j], td[j]]);
             // libvmaf's int64 arithmetic; exact in i128 would differ only
@@ -217,7 +266,12 @@ fn decouple_coarse_impl(
             let o_mag = o0.wrapping_mul(o0).wrapping_add(o1.wrapping_mul(o1));
             let t_mag = t0.wrapping_mul(t0).wrapping_add(t1.wrapping_mul(t1));
             // int64 -> float rounds once, as i64 -> f32 does.
-            let aligned = within_1deg(cos_sq, dot as f32 as f64, o_mag as f32 as f64, t_mag as f32 as f64);
+            let aligned = within_1deg(
+                cos_sq,
+                dot as f32 as f64,
+                o_mag as f32 as f64,
+                t_mag as f32 as f64,
+            );
             let r = [
                 restore_coarse(o[0], t[0], aligned, gain_limit),
                 restore_coarse(o[1], t[1], aligned, gain_limit),
@@ -248,13 +302,15 @@ simd_dispatch! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature::adm::tables::DIV_LOOKUP;
 
     /// libvmaf's scale-0 restore with its table and int64 arithmetic.
     fn restore_fine_reference(o: i16, t: i16, aligned: bool, gain_limit: f64) -> i16 {
         let k = if o == 0 {
             32768
         } else {
-            (((DIV_LOOKUP[(o as i32 + 32768) as usize] as i64 * t as i64 + 16384) >> 15) as i32).clamp(0, 32768)
+            (((DIV_LOOKUP[(o as i32 + 32768) as usize] as i64 * t as i64 + 16384) >> 15) as i32)
+                .clamp(0, 32768)
         };
         let rst = ((k * o as i32 + 16384) >> 15) as i16;
         let f = (k as f32 / 32768.0) * (o as f32 / 64.0);
@@ -270,7 +326,10 @@ mod tests {
 
     #[test]
     fn float_reciprocal_matches_table() {
-        let values = [-32768, -32767, -20000, -4097, -300, -7, -1, 0, 1, 2, 3, 5, 77, 1000, 4096, 12345, 32767];
+        let values = [
+            -32768, -32767, -20000, -4097, -300, -7, -1, 0, 1, 2, 3, 5, 77, 1000, 4096, 12345,
+            32767,
+        ];
         for &o in &values {
             for &t in &values {
                 for (aligned, gain) in [(false, 100.0), (true, 100.0), (true, 1.0), (true, 1.7)] {
@@ -292,18 +351,41 @@ mod tests {
             ((abs_o + (1 << (k - 1))) >> k, k)
         };
         let sign = if o < 0 { -1 } else { 1 };
-        (DIV_LOOKUP[msb as u16 as usize + 32768] as i64 * t as i64 * sign + (1i64 << (14 + shift))) >> (15 + shift)
+        (DIV_LOOKUP[msb as u16 as usize + 32768] as i64 * t as i64 * sign + (1i64 << (14 + shift)))
+            >> (15 + shift)
     }
 
     #[test]
     fn wide_ratio_matches_table() {
         let values = [
-            i32::MIN + 1, -2_000_000_000, -70000, -65537, -32769, -32768, -32767, -1, 1, 2, 3, 32767, 32768, 32769,
-            65535, 65536, 98303, 1 << 20, 123_456_789, i32::MAX,
+            i32::MIN + 1,
+            -2_000_000_000,
+            -70000,
+            -65537,
+            -32769,
+            -32768,
+            -32767,
+            -1,
+            1,
+            2,
+            3,
+            32767,
+            32768,
+            32769,
+            65535,
+            65536,
+            98303,
+            1 << 20,
+            123_456_789,
+            i32::MAX,
         ];
         for &o in &values {
             for &t in &values {
-                assert_eq!(ratio_q15_wide(o, t), ratio_q15_wide_reference(o, t), "o={o} t={t}");
+                assert_eq!(
+                    ratio_q15_wide(o, t),
+                    ratio_q15_wide_reference(o, t),
+                    "o={o} t={t}"
+                );
             }
         }
     }

@@ -3,8 +3,8 @@
 //! four subbands. Scale 0 reads the picture and keeps 16-bit details; scales
 //! 1-3 work on the 32-bit approximation of the previous level.
 
-use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
 use super::simd::simd_dispatch;
+use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
 use crate::picture::{PlaneRef, Sample};
 
 /// Detail subbands of one picture at one scale, `width` x `height`, packed.
@@ -163,7 +163,11 @@ fn horizontal_fine(row: &[i16], cols: &[[usize; 4]], dst_lo: &mut [i16], dst_hi:
     let pass = |f: &[i32; 4], s: [i32; 4]| (filter32(f, s).wrapping_add(1 << 15) >> 16) as i16;
     let left = row[1..1 + 2 * n].chunks_exact(2);
     let right = row[3..3 + 2 * n].chunks_exact(2);
-    for ((lo, hi), (a, b)) in dst_lo[1..=n].iter_mut().zip(&mut dst_hi[1..=n]).zip(left.zip(right)) {
+    for ((lo, hi), (a, b)) in dst_lo[1..=n]
+        .iter_mut()
+        .zip(&mut dst_hi[1..=n])
+        .zip(left.zip(right))
+    {
         let s = [a[0] as i32, a[1] as i32, b[0] as i32, b[1] as i32];
         *lo = pass(&DB2_LO, s);
         *hi = pass(&DB2_HI, s);
@@ -185,7 +189,12 @@ fn vertical_fine<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], hi:
     let [r0, r1, r2, r3] = rows.map(|r| &r[..w]);
     let hi = &mut hi[..w];
     for j in 0..w {
-        let s = [r0[j].into() as i32, r1[j].into() as i32, r2[j].into() as i32, r3[j].into() as i32];
+        let s = [
+            r0[j].into() as i32,
+            r1[j].into() as i32,
+            r2[j].into() as i32,
+            r3[j].into() as i32,
+        ];
         let l = filter32(&DB2_LO, s).wrapping_sub(offset);
         lo[j] = (l.wrapping_add(round) >> bit_depth) as i16;
         let h = filter32(&DB2_HI, s);
@@ -300,13 +309,23 @@ fn coarse_simd_reads_past_row(out_w: usize) -> bool {
 
 /// Horizontal pass of scales 1-3 (see [`horizontal_fine`]).
 #[inline(always)]
-fn horizontal_coarse(row: &[i32], cols: &[[usize; 4]], (add, shift): (i64, u32), dst_lo: &mut [i32], dst_hi: &mut [i32]) {
+fn horizontal_coarse(
+    row: &[i32],
+    cols: &[[usize; 4]],
+    (add, shift): (i64, u32),
+    dst_lo: &mut [i32],
+    dst_hi: &mut [i32],
+) {
     let out_w = cols.len();
     let n = interior_outputs(row.len(), out_w);
     let pass = |f: &[i32; 4], s: [i32; 4]| ((filter64(f, s) + add) >> shift) as i32;
     let left = row[1..1 + 2 * n].chunks_exact(2);
     let right = row[3..3 + 2 * n].chunks_exact(2);
-    for ((lo, hi), (a, b)) in dst_lo[1..=n].iter_mut().zip(&mut dst_hi[1..=n]).zip(left.zip(right)) {
+    for ((lo, hi), (a, b)) in dst_lo[1..=n]
+        .iter_mut()
+        .zip(&mut dst_hi[1..=n])
+        .zip(left.zip(right))
+    {
         let s = [a[0], a[1], b[0], b[1]];
         *lo = pass(&DB2_LO, s);
         *hi = pass(&DB2_HI, s);
@@ -351,16 +370,37 @@ fn analyze_approx_pair_impl(
     for (i, rows) in taps.rows.iter().enumerate() {
         for (p, level) in levels.iter().enumerate() {
             let (lo, hi) = tmp[2 * p * width..(2 * p + 2) * width].split_at_mut(width);
-            vertical_coarse(rows.map(|r| &level.src[r * width..(r + 1) * width]), vertical, lo, hi);
+            vertical_coarse(
+                rows.map(|r| &level.src[r * width..(r + 1) * width]),
+                vertical,
+                lo,
+                hi,
+            );
         }
         let out = i * out_w..(i + 1) * out_w;
         for (p, level) in levels.iter_mut().enumerate() {
             let (lo_base, hi_base) = (2 * p * width, (2 * p + 1) * width);
             let d = &mut *level.details;
-            let (da, dh, dv, dd) =
-                (&mut level.approx[out.clone()], &mut d.h[out.clone()], &mut d.v[out.clone()], &mut d.d[out.clone()]);
-            horizontal_coarse(&tmp[lo_base..lo_base + width], &taps.cols, horizontal, da, dv);
-            horizontal_coarse(&tmp[hi_base..hi_base + width], &taps.cols, horizontal, dh, dd);
+            let (da, dh, dv, dd) = (
+                &mut level.approx[out.clone()],
+                &mut d.h[out.clone()],
+                &mut d.v[out.clone()],
+                &mut d.d[out.clone()],
+            );
+            horizontal_coarse(
+                &tmp[lo_base..lo_base + width],
+                &taps.cols,
+                horizontal,
+                da,
+                dv,
+            );
+            horizontal_coarse(
+                &tmp[hi_base..hi_base + width],
+                &taps.cols,
+                horizontal,
+                dh,
+                dd,
+            );
             if overrun {
                 let j = out_w - 1;
                 let (add, shift) = horizontal;
