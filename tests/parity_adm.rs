@@ -285,9 +285,11 @@ fn extreme_pictures_do_not_panic() {
     }
 }
 
+/// Not a parity test: prints the time per 1080p frame (run with
+/// `--release -- --ignored speed`).
 #[test]
 #[ignore]
-fn zz_speed_1080p() {
+fn speed_1080p() {
     let format =
         vmafx::PictureFormat::new(1920, 1080, vmafx::ChromaSubsampling::Yuv420, 8).unwrap();
     let mut r = vmafx::HostPicture::new(format);

@@ -110,21 +110,21 @@ fn filter64(f: &[i32; 4], s: [i32; 4]) -> i64 {
 /// are not kept as they are (the 16-bit approximation before widening, and
 /// the high-pass of the approximation-only analysis).
 #[derive(Debug, Clone, Default)]
-pub struct RowScratch<T> {
-    lo: Vec<T>,
-    hi: Vec<T>,
-    out_lo: Vec<T>,
-    out_hi: Vec<T>,
+pub struct RowScratch {
+    lo: Vec<i16>,
+    hi: Vec<i16>,
+    out_lo: Vec<i16>,
+    out_hi: Vec<i16>,
 }
 
-impl<T: Copy + Default> RowScratch<T> {
+impl RowScratch {
     pub fn new(width: usize) -> Self {
         let half = width.div_ceil(2);
         Self {
-            lo: vec![T::default(); width],
-            hi: vec![T::default(); width],
-            out_lo: vec![T::default(); half],
-            out_hi: vec![T::default(); half],
+            lo: vec![0; width],
+            hi: vec![0; width],
+            out_lo: vec![0; half],
+            out_hi: vec![0; half],
         }
     }
 }
@@ -207,7 +207,7 @@ fn analyze_picture_impl<S: Sample>(
     src: &PlaneRef<'_, S>,
     bit_depth: u32,
     taps: &Taps,
-    scratch: &mut RowScratch<i16>,
+    scratch: &mut RowScratch,
     approx: &mut [i32],
     mut details: Option<&mut Bands<i16>>,
 ) {
@@ -256,7 +256,7 @@ simd_dispatch! {
         src: &PlaneRef<'_, S>,
         bit_depth: u32,
         taps: &Taps,
-        scratch: &mut RowScratch<i16>,
+        scratch: &mut RowScratch,
         approx: &mut [i32],
         details: Option<&mut Bands<i16>>,
     ) => analyze_picture_impl

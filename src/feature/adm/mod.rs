@@ -2,12 +2,24 @@
 //!
 //! Per scale (4 levels of a db2 wavelet, luma only): the distorted detail
 //! bands are decoupled against the reference into a restored part and an
-//! additive impairment ([`decouple`]); the restored part, weighted by the
-//! contrast sensitivity function ([`csf`]) and masked by the impairment
-//! ([`cm`]), over the CSF-weighted reference energy ([`den`]) gives ADM
+//! additive impairment (`decouple`); the restored part, weighted by the
+//! contrast sensitivity function (`csf`) and masked by the impairment
+//! (`cm`), over the CSF-weighted reference energy (`den`) gives ADM
 //! (`integer_adm2`); the impairment masked by the restored part gives AIM.
 //! All integer steps and their float/double conversions follow libvmaf's C
 //! code, so the scores are bit-identical.
+//!
+//! libvmaf details reproduced on purpose (each noted where it happens):
+//! - the Watson quantisation step takes `k * temp * temp` as a float
+//!   product; the default scale-0 weights are hard-coded (36453, 49417);
+//! - the diagonal scale-0 CSF rounds with 65535, scales 1-3 round their 1/15
+//!   and 1/30 masks with a wrapped -2^31 (Netflix/vmaf#955), and the scale
+//!   1-3 denominators square with a rounding term of a full unit;
+//! - the masking neighbourhood mirrors at the top/left edge but repeats at
+//!   the bottom/right;
+//! - libvmaf's AVX-512 DWT, which produced the reference scores, computes
+//!   the last column with unmirrored taps when the half width is 1 modulo
+//!   its vector block (see `dwt`).
 
 mod cm;
 mod csf;

@@ -78,7 +78,7 @@ struct Work {
     coarse_restored: Bands<i32>,
     coarse_additive: Bands<i32>,
     mask: MaskScratch,
-    fine_rows: RowScratch<i16>,
+    fine_rows: RowScratch,
     coarse_rows: CoarseScratch,
 }
 
