@@ -226,3 +226,101 @@ fn suffix_follows_libvmaf_order() {
         "_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_nvd_1.5_rdh_2160"
     );
 }
+
+/// Extreme pictures (flat, full-range checkerboards, 16-bit extremes) must
+/// not trip the integer arithmetic (the test profile checks overflow).
+#[test]
+fn extreme_pictures_do_not_panic() {
+    use vmafx::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId};
+    let info = find("adm").unwrap();
+    for (w, h, depth) in [(33, 33, 8u8), (64, 48, 8), (97, 65, 10), (66, 40, 16)] {
+        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv400, depth).unwrap();
+        let max = (1u32 << depth) - 1;
+        let patterns: [&dyn Fn(usize, usize) -> u32; 4] = [
+            &|_, _| 0,
+            &|_, _| max,
+            &|x, y| if (x + y) % 2 == 0 { max } else { 0 },
+            &|x, y| if (x / 3 + y / 2) % 2 == 0 { 0 } else { max },
+        ];
+        let picture = |f: &dyn Fn(usize, usize) -> u32| {
+            let mut p = HostPicture::new(format);
+            let width = w as usize;
+            if depth == 8 {
+                for (i, v) in p.plane_u8_mut(PlaneId::Y).iter_mut().enumerate() {
+                    *v = f(i % width, i / width) as u8;
+                }
+            } else {
+                for (i, v) in p.plane_u16_mut(PlaneId::Y).iter_mut().enumerate() {
+                    *v = f(i % width, i / width) as u16;
+                }
+            }
+            p
+        };
+        for options in [
+            "",
+            "adm_enhn_gain_limit=1.0:debug=true",
+            "adm_skip_scale0=true",
+            "adm_csf_mode=1",
+        ] {
+            let raw = parse_key_values("adm", options).unwrap();
+            let o = Options::resolve("adm", info.options, &raw).unwrap();
+            let mut adm = (info.create)(&o, &format).unwrap();
+            for r in &patterns {
+                for d in &patterns {
+                    let (r, d) = (picture(r), picture(d));
+                    let mut sink = FeatureSink::new();
+                    adm.extract(
+                        &FrameInput {
+                            index: 0,
+                            reference: &r,
+                            distorted: &d,
+                        },
+                        &mut sink,
+                    )
+                    .unwrap();
+                    assert!(!sink.is_empty());
+                }
+            }
+        }
+    }
+}
+
+/// Not a parity test: prints the time per 1080p frame (run with
+/// `--release -- --ignored speed`).
+#[test]
+#[ignore]
+fn speed_1080p() {
+    let format =
+        vmafx::PictureFormat::new(1920, 1080, vmafx::ChromaSubsampling::Yuv420, 8).unwrap();
+    let mut r = vmafx::HostPicture::new(format);
+    let mut d = vmafx::HostPicture::new(format);
+    let mut seed = 1u32;
+    for (a, b) in r
+        .plane_u8_mut(vmafx::PlaneId::Y)
+        .iter_mut()
+        .zip(d.plane_u8_mut(vmafx::PlaneId::Y).iter_mut())
+    {
+        seed = seed.wrapping_mul(1664525).wrapping_add(1013904223);
+        *a = (seed >> 24) as u8;
+        *b = a.wrapping_add((seed >> 13) as u8 & 7);
+    }
+    let info = find("adm").unwrap();
+    let o = Options::resolve("adm", info.options, &[]).unwrap();
+    let mut adm = (info.create)(&o, &format).unwrap();
+    let mut sink = FeatureSink::new();
+    let t = std::time::Instant::now();
+    let n = 50;
+    for i in 0..n {
+        adm.extract(
+            &FrameInput {
+                index: i,
+                reference: &r,
+                distorted: &d,
+            },
+            &mut sink,
+        )
+        .unwrap();
+    }
+    let dt = t.elapsed().as_secs_f64() / n as f64;
+    println!("adm 1080p: {:.2} ms/frame ({:.1} fps)", dt * 1e3, 1.0 / dt);
+}

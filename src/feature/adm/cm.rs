@@ -9,6 +9,7 @@
 use super::decouple::Coef;
 use super::dwt::Bands;
 use super::region::Region;
+use super::simd::simd_dispatch;
 use super::tables::{I4_ONE_BY_15, I4_ONE_BY_30, ONE_BY_15, ONE_BY_30};
 
 /// Fixed-point arithmetic of contrast masking at one scale.
@@ -56,8 +57,8 @@ impl FineKernel {
     /// Kernel for a `width` x `height` scale-0 band with fixed-point weights
     /// `rfactor`.
     pub fn new(rfactor: [u16; 3], width: usize, height: usize) -> Self {
-        // The cube of a Q21/Q23 value needs 4 (h, v) or 3 (d) bits of
-        // headroom per doubling of the width.
+        // libvmaf scales the cube shift with the width so that a row sum
+        // cannot overflow: ceil(log2(w)) - 4 for h and v, - 3 for d.
         let hv = ceil_log2(width, -4.0);
         Self {
             rfactor: rfactor.map(i32::from),
@@ -207,77 +208,197 @@ impl ScaleKernel for CoarseKernel {
 /// Working planes of [`masked_sums`], sized for the largest band.
 #[derive(Debug, Clone, Default)]
 pub struct MaskScratch {
-    /// Sum over orientations of the neighbour masks of the masker.
-    mask: Vec<i32>,
-    /// Vertical 3-sums of `mask` for one row.
-    column_sums: Vec<i32>,
+    /// Per coefficient, the sum over orientations of the neighbour masks of
+    /// the additive impairment (masking the restored detail) and of the
+    /// restored detail (masking the impairment, for AIM).
+    mask_num: Vec<i32>,
+    mask_aim: Vec<i32>,
+    /// One row of vertical 3-sums of each mask, then of 3x3 neighbourhood
+    /// sums without the centre.
+    column_num: Vec<i32>,
+    column_aim: Vec<i32>,
+    box_num: Vec<i32>,
+    box_aim: Vec<i32>,
 }
 
 impl MaskScratch {
     pub fn new(max_band_len: usize, max_width: usize) -> Self {
         Self {
-            mask: vec![0; max_band_len],
-            column_sums: vec![0; max_width],
+            mask_num: vec![0; max_band_len],
+            mask_aim: vec![0; max_band_len],
+            column_num: vec![0; max_width],
+            column_aim: vec![0; max_width],
+            box_num: vec![0; max_width],
+            box_aim: vec![0; max_width],
         }
     }
 }
 
-/// Contrast-masked cube sums of `target`, masked by `masker` (both bands of
-/// the same size), per orientation h, v, d, over `region`.
-pub fn masked_sums<K: ScaleKernel>(
-    kernel: &K,
-    target: &Bands<K::C>,
-    masker: &Bands<K::C>,
-    region: &Region,
-    scratch: &mut MaskScratch,
-) -> [i64; 3] {
-    let (w, h) = (masker.width, masker.height);
-    let halo = region.with_halo(w, h);
-    let mask = &mut scratch.mask[..w * h];
-    let [mh, mv, md] = masker.all();
-    for i in halo.top..halo.bottom {
-        let row = i * w + halo.left..i * w + halo.right;
-        let (mh, mv, md) = (&mh[row.clone()], &mv[row.clone()], &md[row.clone()]);
-        for (j, m) in mask[row].iter_mut().enumerate() {
-            *m = kernel.neighbour_mask(kernel.weighted(mh[j], 0))
-                + kernel.neighbour_mask(kernel.weighted(mv[j], 1))
-                + kernel.neighbour_mask(kernel.weighted(md[j], 2));
-        }
-    }
+/// Cube sums per orientation (h, v, d) of one scale.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MaskedSums {
+    /// The restored detail masked by the impairment (ADM numerator).
+    pub num: [i64; 3],
+    /// The impairment masked by the restored detail (AIM numerator).
+    pub aim: [i64; 3],
+}
 
-    // Neighbours past the band edge: mirrored on the top/left side (row -1
-    // reads row 1), repeated on the bottom/right side (row h reads h - 1).
-    let up = |i: usize| if i == 0 { 1 } else { i - 1 };
-    let down = |i: usize| if i + 1 == h { i } else { i + 1 };
+/// Per coefficient of `[lo, hi)` of one row: the masks of all three
+/// orientations of `a` (into `mask_a`) and of `b` (into `mask_b`).
+#[inline(always)]
+fn mask_row<K: ScaleKernel>(
+    k: &K,
+    a: [&[K::C]; 3],
+    b: [&[K::C]; 3],
+    mask_a: &mut [i32],
+    mask_b: &mut [i32],
+) {
+    let n = mask_a.len();
+    let (a0, a1, a2, b0, b1, b2) = (
+        &a[0][..n],
+        &a[1][..n],
+        &a[2][..n],
+        &b[0][..n],
+        &b[1][..n],
+        &b[2][..n],
+    );
+    let mask_b = &mut mask_b[..n];
+    for j in 0..n {
+        mask_a[j] = k.neighbour_mask(k.weighted(a0[j], 0))
+            + k.neighbour_mask(k.weighted(a1[j], 1))
+            + k.neighbour_mask(k.weighted(a2[j], 2));
+        mask_b[j] = k.neighbour_mask(k.weighted(b0[j], 0))
+            + k.neighbour_mask(k.weighted(b1[j], 1))
+            + k.neighbour_mask(k.weighted(b2[j], 2));
+    }
+}
+
+/// Sums over the 3x3 neighbourhood of each coefficient of row `cur` but the
+/// coefficient itself, for columns `[c0, c1)`; `columns` holds the vertical
+/// 3-sums. Past the band edge neighbours are mirrored on the left (column
+/// -1 reads column 1) and repeated on the right (column w reads w - 1).
+#[inline(always)]
+fn neighbourhood_row(columns: &[i32], cur: &[i32], c0: usize, c1: usize, out: &mut [i32]) {
+    let w = columns.len();
     let left = |j: usize| if j == 0 { 1 } else { j - 1 };
     let right = |j: usize| if j + 1 == w { j } else { j + 1 };
+    let (inner0, inner1) = (c0.max(1), c1.min(w - 1));
+    for j in (c0..inner0).chain(inner1.max(inner0)..c1) {
+        out[j] = columns[left(j)] + columns[j] + columns[right(j)] - cur[j];
+    }
+    if inner0 < inner1 {
+        let (l, m, r) = (
+            &columns[inner0 - 1..inner1 - 1],
+            &columns[inner0..inner1],
+            &columns[inner0 + 1..inner1 + 1],
+        );
+        let (cur, out) = (&cur[inner0..inner1], &mut out[inner0..inner1]);
+        for j in 0..out.len() {
+            out[j] = l[j] + m[j] + r[j] - cur[j];
+        }
+    }
+}
 
-    let [th, tv, td] = target.all();
-    let column_sums = &mut scratch.column_sums[..w];
+#[inline(always)]
+fn masked_sums_impl<K: ScaleKernel>(
+    kernel: &K,
+    restored: &Bands<K::C>,
+    additive: &Bands<K::C>,
+    region: &Region,
+    scratch: &mut MaskScratch,
+) -> MaskedSums {
+    let (w, h) = (restored.width, restored.height);
+    let halo = region.with_halo(w, h);
+    let (rst, add) = (restored.all(), additive.all());
+    let s = scratch;
+    let (mask_num, mask_aim) = (&mut s.mask_num[..w * h], &mut s.mask_aim[..w * h]);
+    for i in halo.top..halo.bottom {
+        let row = i * w + halo.left..i * w + halo.right;
+        mask_row(
+            kernel,
+            add.map(|b| &b[row.clone()]),
+            rst.map(|b| &b[row.clone()]),
+            &mut mask_num[row.clone()],
+            &mut mask_aim[row],
+        );
+    }
+
+    // Rows past the band edge: mirrored at the top, repeated at the bottom.
+    let up = |i: usize| if i == 0 { 1 } else { i - 1 };
+    let down = |i: usize| if i + 1 == h { i } else { i + 1 };
     let row_shift = kernel.row_shift();
     let row_round = half(row_shift);
-    let mut sums = [0i64; 3];
+    let (c0, c1) = (region.left, region.right);
+    let mut sums = MaskedSums::default();
     for i in region.top..region.bottom {
         let (ru, rc, rd) = (up(i) * w, i * w, down(i) * w);
-        for j in halo.left..halo.right {
-            column_sums[j] = mask[ru + j] + mask[rc + j] + mask[rd + j];
+        for (mask, column, boxed) in [
+            (&*mask_num, &mut s.column_num, &mut s.box_num),
+            (&*mask_aim, &mut s.column_aim, &mut s.box_aim),
+        ] {
+            let column = &mut column[..w];
+            let (mu, mc, md) = (&mask[ru..ru + w], &mask[rc..rc + w], &mask[rd..rd + w]);
+            for j in halo.left..halo.right {
+                column[j] = mu[j] + mc[j] + md[j];
+            }
+            neighbourhood_row(column, mc, c0, c1, &mut boxed[..w]);
         }
-        let mut row_sums = [0i64; 3];
-        for j in region.left..region.right {
-            let k = rc + j;
-            let threshold = column_sums[left(j)] + column_sums[j] + column_sums[right(j)] - mask[k]
-                + kernel.centre_mask(kernel.weighted(mh[k], 0))
-                + kernel.centre_mask(kernel.weighted(mv[k], 1))
-                + kernel.centre_mask(kernel.weighted(md[k], 2));
-            row_sums[0] += kernel.cube_above(kernel.contrast(th[k], 0), threshold, 0);
-            row_sums[1] += kernel.cube_above(kernel.contrast(tv[k], 1), threshold, 1);
-            row_sums[2] += kernel.cube_above(kernel.contrast(td[k], 2), threshold, 2);
+        let row = rc + c0..rc + c1;
+        let n = row.len();
+        let (r0, r1, r2) = (
+            &rst[0][row.clone()],
+            &rst[1][row.clone()],
+            &rst[2][row.clone()],
+        );
+        let (a0, a1, a2) = (&add[0][row.clone()], &add[1][row.clone()], &add[2][row]);
+        let (r0, r1, r2, a0, a1, a2) = (&r0[..n], &r1[..n], &r2[..n], &a0[..n], &a1[..n], &a2[..n]);
+        let (box_num, box_aim) = (&s.box_num[c0..c0 + n], &s.box_aim[c0..c0 + n]);
+        let (mut num, mut aim) = ([0i64; 3], [0i64; 3]);
+        let k = kernel;
+        for j in 0..n {
+            let (wa, wr) = (
+                [
+                    k.weighted(a0[j], 0),
+                    k.weighted(a1[j], 1),
+                    k.weighted(a2[j], 2),
+                ],
+                [
+                    k.weighted(r0[j], 0),
+                    k.weighted(r1[j], 1),
+                    k.weighted(r2[j], 2),
+                ],
+            );
+            let thr_num =
+                box_num[j] + k.centre_mask(wa[0]) + k.centre_mask(wa[1]) + k.centre_mask(wa[2]);
+            let thr_aim =
+                box_aim[j] + k.centre_mask(wr[0]) + k.centre_mask(wr[1]) + k.centre_mask(wr[2]);
+            num[0] = num[0].wrapping_add(k.cube_above(k.contrast(r0[j], 0), thr_num, 0));
+            num[1] = num[1].wrapping_add(k.cube_above(k.contrast(r1[j], 1), thr_num, 1));
+            num[2] = num[2].wrapping_add(k.cube_above(k.contrast(r2[j], 2), thr_num, 2));
+            aim[0] = aim[0].wrapping_add(k.cube_above(k.contrast(a0[j], 0), thr_aim, 0));
+            aim[1] = aim[1].wrapping_add(k.cube_above(k.contrast(a1[j], 1), thr_aim, 1));
+            aim[2] = aim[2].wrapping_add(k.cube_above(k.contrast(a2[j], 2), thr_aim, 2));
         }
         for t in 0..3 {
-            sums[t] += (row_sums[t] + row_round) >> row_shift;
+            // Wrapping like libvmaf's int64 sums (only absurd inputs reach it).
+            sums.num[t] = sums.num[t].wrapping_add(num[t].wrapping_add(row_round) >> row_shift);
+            sums.aim[t] = sums.aim[t].wrapping_add(aim[t].wrapping_add(row_round) >> row_shift);
         }
     }
     sums
+}
+
+simd_dispatch! {
+    /// Contrast-masked cube sums over `region` of the restored detail (masked
+    /// by the additive impairment) and of the impairment (masked by the
+    /// restored detail), per orientation.
+    pub fn masked_sums<K: ScaleKernel>(
+        kernel: &K,
+        restored: &Bands<K::C>,
+        additive: &Bands<K::C>,
+        region: &Region,
+        scratch: &mut MaskScratch,
+    ) -> MaskedSums => masked_sums_impl
 }
 
 /// libvmaf's cube-norm score of one scale: the sum over orientations of

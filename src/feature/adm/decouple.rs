@@ -6,130 +6,234 @@
 
 use super::dwt::Bands;
 use super::region::Region;
-use super::tables::DIV_LOOKUP;
+use super::simd::simd_dispatch;
 
 /// A detail coefficient: 16 bits at scale 0, 32 bits at scales 1-3. The two
-/// widths compute the gain differently (direct table lookup vs. normalised
-/// divisor), exactly as libvmaf does.
+/// widths compute the gain t/o differently (direct reciprocal table vs.
+/// normalised divisor), exactly as libvmaf does.
 pub trait Coef: Copy + Default + Send + Sync + 'static {
-    fn to_i64(self) -> i64;
-    /// C conversion of an integer to this type (keeps the low bits).
-    fn from_i64(v: i64) -> Self;
-    /// C conversion of a double to this type (truncates toward zero).
-    fn from_f64(v: f64) -> Self;
-    /// `t / o` in Q15 (the caller clamps it), `o != 0`.
-    fn ratio_q15(o: Self, t: Self) -> i64;
+    /// Decouples `dis` against `reference` over `region`, writing `restored`
+    /// and `additive` (values outside `region` are left as they were).
+    fn decouple(
+        reference: &Bands<Self>,
+        dis: &Bands<Self>,
+        region: &Region,
+        gain_limit: f64,
+        restored: &mut Bands<Self>,
+        additive: &mut Bands<Self>,
+    );
 }
 
 impl Coef for i16 {
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-    #[inline(always)]
-    fn from_i64(v: i64) -> Self {
-        v as i16
-    }
-    #[inline(always)]
-    fn from_f64(v: f64) -> Self {
-        v as i16
-    }
-    #[inline(always)]
-    fn ratio_q15(o: Self, t: Self) -> i64 {
-        // libvmaf keeps this in an int32; |result| <= 2^30 always fits.
-        ((DIV_LOOKUP[(o as i32 + 32768) as usize] as i64 * t as i64 + 16384) >> 15) as i32 as i64
+    fn decouple(
+        r: &Bands<i16>,
+        d: &Bands<i16>,
+        reg: &Region,
+        g: f64,
+        rst: &mut Bands<i16>,
+        add: &mut Bands<i16>,
+    ) {
+        decouple_fine(r, d, reg, g, rst, add)
     }
 }
 
 impl Coef for i32 {
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-    #[inline(always)]
-    fn from_i64(v: i64) -> Self {
-        v as i32
-    }
-    #[inline(always)]
-    fn from_f64(v: f64) -> Self {
-        v as i32
-    }
-    #[inline(always)]
-    fn ratio_q15(o: Self, t: Self) -> i64 {
-        // The divisor is reduced to its 15 most significant bits (rounded)
-        // and the lookup's shift grows by as many bits.
-        let abs_o = o.unsigned_abs();
-        let (divisor, shift) = if abs_o < 32768 {
-            (abs_o, 0)
-        } else {
-            let shift = 17 - abs_o.leading_zeros();
-            (abs_o.wrapping_add(1 << (shift - 1)) >> shift, shift)
-        };
-        let sign = if o < 0 { -1 } else { 1 };
-        let recip = DIV_LOOKUP[(divisor as u16 as usize) + 32768] as i64;
-        (recip.wrapping_mul(t as i64).wrapping_mul(sign) + (1i64 << (14 + shift))) >> (15 + shift)
+    fn decouple(
+        r: &Bands<i32>,
+        d: &Bands<i32>,
+        reg: &Region,
+        g: f64,
+        rst: &mut Bands<i32>,
+        add: &mut Bands<i32>,
+    ) {
+        decouple_coarse(r, d, reg, g, rst, add)
     }
 }
 
 /// cos(1 degree)^2, stored as float as in libvmaf.
-fn cos_1deg_sq() -> f32 {
+fn cos_1deg_sq() -> f64 {
     let c = (1.0 * std::f64::consts::PI / 180.0).cos();
-    (c * c) as f32
+    (c * c) as f32 as f64
 }
 
 /// True when the (h, v) vectors of reference `o` and distorted `t` are less
-/// than 1 degree apart, evaluated in libvmaf's float/double mix.
+/// than 1 degree apart. libvmaf rounds the int64 dot product and squared
+/// norms to float, then compares in double; `dot`, `o_mag` and `t_mag` are
+/// given exactly (as f64 sums of exact products).
 #[inline(always)]
-fn within_1deg(cos_sq: f64, oh: i64, ov: i64, th: i64, tv: i64) -> bool {
-    let dot = oh.wrapping_mul(th).wrapping_add(ov.wrapping_mul(tv));
-    let o_mag = oh.wrapping_mul(oh).wrapping_add(ov.wrapping_mul(ov));
-    let t_mag = th.wrapping_mul(th).wrapping_add(tv.wrapping_mul(tv));
+fn within_1deg(cos_sq: f64, dot: f64, o_mag: f64, t_mag: f64) -> bool {
     let dot = dot as f32 as f64 / 4096.0;
-    dot >= 0.0
-        && dot * dot >= cos_sq * (o_mag as f32 as f64 / 4096.0) * (t_mag as f32 as f64 / 4096.0)
+    let o_mag = o_mag as f32 as f64 / 4096.0;
+    let t_mag = t_mag as f32 as f64 / 4096.0;
+    dot >= 0.0 && dot * dot >= cos_sq * o_mag * t_mag
 }
 
-/// The restored part of one distorted coefficient `t` given reference `o`.
+/// Applies the enhancement gain limit to the restored coefficient `rst` of
+/// an aligned pair: `rst * gain_limit`, but not past the distorted `t`.
+/// libvmaf applies it when (k / 2^15) * (o / 64), in float, is non-zero:
+/// with k in [0, 2^15] that is when k > 0 and o != 0, with the sign of o.
 #[inline(always)]
-fn restore<C: Coef>(o: C, t: C, aligned: bool, gain_limit: f64) -> C {
-    let (o64, t64) = (o.to_i64(), t.to_i64());
-    let k = if o64 == 0 {
-        32768
+fn gain_limited(rst: i32, t: i32, o: i32, k: i32, aligned: bool, gain_limit: f64) -> i32 {
+    let boosted = rst as f64 * gain_limit;
+    let t_f = t as f64;
+    let limited = if o > 0 {
+        boosted.min(t_f)
     } else {
-        C::ratio_q15(o, t).clamp(0, 32768)
+        boosted.max(t_f)
     };
-    let rst = C::from_i64((k * o64 + 16384) >> 15);
-    // libvmaf tests the sign of (k / 2^15) * (o / 64) in float: with k in
-    // [0, 2^15] that is the sign of o when k > 0, and never underflows.
-    if !aligned || k == 0 || o64 == 0 {
-        return rst;
-    }
-    let boosted = rst.to_i64() as f64 * gain_limit;
-    let t_f = t64 as f64;
-    if o64 > 0 {
-        C::from_f64(if boosted < t_f { boosted } else { t_f })
+    // SAFETY: `limited` is finite and lies between 0 and `t` (an i32); the
+    // unchecked conversion truncates like C and vectorizes.
+    let limited = unsafe { limited.to_int_unchecked::<i32>() };
+    if aligned && k > 0 && o != 0 {
+        limited
     } else {
-        C::from_f64(if boosted > t_f { boosted } else { t_f })
+        rst
     }
 }
 
-/// Decouples `dis` against `reference` over `region`, writing `restored`
-/// and `additive` (bands of the same size; values outside `region` are left
-/// as they were).
-pub fn decouple<C: Coef>(
-    reference: &Bands<C>,
-    dis: &Bands<C>,
+/// Scale 0: `t / o` in Q15 is `(DIV_LOOKUP[o] * t + 2^14) >> 15`, with
+/// `DIV_LOOKUP[o] = sign(o) * trunc(2^30 / |o|)`. Every step is an exact
+/// integer in f64 (|product| < 2^46), which lets the loop vectorize.
+#[inline(always)]
+fn restore_fine(o: i32, t: i32, aligned: bool, gain_limit: f64) -> i32 {
+    let recip = (1_073_741_824.0 / (o.unsigned_abs() as f64)).trunc();
+    let recip = if o < 0 { -recip } else { recip };
+    let k = ((recip * t as f64 + 16384.0) / 32768.0).floor();
+    // The NaN/infinity of o == 0 is discarded here.
+    let k = if o == 0 {
+        32768.0
+    } else {
+        k.clamp(0.0, 32768.0)
+    };
+    // SAFETY: k is an integer in [0, 32768].
+    let k = unsafe { k.to_int_unchecked::<i32>() };
+    let rst = ((k * o + 16384) >> 15) as i16 as i32;
+    gain_limited(rst, t, o, k, aligned, gain_limit) as i16 as i32
+}
+
+#[inline(always)]
+fn decouple_fine_impl(
+    reference: &Bands<i16>,
+    dis: &Bands<i16>,
     region: &Region,
     gain_limit: f64,
-    restored: &mut Bands<C>,
-    additive: &mut Bands<C>,
+    restored: &mut Bands<i16>,
+    additive: &mut Bands<i16>,
 ) {
     let w = reference.width;
-    restored.width = w;
-    restored.height = reference.height;
-    additive.width = w;
-    additive.height = reference.height;
-    let cos_sq = cos_1deg_sq() as f64;
+    restored.set_size(w, reference.height);
+    additive.set_size(w, reference.height);
+    let cos_sq = cos_1deg_sq();
+    for i in region.top..region.bottom {
+        let row = i * w + region.left..i * w + region.right;
+        let n = row.len();
+        let (oh, ov, od) = (
+            &reference.h[row.clone()],
+            &reference.v[row.clone()],
+            &reference.d[row.clone()],
+        );
+        let (th, tv, td) = (
+            &dis.h[row.clone()],
+            &dis.v[row.clone()],
+            &dis.d[row.clone()],
+        );
+        let (rh, rv, rd) = (
+            &mut restored.h[row.clone()],
+            &mut restored.v[row.clone()],
+            &mut restored.d[row.clone()],
+        );
+        let (ah, av, ad) = (
+            &mut additive.h[row.clone()],
+            &mut additive.v[row.clone()],
+            &mut additive.d[row],
+        );
+        let (oh, ov, od, th, tv, td) = (&oh[..n], &ov[..n], &od[..n], &th[..n], &tv[..n], &td[..n]);
+        let (rh, rv, rd, ah, av, ad) = (
+            &mut rh[..n],
+            &mut rv[..n],
+            &mut rd[..n],
+            &mut ah[..n],
+            &mut av[..n],
+            &mut ad[..n],
+        );
+        for j in 0..n {
+            let (oh, ov, od) = (oh[j] as i32, ov[j] as i32, od[j] as i32);
+            let (th, tv, td) = (th[j] as i32, tv[j] as i32, td[j] as i32);
+            // Products of two 16-bit values fit in i32; their sums are exact in f64.
+            let dot = (oh * th) as f64 + (ov * tv) as f64;
+            let o_mag = (oh * oh) as f64 + (ov * ov) as f64;
+            let t_mag = (th * th) as f64 + (tv * tv) as f64;
+            let aligned = within_1deg(cos_sq, dot, o_mag, t_mag);
+            let (h, v, d) = (
+                restore_fine(oh, th, aligned, gain_limit),
+                restore_fine(ov, tv, aligned, gain_limit),
+                restore_fine(od, td, aligned, gain_limit),
+            );
+            rh[j] = h as i16;
+            rv[j] = v as i16;
+            rd[j] = d as i16;
+            ah[j] = (th - h) as i16;
+            av[j] = (tv - v) as i16;
+            ad[j] = (td - d) as i16;
+        }
+    }
+}
+
+simd_dispatch! {
+    /// Decoupling of the 16-bit bands of scale 0.
+    pub fn decouple_fine(
+        reference: &Bands<i16>,
+        dis: &Bands<i16>,
+        region: &Region,
+        gain_limit: f64,
+        restored: &mut Bands<i16>,
+        additive: &mut Bands<i16>,
+    ) => decouple_fine_impl
+}
+
+/// Scales 1-3: `t / o` in Q15 from libvmaf's reciprocal table with the
+/// divisor reduced to its 15 most significant bits (rounded) and the shift
+/// grown by as many bits. The table entry `trunc(2^30 / d)` is computed
+/// exactly in f64 instead of looked up, which keeps the loop branch-free.
+#[inline(always)]
+fn ratio_q15_wide(o: i32, t: i32) -> i64 {
+    let abs_o = o.unsigned_abs();
+    let shift = if abs_o < 32768 {
+        0
+    } else {
+        17 - abs_o.leading_zeros()
+    };
+    let divisor = abs_o.wrapping_add((1u32 << shift) >> 1) >> shift;
+    // divisor == 0 only for o == 0, which the caller discards.
+    let recip = (1_073_741_824.0 / divisor as f64).trunc() as i64;
+    let recip = if o < 0 { -recip } else { recip };
+    (recip * t as i64 + (1i64 << (14 + shift))) >> (15 + shift)
+}
+
+#[inline(always)]
+fn restore_coarse(o: i32, t: i32, aligned: bool, gain_limit: f64) -> i32 {
+    let k = if o == 0 {
+        32768
+    } else {
+        ratio_q15_wide(o, t).clamp(0, 32768)
+    };
+    let rst = ((k * o as i64 + 16384) >> 15) as i32;
+    gain_limited(rst, t, o, k as i32, aligned, gain_limit)
+}
+
+#[inline(always)]
+fn decouple_coarse_impl(
+    reference: &Bands<i32>,
+    dis: &Bands<i32>,
+    region: &Region,
+    gain_limit: f64,
+    restored: &mut Bands<i32>,
+    additive: &mut Bands<i32>,
+) {
+    let w = reference.width;
+    restored.set_size(w, reference.height);
+    additive.set_size(w, reference.height);
+    let cos_sq = cos_1deg_sq();
     for i in region.top..region.bottom {
         let row = i * w + region.left..i * w + region.right;
         let (oh, ov, od) = (
@@ -147,51 +251,150 @@ pub fn decouple<C: Coef>(
             &mut restored.v[row.clone()],
             &mut restored.d[row.clone()],
         );
-        for j in 0..row.len() {
-            let aligned = within_1deg(
-                cos_sq,
-                oh[j].to_i64(),
-                ov[j].to_i64(),
-                th[j].to_i64(),
-                tv[j].to_i64(),
-            );
-            rh[j] = restore(oh[j], th[j], aligned, gain_limit);
-            rv[j] = restore(ov[j], tv[j], aligned, gain_limit);
-            rd[j] = restore(od[j], td[j], aligned, gain_limit);
-        }
         let (ah, av, ad) = (
             &mut additive.h[row.clone()],
             &mut additive.v[row.clone()],
             &mut additive.d[row],
         );
-        for j in 0..ah.len() {
-            ah[j] = C::from_i64(th[j].to_i64() - rh[j].to_i64());
-            av[j] = C::from_i64(tv[j].to_i64() - rv[j].to_i64());
-            ad[j] = C::from_i64(td[j].to_i64() - rd[j].to_i64());
+        for j in 0..rh.len() {
+            let (o, t) = ([oh[j], ov[j], od[j]], [th[j], tv[j], td[j]]);
+            // libvmaf's int64 arithmetic; exact in i128 would differ only
+            // past 2^63, which 32-bit coefficients cannot reach in practice.
+            let [o0, o1] = [o[0] as i64, o[1] as i64];
+            let [t0, t1] = [t[0] as i64, t[1] as i64];
+            let dot = o0.wrapping_mul(t0).wrapping_add(o1.wrapping_mul(t1));
+            let o_mag = o0.wrapping_mul(o0).wrapping_add(o1.wrapping_mul(o1));
+            let t_mag = t0.wrapping_mul(t0).wrapping_add(t1.wrapping_mul(t1));
+            // int64 -> float rounds once, as i64 -> f32 does.
+            let aligned = within_1deg(
+                cos_sq,
+                dot as f32 as f64,
+                o_mag as f32 as f64,
+                t_mag as f32 as f64,
+            );
+            let r = [
+                restore_coarse(o[0], t[0], aligned, gain_limit),
+                restore_coarse(o[1], t[1], aligned, gain_limit),
+                restore_coarse(o[2], t[2], aligned, gain_limit),
+            ];
+            rh[j] = r[0];
+            rv[j] = r[1];
+            rd[j] = r[2];
+            ah[j] = t[0].wrapping_sub(r[0]);
+            av[j] = t[1].wrapping_sub(r[1]);
+            ad[j] = t[2].wrapping_sub(r[2]);
         }
     }
+}
+
+simd_dispatch! {
+    /// Decoupling of the 32-bit bands of scales 1-3.
+    pub fn decouple_coarse(
+        reference: &Bands<i32>,
+        dis: &Bands<i32>,
+        region: &Region,
+        gain_limit: f64,
+        restored: &mut Bands<i32>,
+        additive: &mut Bands<i32>,
+    ) => decouple_coarse_impl
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature::adm::tables::DIV_LOOKUP;
 
-    #[test]
-    fn wide_ratio_matches_narrow_for_small_divisors() {
-        for (o, t) in [(100, 57), (-3000, 1234), (32767, -32768), (5, 5)] {
-            assert_eq!(
-                i16::ratio_q15(o as i16, t as i16),
-                i32::ratio_q15(o, t),
-                "{o} {t}"
-            );
+    /// libvmaf's scale-0 restore with its table and int64 arithmetic.
+    fn restore_fine_reference(o: i16, t: i16, aligned: bool, gain_limit: f64) -> i16 {
+        let k = if o == 0 {
+            32768
+        } else {
+            (((DIV_LOOKUP[(o as i32 + 32768) as usize] as i64 * t as i64 + 16384) >> 15) as i32)
+                .clamp(0, 32768)
+        };
+        let rst = ((k * o as i32 + 16384) >> 15) as i16;
+        let f = (k as f32 / 32768.0) * (o as f32 / 64.0);
+        let (r, tf) = (rst as f64 * gain_limit, t as f64);
+        if aligned && f > 0.0 {
+            (if r < tf { r } else { tf }) as i16
+        } else if aligned && f < 0.0 {
+            (if r > tf { r } else { tf }) as i16
+        } else {
+            rst
         }
     }
 
     #[test]
-    fn identical_pictures_restore_everything() {
-        for (o, t) in [(1000i32, 1000i32), (-77, -77), (40000, 40000)] {
-            assert_eq!(restore(o, t, true, 100.0), t);
-            assert_eq!(restore(o, t, false, 1.0), t);
+    fn float_reciprocal_matches_table() {
+        let values = [
+            -32768, -32767, -20000, -4097, -300, -7, -1, 0, 1, 2, 3, 5, 77, 1000, 4096, 12345,
+            32767,
+        ];
+        for &o in &values {
+            for &t in &values {
+                for (aligned, gain) in [(false, 100.0), (true, 100.0), (true, 1.0), (true, 1.7)] {
+                    let got = restore_fine(o, t, aligned, gain) as i16;
+                    let want = restore_fine_reference(o as i16, t as i16, aligned, gain);
+                    assert_eq!(got, want, "o={o} t={t} aligned={aligned} gain={gain}");
+                }
+            }
+        }
+    }
+
+    /// libvmaf's scale 1-3 ratio with its table lookup.
+    fn ratio_q15_wide_reference(o: i32, t: i32) -> i64 {
+        let abs_o = o.unsigned_abs();
+        let (msb, shift) = if abs_o < 32768 {
+            (abs_o, 0)
+        } else {
+            let k = 17 - abs_o.leading_zeros();
+            ((abs_o + (1 << (k - 1))) >> k, k)
+        };
+        let sign = if o < 0 { -1 } else { 1 };
+        (DIV_LOOKUP[msb as u16 as usize + 32768] as i64 * t as i64 * sign + (1i64 << (14 + shift)))
+            >> (15 + shift)
+    }
+
+    #[test]
+    fn wide_ratio_matches_table() {
+        let values = [
+            i32::MIN + 1,
+            -2_000_000_000,
+            -70000,
+            -65537,
+            -32769,
+            -32768,
+            -32767,
+            -1,
+            1,
+            2,
+            3,
+            32767,
+            32768,
+            32769,
+            65535,
+            65536,
+            98303,
+            1 << 20,
+            123_456_789,
+            i32::MAX,
+        ];
+        for &o in &values {
+            for &t in &values {
+                assert_eq!(
+                    ratio_q15_wide(o, t),
+                    ratio_q15_wide_reference(o, t),
+                    "o={o} t={t}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn wide_ratio_matches_narrow_for_small_divisors() {
+        for (o, t) in [(100, 57), (-3000, 1234), (32767, -32768), (5, 5)] {
+            let narrow = (DIV_LOOKUP[(o + 32768) as usize] as i64 * t as i64 + 16384) >> 15;
+            assert_eq!(narrow, ratio_q15_wide(o, t), "{o} {t}");
         }
     }
 
@@ -199,9 +402,11 @@ mod tests {
     fn enhancement_is_capped_by_gain_limit() {
         // t = 2o: the gain 2 is clamped to 1 unless the enhancement gain
         // limit lets the aligned coefficient grow back to t.
-        assert_eq!(restore(1000i16, 2000, true, 1.0), 1000);
-        assert_eq!(restore(1000i16, 2000, true, 100.0), 2000);
-        assert_eq!(restore(1000i16, 2000, true, 1.5), 1500);
-        assert_eq!(restore(1000i16, 2000, false, 100.0), 1000);
+        assert_eq!(restore_fine(1000, 2000, true, 1.0), 1000);
+        assert_eq!(restore_fine(1000, 2000, true, 100.0), 2000);
+        assert_eq!(restore_fine(1000, 2000, true, 1.5), 1500);
+        assert_eq!(restore_fine(1000, 2000, false, 100.0), 1000);
+        assert_eq!(restore_coarse(40000, 80000, true, 100.0), 80000);
+        assert_eq!(restore_coarse(-40000, -40000, false, 1.0), -40000);
     }
 }

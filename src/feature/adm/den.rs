@@ -19,14 +19,11 @@ pub fn reference_energy_fine(
     for (t, band) in reference.all().into_iter().enumerate() {
         for i in region.top..region.bottom {
             let row = &band[i * w + region.left..i * w + region.right];
-            let inner: u64 = row
-                .iter()
-                .map(|&c| {
-                    let a = (c as i32).unsigned_abs() as u64;
-                    a * a * a
-                })
-                .sum();
-            sums[t] += (inner + round) >> shift;
+            let inner = row.iter().fold(0u64, |acc, &c| {
+                let a = (c as i32).unsigned_abs() as u64;
+                acc.wrapping_add(a * a * a)
+            });
+            sums[t] = sums[t].wrapping_add(inner.wrapping_add(round) >> shift);
         }
     }
     // 6 bits of the DWT's Q format remain per factor: 18 after cubing.
@@ -59,14 +56,13 @@ pub fn reference_energy_coarse(
     for (t, band) in reference.all().into_iter().enumerate() {
         for i in region.top..region.bottom {
             let row = &band[i * w + region.left..i * w + region.right];
-            let inner: u64 = row
-                .iter()
-                .map(|&c| {
-                    let a = c.unsigned_abs() as u64;
-                    ((((a * a + sq_round) >> sq_shift) * a) + cube_round) >> cube_shift
-                })
-                .sum();
-            sums[t] += (inner + row_round) >> row_shift;
+            let inner = row.iter().fold(0u64, |acc, &c| {
+                let a = c.unsigned_abs() as u64;
+                acc.wrapping_add(
+                    ((((a * a + sq_round) >> sq_shift) * a) + cube_round) >> cube_shift,
+                )
+            });
+            sums[t] = sums[t].wrapping_add(inner.wrapping_add(row_round) >> row_shift);
         }
     }
     let exp = COARSE_FLOAT_SHIFT[scale - 1]

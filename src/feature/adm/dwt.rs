@@ -3,6 +3,7 @@
 //! four subbands. Scale 0 reads the picture and keeps 16-bit details; scales
 //! 1-3 work on the 32-bit approximation of the previous level.
 
+use super::simd::simd_dispatch;
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
 use crate::picture::{PlaneRef, Sample};
 
@@ -37,7 +38,8 @@ impl<T: Copy + Default> Bands<T> {
         [&self.h, &self.v, &self.d]
     }
 
-    fn set_size(&mut self, width: usize, height: usize) {
+    /// Uses the first `width` x `height` coefficients (within capacity).
+    pub fn set_size(&mut self, width: usize, height: usize) {
         debug_assert!(width * height <= self.h.len());
         self.width = width;
         self.height = height;
@@ -104,18 +106,25 @@ fn filter64(f: &[i32; 4], s: [i32; 4]) -> i64 {
         + f[3] as i64 * s[3] as i64
 }
 
-/// Scratch rows of the vertical pass.
+/// Scratch rows of scale 0: the vertical pass, and horizontal outputs that
+/// are not kept as they are (the 16-bit approximation before widening, and
+/// the high-pass of the approximation-only analysis).
 #[derive(Debug, Clone, Default)]
-pub struct RowScratch<T> {
-    lo: Vec<T>,
-    hi: Vec<T>,
+pub struct RowScratch {
+    lo: Vec<i16>,
+    hi: Vec<i16>,
+    out_lo: Vec<i16>,
+    out_hi: Vec<i16>,
 }
 
-impl<T: Copy + Default> RowScratch<T> {
+impl RowScratch {
     pub fn new(width: usize) -> Self {
+        let half = width.div_ceil(2);
         Self {
-            lo: vec![T::default(); width],
-            hi: vec![T::default(); width],
+            lo: vec![0; width],
+            hi: vec![0; width],
+            out_lo: vec![0; half],
+            out_hi: vec![0; half],
         }
     }
 }
@@ -133,61 +142,92 @@ pub fn simd_reads_past_row(out_w: usize, sample_bytes: usize) -> bool {
     out_w > 1 && (out_w - 1) % block == 0
 }
 
-/// Scale 0: analyses a `bit_depth`-bit picture plane. The approximation
-/// (16-bit values widened to 32 bits) goes to `approx`; the details go to
-/// `details` unless it is `None` (`adm_skip_scale0` needs only the
-/// approximation).
-pub fn analyze_picture<S: Sample>(
+/// Number of output columns `1..=n` whose four taps `2j-1 ..= 2j+2` all
+/// lie inside a row of `width` (the rest are mirrored at the edges).
+fn interior_outputs(width: usize, out_w: usize) -> usize {
+    (width.saturating_sub(3) / 2).min(out_w.saturating_sub(1))
+}
+
+/// Output columns that need mirrored taps: the first and those past the
+/// interior.
+fn edge_outputs(n: usize, out_w: usize) -> impl Iterator<Item = usize> {
+    std::iter::once(0).chain(n + 1..out_w)
+}
+
+/// Horizontal pass of scale 0: one 16-bit output per column of `dst_lo`
+/// (low-pass) and `dst_hi` (high-pass) from the vertical-pass row `row`.
+#[inline(always)]
+fn horizontal_fine(row: &[i16], cols: &[[usize; 4]], dst_lo: &mut [i16], dst_hi: &mut [i16]) {
+    let out_w = cols.len();
+    let n = interior_outputs(row.len(), out_w);
+    let pass = |f: &[i32; 4], s: [i32; 4]| (filter32(f, s).wrapping_add(1 << 15) >> 16) as i16;
+    let left = row[1..1 + 2 * n].chunks_exact(2);
+    let right = row[3..3 + 2 * n].chunks_exact(2);
+    for ((lo, hi), (a, b)) in dst_lo[1..=n]
+        .iter_mut()
+        .zip(&mut dst_hi[1..=n])
+        .zip(left.zip(right))
+    {
+        let s = [a[0] as i32, a[1] as i32, b[0] as i32, b[1] as i32];
+        *lo = pass(&DB2_LO, s);
+        *hi = pass(&DB2_HI, s);
+    }
+    for j in edge_outputs(n, out_w) {
+        let s = cols[j].map(|k| row[k] as i32);
+        dst_lo[j] = pass(&DB2_LO, s);
+        dst_hi[j] = pass(&DB2_HI, s);
+    }
+}
+
+/// Vertical pass of scale 0 for one output row.
+#[inline(always)]
+fn vertical_fine<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], hi: &mut [i16]) {
+    let round = 1i32 << (bit_depth - 1);
+    // Centres samples on zero: the low-pass filter has DC gain DB2_LO_SUM.
+    let offset = DB2_LO_SUM * round;
+    let w = lo.len();
+    let [r0, r1, r2, r3] = rows.map(|r| &r[..w]);
+    let hi = &mut hi[..w];
+    for j in 0..w {
+        let s = [
+            r0[j].into() as i32,
+            r1[j].into() as i32,
+            r2[j].into() as i32,
+            r3[j].into() as i32,
+        ];
+        let l = filter32(&DB2_LO, s).wrapping_sub(offset);
+        lo[j] = (l.wrapping_add(round) >> bit_depth) as i16;
+        let h = filter32(&DB2_HI, s);
+        hi[j] = (h.wrapping_add(round) >> bit_depth) as i16;
+    }
+}
+
+#[inline(always)]
+fn analyze_picture_impl<S: Sample>(
     src: &PlaneRef<'_, S>,
     bit_depth: u32,
     taps: &Taps,
-    scratch: &mut RowScratch<i16>,
+    scratch: &mut RowScratch,
     approx: &mut [i32],
     mut details: Option<&mut Bands<i16>>,
 ) {
     let (w, out_w, out_h) = (src.width, taps.cols.len(), taps.rows.len());
     let simd_overrun = details.is_some() && simd_reads_past_row(out_w, S::BYTES);
-    let round = 1i32 << (bit_depth - 1);
-    // Centres samples on zero: the low-pass filter has DC gain DB2_LO_SUM.
-    let offset = DB2_LO_SUM * round;
     if let Some(d) = details.as_deref_mut() {
         d.set_size(out_w, out_h);
     }
     let (lo, hi) = (&mut scratch.lo[..w], &mut scratch.hi[..w]);
+    let (approx_lo, approx_hi) = (&mut scratch.out_lo[..out_w], &mut scratch.out_hi[..out_w]);
     for (i, rows) in taps.rows.iter().enumerate() {
-        let [r0, r1, r2, r3] = rows.map(|r| src.row(r));
-        for j in 0..w {
-            let s = [
-                r0[j].into() as i32,
-                r1[j].into() as i32,
-                r2[j].into() as i32,
-                r3[j].into() as i32,
-            ];
-            let l = filter32(&DB2_LO, s).wrapping_sub(offset);
-            lo[j] = (l.wrapping_add(round) >> bit_depth) as i16;
-            let h = filter32(&DB2_HI, s);
-            hi[j] = (h.wrapping_add(round) >> bit_depth) as i16;
-        }
+        vertical_fine(rows.map(|r| src.row(r)), bit_depth, lo, hi);
         let out = i * out_w..(i + 1) * out_w;
         let approx_row = &mut approx[out.clone()];
-        let horizontal = |f: &[i32; 4], src: &[i16], c: &[usize; 4]| {
-            let s = c.map(|k| src[k] as i32);
-            (filter32(f, s).wrapping_add(1 << 15) >> 16) as i16
-        };
         match details.as_deref_mut() {
-            None => {
-                for (a, c) in approx_row.iter_mut().zip(&taps.cols) {
-                    *a = horizontal(&DB2_LO, lo, c) as i32;
-                }
-            }
+            None => horizontal_fine(lo, &taps.cols, approx_lo, approx_hi),
             Some(d) => {
                 let (dh, dv, dd) = (&mut d.h[out.clone()], &mut d.v[out.clone()], &mut d.d[out]);
-                for (j, c) in taps.cols.iter().enumerate() {
-                    approx_row[j] = horizontal(&DB2_LO, lo, c) as i32;
-                    dv[j] = horizontal(&DB2_HI, lo, c);
-                    dh[j] = horizontal(&DB2_LO, hi, c);
-                    dd[j] = horizontal(&DB2_HI, hi, c);
-                }
+                horizontal_fine(lo, &taps.cols, approx_lo, dv);
+                horizontal_fine(hi, &taps.cols, dh, dd);
                 if simd_overrun {
                     // The low-pass row is followed in memory by the high-pass
                     // row: the unmirrored taps past the end read its start.
@@ -196,13 +236,30 @@ pub fn analyze_picture<S: Sample>(
                         let p = 2 * j + t - 1;
                         (if p < w { lo[p] } else { hi[p - w] }) as i32
                     });
-                    approx_row[j] =
-                        (filter32(&DB2_LO, s).wrapping_add(1 << 15) >> 16) as i16 as i32;
+                    approx_lo[j] = (filter32(&DB2_LO, s).wrapping_add(1 << 15) >> 16) as i16;
                     dv[j] = (filter32(&DB2_HI, s).wrapping_add(1 << 15) >> 16) as i16;
                 }
             }
         }
+        for (a, &l) in approx_row.iter_mut().zip(approx_lo.iter()) {
+            *a = l as i32;
+        }
     }
+}
+
+simd_dispatch! {
+    /// Scale 0: analyses a `bit_depth`-bit picture plane. The approximation
+    /// (16-bit values widened to 32 bits) goes to `approx`; the details go to
+    /// `details` unless it is `None` (`adm_skip_scale0` needs only the
+    /// approximation).
+    pub fn analyze_picture<S: Sample>(
+        src: &PlaneRef<'_, S>,
+        bit_depth: u32,
+        taps: &Taps,
+        scratch: &mut RowScratch,
+        approx: &mut [i32],
+        details: Option<&mut Bands<i16>>,
+    ) => analyze_picture_impl
 }
 
 /// Rounding of the two passes of scales 1, 2 and 3: (add, shift) for the
@@ -250,9 +307,51 @@ fn coarse_simd_reads_past_row(out_w: usize) -> bool {
     out_w > 1 && (out_w - 1) % 8 == 0
 }
 
-/// Scales 1-3: analyses the `width`-wide approximations of the previous
-/// scale of both pictures.
-pub fn analyze_approx_pair(
+/// Horizontal pass of scales 1-3 (see [`horizontal_fine`]).
+#[inline(always)]
+fn horizontal_coarse(
+    row: &[i32],
+    cols: &[[usize; 4]],
+    (add, shift): (i64, u32),
+    dst_lo: &mut [i32],
+    dst_hi: &mut [i32],
+) {
+    let out_w = cols.len();
+    let n = interior_outputs(row.len(), out_w);
+    let pass = |f: &[i32; 4], s: [i32; 4]| ((filter64(f, s) + add) >> shift) as i32;
+    let left = row[1..1 + 2 * n].chunks_exact(2);
+    let right = row[3..3 + 2 * n].chunks_exact(2);
+    for ((lo, hi), (a, b)) in dst_lo[1..=n]
+        .iter_mut()
+        .zip(&mut dst_hi[1..=n])
+        .zip(left.zip(right))
+    {
+        let s = [a[0], a[1], b[0], b[1]];
+        *lo = pass(&DB2_LO, s);
+        *hi = pass(&DB2_HI, s);
+    }
+    for j in edge_outputs(n, out_w) {
+        let s = cols[j].map(|k| row[k]);
+        dst_lo[j] = pass(&DB2_LO, s);
+        dst_hi[j] = pass(&DB2_HI, s);
+    }
+}
+
+/// Vertical pass of scales 1-3 for one output row.
+#[inline(always)]
+fn vertical_coarse(rows: [&[i32]; 4], (add, shift): (i64, u32), lo: &mut [i32], hi: &mut [i32]) {
+    let w = lo.len();
+    let [r0, r1, r2, r3] = rows.map(|r| &r[..w]);
+    let hi = &mut hi[..w];
+    for j in 0..w {
+        let s = [r0[j], r1[j], r2[j], r3[j]];
+        lo[j] = ((filter64(&DB2_LO, s) + add) >> shift) as i32;
+        hi[j] = ((filter64(&DB2_HI, s) + add) >> shift) as i32;
+    }
+}
+
+#[inline(always)]
+fn analyze_approx_pair_impl(
     width: usize,
     scale: usize,
     taps: &Taps,
@@ -261,7 +360,7 @@ pub fn analyze_approx_pair(
     distorted: Level<'_>,
 ) {
     let (out_w, out_h) = (taps.cols.len(), taps.rows.len());
-    let ((v_add, v_shift), (h_add, h_shift)) = COARSE_ROUNDING[scale - 1];
+    let (vertical, horizontal) = COARSE_ROUNDING[scale - 1];
     let overrun = coarse_simd_reads_past_row(out_w);
     let mut levels = [reference, distorted];
     for level in levels.iter_mut() {
@@ -270,48 +369,64 @@ pub fn analyze_approx_pair(
     let tmp = &mut scratch.rows[..];
     for (i, rows) in taps.rows.iter().enumerate() {
         for (p, level) in levels.iter().enumerate() {
-            let [r0, r1, r2, r3] = rows.map(|r| &level.src[r * width..(r + 1) * width]);
             let (lo, hi) = tmp[2 * p * width..(2 * p + 2) * width].split_at_mut(width);
-            for j in 0..width {
-                let s = [r0[j], r1[j], r2[j], r3[j]];
-                lo[j] = ((filter64(&DB2_LO, s) + v_add) >> v_shift) as i32;
-                hi[j] = ((filter64(&DB2_HI, s) + v_add) >> v_shift) as i32;
-            }
+            vertical_coarse(
+                rows.map(|r| &level.src[r * width..(r + 1) * width]),
+                vertical,
+                lo,
+                hi,
+            );
         }
         let out = i * out_w..(i + 1) * out_w;
         for (p, level) in levels.iter_mut().enumerate() {
             let (lo_base, hi_base) = (2 * p * width, (2 * p + 1) * width);
-            let (lo, hi) = (
-                &tmp[lo_base..lo_base + width],
-                &tmp[hi_base..hi_base + width],
-            );
-            let da = &mut level.approx[out.clone()];
             let d = &mut *level.details;
-            let (dh, dv, dd) = (
+            let (da, dh, dv, dd) = (
+                &mut level.approx[out.clone()],
                 &mut d.h[out.clone()],
                 &mut d.v[out.clone()],
                 &mut d.d[out.clone()],
             );
-            let horizontal =
-                |f: &[i32; 4], s: [i32; 4]| ((filter64(f, s) + h_add) >> h_shift) as i32;
-            for (j, c) in taps.cols.iter().enumerate() {
-                let (sl, sh) = (c.map(|k| lo[k]), c.map(|k| hi[k]));
-                da[j] = horizontal(&DB2_LO, sl);
-                dv[j] = horizontal(&DB2_HI, sl);
-                dh[j] = horizontal(&DB2_LO, sh);
-                dd[j] = horizontal(&DB2_HI, sh);
-            }
+            horizontal_coarse(
+                &tmp[lo_base..lo_base + width],
+                &taps.cols,
+                horizontal,
+                da,
+                dv,
+            );
+            horizontal_coarse(
+                &tmp[hi_base..hi_base + width],
+                &taps.cols,
+                horizontal,
+                dh,
+                dd,
+            );
             if overrun {
                 let j = out_w - 1;
+                let (add, shift) = horizontal;
+                let pass = |f: &[i32; 4], s: [i32; 4]| ((filter64(f, s) + add) >> shift) as i32;
                 let at = |base: usize| std::array::from_fn(|t| tmp[base + 2 * j + t - 1]);
                 let (sl, sh): ([i32; 4], [i32; 4]) = (at(lo_base), at(hi_base));
-                da[j] = horizontal(&DB2_LO, sl);
-                dv[j] = horizontal(&DB2_HI, sl);
-                dh[j] = horizontal(&DB2_LO, sh);
-                dd[j] = horizontal(&DB2_HI, sh);
+                da[j] = pass(&DB2_LO, sl);
+                dv[j] = pass(&DB2_HI, sl);
+                dh[j] = pass(&DB2_LO, sh);
+                dd[j] = pass(&DB2_HI, sh);
             }
         }
     }
+}
+
+simd_dispatch! {
+    /// Scales 1-3: analyses the `width`-wide approximations of the previous
+    /// scale of both pictures.
+    pub fn analyze_approx_pair(
+        width: usize,
+        scale: usize,
+        taps: &Taps,
+        scratch: &mut CoarseScratch,
+        reference: Level<'_>,
+        distorted: Level<'_>,
+    ) => analyze_approx_pair_impl
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Constants of libvmaf's integer ADM: the db2 wavelet in Q15, the reciprocal
-//! table that replaces division, and the visual-model tables (Watson 1997,
+//! table that replaces division (as a test reference), and the visual-model tables (Watson 1997,
 //! blended Barten/Watson) the contrast sensitivity weights come from.
 
 /// db2 low-pass analysis filter, Q15.
@@ -19,10 +19,14 @@ pub const I4_ONE_BY_15: i64 = 286_331_153;
 /// 1/30 in Q32 (scales 1-3).
 pub const I4_ONE_BY_30: i64 = 143_165_577;
 
-/// `DIV_LOOKUP[32768 + d] = 2^30 / d` (truncated, negated for d < 0), for
-/// d in -32768..=32768; entry 32768 (d = 0) is unused and 0.
+/// libvmaf's reciprocal table: `DIV_LOOKUP[32768 + d] = 2^30 / d`
+/// (truncated, negated for d < 0), for d in -32768..=32768; entry 32768
+/// (d = 0) is unused and 0. Decoupling computes these entries exactly in
+/// f64 instead (vectorizable); the tests check that against this table.
+#[cfg(test)]
 pub static DIV_LOOKUP: [i32; 65537] = build_div_lookup();
 
+#[cfg(test)]
 const fn build_div_lookup() -> [i32; 65537] {
     let mut t = [0i32; 65537];
     let mut i = 1;

@@ -1,0 +1,263 @@
+//! The per-frame computation: the four wavelet scales of both pictures and,
+//! per scale, the ADM numerator, denominator and AIM numerator.
+
+use super::cm::{cube_norm, masked_sums, CoarseKernel, FineKernel, MaskScratch, ScaleKernel};
+use super::csf::CsfConfig;
+use super::decouple::Coef;
+use super::den;
+use super::dwt::{
+    analyze_approx_pair, analyze_picture, Bands, CoarseScratch, Level, RowScratch, Taps,
+};
+use super::region::Region;
+use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneSamples};
+
+/// Number of wavelet scales.
+pub const SCALES: usize = 4;
+
+/// Numerator, denominator and AIM numerator of one scale, in float as
+/// libvmaf keeps them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScaleScore {
+    pub num: f32,
+    pub den: f32,
+    pub aim: f32,
+}
+
+/// Per-frame parameters from the extractor options.
+#[derive(Debug, Clone, Copy)]
+pub struct ScaleParams {
+    pub gain_limit: f64,
+    pub noise_weight: f64,
+    pub skip_aim: bool,
+    pub skip_scale0: bool,
+}
+
+/// Geometry of one scale: the DWT input's taps, the output band size and
+/// the scored region.
+struct Scale {
+    taps: Taps,
+    width: usize,
+    region: Region,
+}
+
+/// Per-picture buffers of the wavelet.
+struct Pyramid {
+    fine: Bands<i16>,
+    coarse: Bands<i32>,
+    /// Approximations of two successive scales (one is read while the next
+    /// is written).
+    approx: [Vec<i32>; 2],
+}
+
+impl Pyramid {
+    fn new(fine_w: usize, fine_h: usize, coarse_w: usize, coarse_h: usize) -> Self {
+        Self {
+            fine: Bands::with_capacity(fine_w, fine_h),
+            coarse: Bands::with_capacity(coarse_w, coarse_h),
+            approx: [vec![0; fine_w * fine_h], vec![0; fine_w * fine_h]],
+        }
+    }
+
+    /// The DWT input and outputs of a coarse scale: reads one approximation
+    /// buffer and writes the other.
+    fn level(&mut self, reads_first: bool) -> Level<'_> {
+        let [a0, a1] = &mut self.approx;
+        let (src, approx) = if reads_first { (&*a0, a1) } else { (&*a1, a0) };
+        Level {
+            src,
+            approx,
+            details: &mut self.coarse,
+        }
+    }
+}
+
+/// Decoupled bands and scratch, allocated once for the largest scale.
+struct Work {
+    fine_restored: Bands<i16>,
+    fine_additive: Bands<i16>,
+    coarse_restored: Bands<i32>,
+    coarse_additive: Bands<i32>,
+    mask: MaskScratch,
+    fine_rows: RowScratch,
+    coarse_rows: CoarseScratch,
+}
+
+/// Kernels, geometry and buffers for pictures of one format.
+pub struct Pipeline {
+    bit_depth: u32,
+    params: ScaleParams,
+    scales: Vec<Scale>,
+    fine: FineKernel,
+    fine_weights: [f32; 3],
+    coarse: Vec<CoarseKernel>,
+    coarse_weights: Vec<[f32; 3]>,
+    reference: Pyramid,
+    distorted: Pyramid,
+    work: Work,
+}
+
+impl Pipeline {
+    /// A pipeline for `format` pictures (at least 33x33, checked by the
+    /// caller) with CSF weights from `csf`.
+    pub fn new(format: &PictureFormat, csf: &CsfConfig, params: ScaleParams) -> Self {
+        let mut scales = Vec::with_capacity(SCALES);
+        let (mut w, mut h) = (format.width as usize, format.height as usize);
+        let mut heights = [0; SCALES];
+        for height in heights.iter_mut() {
+            let taps = Taps::new(w, h);
+            (w, h) = (taps.cols.len(), taps.rows.len());
+            *height = h;
+            scales.push(Scale {
+                taps,
+                width: w,
+                region: Region::scored(w, h),
+            });
+        }
+        let (fw, fh) = (scales[0].width, heights[0]);
+        let (cw, ch) = (scales[1].width, heights[1]);
+        Self {
+            bit_depth: format.bit_depth as u32,
+            params,
+            fine: FineKernel::new(csf.scale0_fixed(), fw, fh),
+            fine_weights: csf.band_weights(0),
+            coarse: (1..SCALES)
+                .map(|s| CoarseKernel::new(csf.coarse_fixed(s), s, scales[s].width, heights[s]))
+                .collect(),
+            coarse_weights: (1..SCALES).map(|s| csf.band_weights(s)).collect(),
+            scales,
+            reference: Pyramid::new(fw, fh, cw, ch),
+            distorted: Pyramid::new(fw, fh, cw, ch),
+            work: Work {
+                fine_restored: Bands::with_capacity(fw, fh),
+                fine_additive: Bands::with_capacity(fw, fh),
+                coarse_restored: Bands::with_capacity(cw, ch),
+                coarse_additive: Bands::with_capacity(cw, ch),
+                mask: MaskScratch::new(fw * fh, fw),
+                fine_rows: RowScratch::new(format.width as usize),
+                coarse_rows: CoarseScratch::new(fw),
+            },
+        }
+    }
+
+    /// The scores of every scale for one pair of pictures of the format the
+    /// pipeline was made for.
+    pub fn run(
+        &mut self,
+        reference: &HostPicture,
+        distorted: &HostPicture,
+    ) -> [ScaleScore; SCALES] {
+        self.analyze_luma(reference, false);
+        self.analyze_luma(distorted, true);
+        let mut scores = [ScaleScore::default(); SCALES];
+        scores[0] = if self.params.skip_scale0 {
+            // libvmaf's placeholder denominator avoids a division by zero.
+            ScaleScore {
+                num: 0.0,
+                den: 1e-10,
+                aim: 0.0,
+            }
+        } else {
+            self.score_fine()
+        };
+        for (s, score) in scores.iter_mut().enumerate().skip(1) {
+            *score = self.score_coarse(s);
+        }
+        scores
+    }
+
+    /// Scale-0 DWT of one picture's luma plane.
+    fn analyze_luma(&mut self, picture: &HostPicture, distorted: bool) {
+        let pyramid = if distorted {
+            &mut self.distorted
+        } else {
+            &mut self.reference
+        };
+        let details = (!self.params.skip_scale0).then_some(&mut pyramid.fine);
+        let (taps, scratch) = (&self.scales[0].taps, &mut self.work.fine_rows);
+        let approx = &mut pyramid.approx[0];
+        match picture.plane(PlaneId::Y) {
+            PlaneSamples::U8(p) => {
+                analyze_picture(&p, self.bit_depth, taps, scratch, approx, details)
+            }
+            PlaneSamples::U16(p) => {
+                analyze_picture(&p, self.bit_depth, taps, scratch, approx, details)
+            }
+        }
+    }
+
+    fn score_fine(&mut self) -> ScaleScore {
+        let region = &self.scales[0].region;
+        let weights = self.fine_weights;
+        let work = &mut self.work;
+        score_scale(
+            &self.fine,
+            (&self.reference.fine, &self.distorted.fine),
+            region,
+            self.params,
+            (&mut work.fine_restored, &mut work.fine_additive),
+            &mut work.mask,
+            |reference| den::reference_energy_fine(reference, region, weights),
+        )
+    }
+
+    /// Scale `s` (1-3): DWT of both approximations of scale `s - 1`, then
+    /// the scores.
+    fn score_coarse(&mut self, s: usize) -> ScaleScore {
+        // Scale s reads the approximation of scale s - 1 and writes its own
+        // into the other buffer.
+        let reads_first = s % 2 == 1;
+        analyze_approx_pair(
+            self.scales[s - 1].width,
+            s,
+            &self.scales[s].taps,
+            &mut self.work.coarse_rows,
+            self.reference.level(reads_first),
+            self.distorted.level(reads_first),
+        );
+        let region = &self.scales[s].region;
+        let weights = self.coarse_weights[s - 1];
+        let work = &mut self.work;
+        score_scale(
+            &self.coarse[s - 1],
+            (&self.reference.coarse, &self.distorted.coarse),
+            region,
+            self.params,
+            (&mut work.coarse_restored, &mut work.coarse_additive),
+            &mut work.mask,
+            |reference| den::reference_energy_coarse(reference, s, region, weights),
+        )
+    }
+}
+
+/// Decouples, then computes the ADM numerator, denominator and AIM
+/// numerator of one scale.
+fn score_scale<K: ScaleKernel>(
+    kernel: &K,
+    (reference, distorted): (&Bands<K::C>, &Bands<K::C>),
+    region: &Region,
+    params: ScaleParams,
+    (restored, additive): (&mut Bands<K::C>, &mut Bands<K::C>),
+    mask: &mut MaskScratch,
+    reference_energy: impl FnOnce(&Bands<K::C>) -> [f32; 3],
+) -> ScaleScore {
+    let halo = region.with_halo(reference.width, reference.height);
+    K::C::decouple(
+        reference,
+        distorted,
+        &halo,
+        params.gain_limit,
+        restored,
+        additive,
+    );
+    let den = cube_norm(reference_energy(reference), region, params.noise_weight);
+    let sums = masked_sums(kernel, restored, additive, region, mask);
+    let num = cube_norm(kernel.to_float(sums.num), region, params.noise_weight);
+    // The sums are computed together; with adm_skip_aim libvmaf reports an
+    // AIM numerator of 0.
+    let aim = if params.skip_aim {
+        0.0
+    } else {
+        cube_norm(kernel.to_float(sums.aim), region, 0.0)
+    };
+    ScaleScore { num, den, aim }
+}
