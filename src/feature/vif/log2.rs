@@ -27,37 +27,30 @@ impl Log2Table {
         })
     }
 
-    #[inline(always)]
-    fn entry(&self, mantissa: u32) -> u32 {
-        u32::from(self.entries[(mantissa & 0xffff) as usize])
-    }
-}
-
-/// Splits `v` (`2^16 <= v < 2^52`) into its top 16 bits and the shift that
-/// drops the rest, as libvmaf's `log2_32`/`log2_64` do (the low bits are
-/// truncated, not rounded). Other `v` give meaningless results, without
-/// panicking.
-#[inline(always)]
-fn mantissa_and_shift(v: u64) -> (u32, i32) {
-    // floor(log2(v)) from the exponent of v as a double: exact below 2^52,
-    // and it vectorizes where a count of leading zeros does not.
-    const BIAS: f64 = 4503599627370496.0; // 2^52
-    let exact = f64::from_bits(v | BIAS.to_bits()) - BIAS;
-    let shift = (exact.to_bits() >> 52) as i32 - 1023 - 15;
-    ((v >> (shift as u32 & 63)) as u32 & 0xffff, shift)
-}
-
-impl Log2Table {
     /// `log2(v) * 2048` of every lane, in libvmaf's fixed point.
     #[inline(always)]
     pub fn log2<const B: usize>(&self, v: &[u64; B]) -> [i32; B] {
         let mut out = [0i32; B];
         for l in 0..B {
             let (mantissa, shift) = mantissa_and_shift(v[l]);
-            out[l] = self.entry(mantissa) as i32 + 2048 * shift;
+            out[l] = i32::from(self.entries[mantissa as usize]) + 2048 * shift;
         }
         out
     }
+}
+
+/// Splits `v` (`2^16 <= v < 2^52`) into its top 16 bits and the shift that
+/// drops the rest, as libvmaf's `log2_32`/`log2_64` do (the low bits are
+/// truncated, not rounded). Other `v` give meaningless results, without
+/// panicking: the mantissa is always below 2^16.
+#[inline(always)]
+fn mantissa_and_shift(v: u64) -> (u16, i32) {
+    // floor(log2(v)) from the exponent of v as a double: exact below 2^52,
+    // and it vectorizes where a count of leading zeros does not.
+    const BIAS: f64 = 4503599627370496.0; // 2^52
+    let exact = f64::from_bits(v | BIAS.to_bits()) - BIAS;
+    let shift = (exact.to_bits() >> 52) as i32 - 1023 - 15;
+    ((v >> (shift as u32 & 63)) as u16, shift)
 }
 
 #[cfg(test)]
@@ -74,6 +67,7 @@ mod tests {
             (1 << 40) + 12345,
             0xffff_ffff,
             1 << 17,
+            // Out of range: meaningless, but no panic.
             5,
             0,
         ];
