@@ -32,16 +32,12 @@ impl EvenOdd {
     }
 
     fn split(&mut self, row: &[u32]) {
-        for (pair, (e, o)) in row
-            .chunks_exact(2)
-            .zip(self.even.iter_mut().zip(&mut self.odd))
-        {
-            (*e, *o) = (pair[0], pair[1]);
+        let pairs = row.chunks_exact(2);
+        if let [last] = pairs.remainder() {
+            self.even[row.len() / 2] = *last;
         }
-        if let [.., last] = row {
-            if row.len() % 2 == 1 {
-                self.even[row.len() / 2] = *last;
-            }
+        for (pair, (e, o)) in pairs.zip(self.even.iter_mut().zip(&mut self.odd)) {
+            (*e, *o) = (pair[0], pair[1]);
         }
     }
 }
