@@ -13,7 +13,12 @@ use vmafx::HostPicture;
 
 /// Runs `vif` with `options` over every frame of `pair`: per frame, the
 /// emitted (name, value) pairs.
-fn run(pair: &Pair, reference: &[HostPicture], distorted: &[HostPicture], options: &str) -> Vec<BTreeMap<String, f64>> {
+fn run(
+    pair: &Pair,
+    reference: &[HostPicture],
+    distorted: &[HostPicture],
+    options: &str,
+) -> Vec<BTreeMap<String, f64>> {
     let raw = parse_key_values("vif", options).unwrap();
     let options = Options::resolve("vif", INFO.options, &raw).unwrap();
     let mut vif = (INFO.create)(&options, &pair.format()).unwrap();
@@ -23,12 +28,21 @@ fn run(pair: &Pair, reference: &[HostPicture], distorted: &[HostPicture], option
         .enumerate()
         .map(|(i, (r, d))| {
             let mut sink = FeatureSink::new();
-            let frame = FrameInput { index: i as u32, reference: r, distorted: d };
+            let frame = FrameInput {
+                index: i as u32,
+                reference: r,
+                distorted: d,
+            };
             vif.extract(&frame, &mut sink).unwrap();
             sink.values()
                 .iter()
                 .map(|(index, name, value)| {
-                    assert_eq!(*index, i as u32, "{}: emitted for another frame", pair.name());
+                    assert_eq!(
+                        *index,
+                        i as u32,
+                        "{}: emitted for another frame",
+                        pair.name()
+                    );
                     (name.clone(), *value)
                 })
                 .collect()
@@ -41,17 +55,30 @@ fn run(pair: &Pair, reference: &[HostPicture], distorted: &[HostPicture], option
 struct Worst(BTreeMap<String, f64>);
 
 impl Worst {
-    /// Compares every frame's outputs with the golden run `golden`: every
-    /// output must be in the golden file, and every golden feature starting
-    /// with `family` must have been emitted.
-    fn check(&mut self, pair: &Pair, run_name: &str, ours: &[BTreeMap<String, f64>], family: &str) {
+    /// Compares every frame's outputs with the golden run `run_name`: they
+    /// must be exactly its `integer_vif*` features of the option set whose
+    /// names end in `suffix`, with identical values.
+    fn check(&mut self, pair: &Pair, run_name: &str, ours: &[BTreeMap<String, f64>], suffix: &str) {
         let golden = pair.golden(run_name);
-        assert_eq!(golden.frames.len(), ours.len(), "{}: frame count of {run_name}", pair.name());
+        assert_eq!(
+            golden.frames.len(),
+            ours.len(),
+            "{}: frame count of {run_name}",
+            pair.name()
+        );
         for (i, (values, (frame_num, expected))) in ours.iter().zip(&golden.frames).enumerate() {
             assert_eq!(*frame_num as usize, i);
-            let wanted: Vec<_> = expected.keys().filter(|k| is_in_family(k, family)).collect();
+            let wanted: Vec<_> = expected
+                .keys()
+                .filter(|k| is_in_family(k, suffix))
+                .collect();
             let got: Vec<_> = values.keys().collect();
-            assert_eq!(got, wanted, "{} frame {i}: outputs vs {run_name}", pair.name());
+            assert_eq!(
+                got,
+                wanted,
+                "{} frame {i}: outputs vs {run_name}",
+                pair.name()
+            );
             for (name, &value) in values {
                 let what = format!("{} frame {i} {name} ({run_name})", pair.name());
                 let d = common::rel_diff(value, expected[name]);
@@ -72,10 +99,12 @@ impl Worst {
     }
 }
 
-/// `integer_vif*` outputs of one option set: `family` is the name suffix
-/// (empty for defaults), and the egl variants are a family of their own.
+/// `integer_vif*` outputs of one option set: `suffix` is its name suffix
+/// (empty for the defaults, whose family then excludes the `_egl_` ones).
 fn is_in_family(name: &str, suffix: &str) -> bool {
-    name.starts_with("integer_vif") && name.ends_with(suffix) && (suffix.is_empty() == !name.contains("_egl_"))
+    name.starts_with("integer_vif")
+        && name.ends_with(suffix)
+        && name.contains("_egl_") == suffix.contains("_egl_")
 }
 
 #[test]
@@ -101,7 +130,9 @@ fn vif_matches_libvmaf_on_every_golden_frame() {
 #[test]
 fn gain_limit_below_one_is_refused() {
     let raw = parse_key_values("vif", "vif_enhn_gain_limit=0.5").unwrap();
-    let err = Options::resolve("vif", INFO.options, &raw).unwrap_err().to_string();
+    let err = Options::resolve("vif", INFO.options, &raw)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("vif_enhn_gain_limit"), "{err}");
 }
 
@@ -109,6 +140,9 @@ fn gain_limit_below_one_is_refused() {
 fn tiny_pictures_are_refused() {
     let options = Options::resolve("vif", INFO.options, &[]).unwrap();
     let format = vmafx::PictureFormat::new(15, 64, vmafx::ChromaSubsampling::Yuv420, 8).unwrap();
-    let err = (INFO.create)(&options, &format).err().expect("15 columns is too small").to_string();
+    let err = (INFO.create)(&options, &format)
+        .err()
+        .expect("15 columns is too small")
+        .to_string();
     assert!(err.contains("vif") && err.contains("15x64"), "{err}");
 }

@@ -11,6 +11,35 @@ pub struct Decimator {
     width: usize,
     padded_ref: Vec<u32>,
     padded_dis: Vec<u32>,
+    /// The padded rows split into even and odd columns, so that the
+    /// horizontal pass, which keeps every other column, reads contiguously.
+    split_ref: EvenOdd,
+    split_dis: EvenOdd,
+}
+
+#[derive(Debug)]
+struct EvenOdd {
+    even: Vec<u32>,
+    odd: Vec<u32>,
+}
+
+impl EvenOdd {
+    fn new(len: usize) -> Self {
+        Self {
+            even: vec![0; len],
+            odd: vec![0; len],
+        }
+    }
+
+    fn split(&mut self, row: &[u32]) {
+        let pairs = row.chunks_exact(2);
+        if let [last] = pairs.remainder() {
+            self.even[row.len() / 2] = *last;
+        }
+        for (pair, (e, o)) in pairs.zip(self.even.iter_mut().zip(&mut self.odd)) {
+            (*e, *o) = (pair[0], pair[1]);
+        }
+    }
 }
 
 /// What one call of the pass works on.
@@ -18,6 +47,7 @@ struct Pass<'p, 'o, T> {
     reference: PlaneRef<'p, T>,
     distorted: PlaneRef<'p, T>,
     filter: &'static [u16],
+    /// Brings the vertical sums back to 16 bits.
     mean_shift: u32,
     out_ref: &'o mut [u16],
     out_dis: &'o mut [u16],
@@ -29,28 +59,33 @@ impl Decimator {
             width,
             padded_ref: vec![0; width + 2 * MAX_HALF],
             padded_dis: vec![0; width + 2 * MAX_HALF],
+            split_ref: EvenOdd::new(width / 2 + MAX_HALF + 1),
+            split_dis: EvenOdd::new(width / 2 + MAX_HALF + 1),
         }
     }
 
-    /// Low-passes the pictures of scale `scale - 1` with scale `scale`'s
-    /// filter and keeps the even rows and columns, into tightly packed
-    /// `(w / 2) x (h / 2)` planes. `mean_shift` brings the vertical sums back
-    /// to 16 bits (the sample bit depth out of scale 0, else 16).
+    /// Low-passes the pictures of scale `scale - 1` (`sample_bits`-bit
+    /// samples) with scale `scale`'s filter and keeps the even rows and
+    /// columns, as 16-bit values, into tightly packed `(w / 2) x (h / 2)`
+    /// planes.
     pub fn run<T: Sample>(
         &mut self,
         reference: PlaneRef<'_, T>,
         distorted: PlaneRef<'_, T>,
         scale: usize,
-        mean_shift: u32,
+        sample_bits: u32,
         out_ref: &mut [u16],
         out_dis: &mut [u16],
     ) {
-        assert!(reference.width <= self.width, "scratch sized for a narrower picture");
+        assert!(
+            reference.width <= self.width,
+            "scratch sized for a narrower picture"
+        );
         let mut pass = Pass {
             reference,
             distorted,
             filter: FILTERS[scale],
-            mean_shift,
+            mean_shift: sample_bits,
             out_ref,
             out_dis,
         };
@@ -73,64 +108,167 @@ unsafe fn decimate_avx2<T: Sample>(d: &mut Decimator, pass: &mut Pass<'_, '_, T>
 fn decimate<T: Sample>(d: &mut Decimator, pass: &mut Pass<'_, '_, T>) {
     let (w, h) = (pass.reference.width, pass.reference.height);
     let (out_w, out_h) = (w / 2, h / 2);
+    let half = pass.filter.len() / 2;
     let taps = pass.filter.len();
-    let half = taps / 2;
     for i in 0..out_h {
+        // The source rows of each tap, mirrored at the picture's edges.
+        let mut ref_rows: [&[T]; FILTERS[1].len()] = [&[]; FILTERS[1].len()];
+        let mut dis_rows = ref_rows;
+        for k in 0..taps {
+            let y = mirror((2 * i + k) as isize - half as isize, h);
+            ref_rows[k] = pass.reference.row(y);
+            dis_rows[k] = pass.distorted.row(y);
+        }
+        let (ref_rows, dis_rows) = (&ref_rows[..taps], &dis_rows[..taps]);
         let mut j = 0;
         while j + LANES <= w {
-            vertical_block::<T, LANES>(d, pass, 2 * i, j);
+            vertical_block::<T, LANES>(d, pass, ref_rows, dis_rows, j);
             j += LANES;
         }
         for j in j..w {
-            vertical_block::<T, 1>(d, pass, 2 * i, j);
+            vertical_block::<T, 1>(d, pass, ref_rows, dis_rows, j);
         }
-        let pr = &mut d.padded_ref[MAX_HALF - half..MAX_HALF + w + half];
-        let pd = &mut d.padded_dis[MAX_HALF - half..MAX_HALF + w + half];
-        mirror_edges(pr, half);
-        mirror_edges(pd, half);
+        for (padded, split) in [
+            (&mut d.padded_ref, &mut d.split_ref),
+            (&mut d.padded_dis, &mut d.split_dis),
+        ] {
+            let row = &mut padded[MAX_HALF - half..MAX_HALF + w + half];
+            mirror_edges(row, half);
+            split.split(row);
+        }
 
         let row_ref = &mut pass.out_ref[i * out_w..(i + 1) * out_w];
         let row_dis = &mut pass.out_dis[i * out_w..(i + 1) * out_w];
-        for j in 0..out_w {
-            let (window_ref, window_dis) = (&pr[2 * j..2 * j + taps], &pd[2 * j..2 * j + taps]);
-            let mut sum_ref = 0u32;
-            let mut sum_dis = 0u32;
-            for ((&c, &r), &d) in pass.filter.iter().zip(window_ref).zip(window_dis) {
-                sum_ref = sum_ref.wrapping_add(u32::from(c).wrapping_mul(r));
-                sum_dis = sum_dis.wrapping_add(u32::from(c).wrapping_mul(d));
-            }
-            row_ref[j] = round_shift_u32(sum_ref, 16) as u16;
-            row_dis[j] = round_shift_u32(sum_dis, 16) as u16;
+        let mut j = 0;
+        while j + LANES <= out_w {
+            horizontal_block::<LANES>(d, pass.filter, j, row_ref, row_dis);
+            j += LANES;
+        }
+        for j in j..out_w {
+            horizontal_block::<1>(d, pass.filter, j, row_ref, row_dis);
         }
     }
 }
 
-/// Columns `j..j + B` of the vertical pass of source row `y0`.
+/// Output columns `j..j + B` of the horizontal pass: output column `j` is
+/// the filter centred on padded column `2j + half`, so even taps read the
+/// even columns and odd taps the odd ones.
+#[inline(always)]
+fn horizontal_block<const B: usize>(
+    d: &Decimator,
+    filter: &[u16],
+    j: usize,
+    row_ref: &mut [u16],
+    row_dis: &mut [u16],
+) {
+    let mut sum_ref = [0u32; B];
+    let mut sum_dis = [0u32; B];
+    for (k, &c) in filter.iter().enumerate() {
+        let (q, parity_odd) = (k / 2, k % 2 == 1);
+        let (r, dd) = if parity_odd {
+            (
+                &d.split_ref.odd[j + q..j + q + B],
+                &d.split_dis.odd[j + q..j + q + B],
+            )
+        } else {
+            (
+                &d.split_ref.even[j + q..j + q + B],
+                &d.split_dis.even[j + q..j + q + B],
+            )
+        };
+        let c = u32::from(c);
+        for l in 0..B {
+            sum_ref[l] = sum_ref[l].wrapping_add(c.wrapping_mul(r[l]));
+            sum_dis[l] = sum_dis[l].wrapping_add(c.wrapping_mul(dd[l]));
+        }
+    }
+    for l in 0..B {
+        row_ref[j + l] = round_shift_u32(sum_ref[l], 16) as u16;
+        row_dis[j + l] = round_shift_u32(sum_dis[l], 16) as u16;
+    }
+}
+
+/// Columns `j..j + B` of the vertical pass over the tap rows.
 #[inline(always)]
 fn vertical_block<T: Sample, const B: usize>(
     d: &mut Decimator,
     pass: &Pass<'_, '_, T>,
-    y0: usize,
+    ref_rows: &[&[T]],
+    dis_rows: &[&[T]],
     j: usize,
 ) {
-    let h = pass.reference.height;
-    let half = pass.filter.len() / 2;
     let mut acc_ref = [0u32; B];
     let mut acc_dis = [0u32; B];
-    for (k, &c) in pass.filter.iter().enumerate() {
-        let y = mirror(y0 as isize + k as isize - half as isize, h);
-        let r = &pass.reference.row(y)[j..j + B];
-        let dd = &pass.distorted.row(y)[j..j + B];
+    for ((&c, r), dd) in pass.filter.iter().zip(ref_rows).zip(dis_rows) {
+        let (r, dd) = (&r[j..j + B], &dd[j..j + B]);
         let c = u32::from(c);
         for l in 0..B {
-            let (r, dd): (u32, u32) = (r[l].into(), dd[l].into());
-            acc_ref[l] = acc_ref[l].wrapping_add(c * r);
-            acc_dis[l] = acc_dis[l].wrapping_add(c * dd);
+            acc_ref[l] = acc_ref[l].wrapping_add(c * r[l].into());
+        }
+        for l in 0..B {
+            acc_dis[l] = acc_dis[l].wrapping_add(c * dd[l].into());
         }
     }
     let at = MAX_HALF + j;
     for l in 0..B {
         d.padded_ref[at + l] = round_shift_u32(acc_ref[l], pass.mean_shift);
         d.padded_dis[at + l] = round_shift_u32(acc_dis[l], pass.mean_shift);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feature::vif::moments::tests::test_pair;
+
+    fn check<T: Sample>(r: &[T], d: &[T], w: usize, h: usize, scale: usize, bits: u32) {
+        let plane = |data| PlaneRef {
+            data,
+            width: w,
+            height: h,
+            stride: w,
+        };
+        let n = (w / 2) * (h / 2);
+        let mut decimator = Decimator::new(w);
+        let (mut best_ref, mut best_dis) = (vec![0; n], vec![0; n]);
+        decimator.run(
+            plane(r),
+            plane(d),
+            scale,
+            bits,
+            &mut best_ref,
+            &mut best_dis,
+        );
+        let (mut out_ref, mut out_dis) = (vec![0; n], vec![0; n]);
+        let mut pass = Pass {
+            reference: plane(r),
+            distorted: plane(d),
+            filter: FILTERS[scale],
+            mean_shift: bits,
+            out_ref: &mut out_ref,
+            out_dis: &mut out_dis,
+        };
+        decimate(&mut decimator, &mut pass);
+        assert_eq!(
+            (&out_ref, &out_dis),
+            (&best_ref, &best_dis),
+            "scale {scale} {w}x{h}"
+        );
+        assert!(out_ref.iter().any(|&v| v != 0));
+    }
+
+    /// The dispatched pass (AVX2 where the CPU has it) against the portable
+    /// code, on odd sizes and every decimating filter.
+    #[test]
+    fn simd_and_portable_passes_agree() {
+        for (w, h) in [(37, 21), (66, 41), (10, 10)] {
+            let (r, d) = test_pair(w, h, 255, 3);
+            let narrow = |v: &[u16]| v.iter().map(|&x| x as u8).collect::<Vec<_>>();
+            check(&narrow(&r), &narrow(&d), w, h, 1, 8);
+            for (scale, bits) in [(1, 10), (1, 16), (2, 16), (3, 16)] {
+                let (r, d) = test_pair(w, h, (1 << bits) - 1, 3 + scale as u32);
+                check(&r, &d, w, h, scale, bits);
+            }
+        }
     }
 }

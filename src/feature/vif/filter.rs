@@ -52,16 +52,16 @@ pub fn round_shift_u64(v: u64, shift: u32) -> u64 {
 /// Accumulator of the vertical second moments: 32 bits suffice for 8-bit
 /// samples (libvmaf uses `uint32_t` there), 64 bits otherwise.
 pub trait SquareAccumulator: Copy + Default + Send {
-    /// `self + weighted * sample`, wrapping as C's unsigned arithmetic.
-    fn add_product(self, weighted: u32, sample: u32) -> Self;
+    /// `self + v`, wrapping as C's unsigned arithmetic.
+    fn add(self, v: Self) -> Self;
     /// Rounds away `shift` bits and narrows to 32 bits (C's cast).
     fn narrow(self, shift: u32) -> u32;
 }
 
 impl SquareAccumulator for u32 {
     #[inline(always)]
-    fn add_product(self, weighted: u32, sample: u32) -> Self {
-        self.wrapping_add(weighted.wrapping_mul(sample))
+    fn add(self, v: Self) -> Self {
+        self.wrapping_add(v)
     }
     #[inline(always)]
     fn narrow(self, shift: u32) -> u32 {
@@ -71,8 +71,8 @@ impl SquareAccumulator for u32 {
 
 impl SquareAccumulator for u64 {
     #[inline(always)]
-    fn add_product(self, weighted: u32, sample: u32) -> Self {
-        self.wrapping_add(u64::from(weighted) * u64::from(sample))
+    fn add(self, v: Self) -> Self {
+        self.wrapping_add(v)
     }
     #[inline(always)]
     fn narrow(self, shift: u32) -> u32 {
@@ -84,16 +84,30 @@ impl SquareAccumulator for u64 {
 /// uses for it.
 pub trait VifSample: Sample {
     type SquareAcc: SquareAccumulator;
-}
-impl VifSample for u8 {
-    type SquareAcc = u32;
-}
-impl VifSample for u16 {
-    type SquareAcc = u64;
+    /// `weight * a * b` in the accumulator's width (exact: it fits).
+    fn weighted_product(weight: u16, a: Self, b: Self) -> Self::SquareAcc;
 }
 
-/// Rounding shifts of the vertical moment pass: means and second moments
-/// are brought back to 16 and 32 bits respectively.
+impl VifSample for u8 {
+    type SquareAcc = u32;
+    #[inline(always)]
+    fn weighted_product(weight: u16, a: u8, b: u8) -> u32 {
+        // a * b fits 16 bits, which lets 16-bit vector multiplies do it.
+        u32::from(weight) * u32::from(u16::from(a) * u16::from(b))
+    }
+}
+
+impl VifSample for u16 {
+    type SquareAcc = u64;
+    #[inline(always)]
+    fn weighted_product(weight: u16, a: u16, b: u16) -> u64 {
+        u64::from(u32::from(weight) * u32::from(a)) * u64::from(b)
+    }
+}
+
+/// Rounding shifts of the vertical moment pass for samples of `bits` bits
+/// (the bit depth at scale 0, 16 for the decimated scales): means come back
+/// to 16 bits and second moments to 32 bits.
 #[derive(Debug, Clone, Copy)]
 pub struct VerticalShifts {
     pub mean: u32,
@@ -101,13 +115,10 @@ pub struct VerticalShifts {
 }
 
 impl VerticalShifts {
-    /// Scale 0 reads samples of `bit_depth` bits; the decimated scales hold
-    /// 16-bit values.
-    pub fn for_scale(scale: usize, bit_depth: u32) -> Self {
-        if scale == 0 {
-            Self { mean: bit_depth, square: 2 * (bit_depth - 8) }
-        } else {
-            Self { mean: 16, square: 16 }
+    pub fn for_bits(bits: u32) -> Self {
+        Self {
+            mean: bits,
+            square: 2 * (bits - 8),
         }
     }
 }
@@ -115,7 +126,7 @@ impl VerticalShifts {
 /// Mirrors `half` values beyond each edge of `row`, whose middle
 /// `row.len() - 2 * half` values are the data.
 #[inline]
-pub fn mirror_edges(row: &mut [u32], half: usize) {
+pub fn mirror_edges<V: Copy>(row: &mut [V], half: usize) {
     let last = row.len() - half - 1;
     for f in 1..=half {
         row[half - f] = row[half + f];

@@ -8,6 +8,7 @@
 
 mod decimate;
 mod filter;
+mod log2;
 mod moments;
 mod stats;
 mod tables;
@@ -16,9 +17,9 @@ use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionS
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples};
 use decimate::Decimator;
-use filter::{VerticalShifts, VifSample};
+use filter::VifSample;
+use log2::Log2Table;
 use moments::MomentFilter;
-use stats::ScaleSums;
 
 const NAME: &str = "vif";
 const SCALES: usize = 4;
@@ -28,8 +29,13 @@ const DEFAULT_GAIN_LIMIT: f64 = 100.0;
 
 static OPTIONS: [OptionSpec; 2] = [
     OptionSpec::bool("debug", false),
-    OptionSpec::double("vif_enhn_gain_limit", DEFAULT_GAIN_LIMIT, 1.0, DEFAULT_GAIN_LIMIT)
-        .param("egl"),
+    OptionSpec::double(
+        "vif_enhn_gain_limit",
+        DEFAULT_GAIN_LIMIT,
+        1.0,
+        DEFAULT_GAIN_LIMIT,
+    )
+    .param("egl"),
 ];
 
 /// Outputs, in libvmaf's emission order: the four scores always, the rest
@@ -139,7 +145,7 @@ struct Vif {
     gain_limit: f64,
     score_names: Vec<String>,
     debug_names: Vec<String>,
-    log2: &'static [u16; 65536],
+    log2: &'static Log2Table,
     /// Scales 1 to 3.
     pyramid: Vec<ScalePlanes>,
     moments: MomentFilter,
@@ -160,55 +166,55 @@ impl Vif {
             gain_limit: options.double("vif_enhn_gain_limit"),
             score_names: named(&SCORE_NAMES),
             debug_names: named(&DEBUG_NAMES),
-            log2: tables::log2_table(),
+            log2: Log2Table::get(),
             pyramid,
             moments: MomentFilter::new(w),
             decimator: Decimator::new(w),
         }
     }
 
-    fn scale_sums<T: VifSample>(
-        &mut self,
-        reference: PlaneRef<'_, T>,
-        distorted: PlaneRef<'_, T>,
-        scale: usize,
-    ) -> ScaleSums {
-        let shifts = VerticalShifts::for_scale(scale, u32::from(self.format.bit_depth));
-        self.moments
-            .accumulate(reference, distorted, scale, shifts, self.log2, self.gain_limit)
-    }
-
+    /// Numerator and denominator of every scale.
     fn compute<T: VifSample>(
         &mut self,
         reference: PlaneRef<'_, T>,
         distorted: PlaneRef<'_, T>,
     ) -> VifScores {
-        let mut scores = VifScores::default();
-        scores.scales[0] = self.scale_sums(reference, distorted, 0).finish();
-
-        // Scale 1 comes from the picture's own samples; it needs its own
-        // shift to reach 16 bits.
+        let Self {
+            moments,
+            decimator,
+            pyramid,
+            log2,
+            gain_limit,
+            ..
+        } = self;
+        // Scale 0 holds the picture's samples, the decimated scales 16-bit
+        // values.
         let bit_depth = u32::from(self.format.bit_depth);
-        let mut next = std::mem::take(&mut self.pyramid);
-        {
-            let first = &mut next[0];
-            let shift = VerticalShifts::for_scale(0, bit_depth).mean;
-            self.decimator
-                .run(reference, distorted, 1, shift, &mut first.reference, &mut first.distorted);
-        }
+        let mut scores = VifScores::default();
+        scores.scales[0] = moments
+            .accumulate(reference, distorted, 0, bit_depth, log2, *gain_limit)
+            .finish();
         for scale in 1..SCALES {
-            if scale > 1 {
-                let (done, todo) = next.split_at_mut(scale - 1);
-                let (r, d) = done[scale - 2].planes();
-                let out = &mut todo[0];
-                let shift = VerticalShifts::for_scale(scale - 1, bit_depth).mean;
-                self.decimator
-                    .run(r, d, scale, shift, &mut out.reference, &mut out.distorted);
+            let (done, todo) = pyramid.split_at_mut(scale - 1);
+            let out = &mut todo[0];
+            if let Some(previous) = done.last() {
+                let (r, d) = previous.planes();
+                decimator.run(r, d, scale, 16, &mut out.reference, &mut out.distorted);
+            } else {
+                decimator.run(
+                    reference,
+                    distorted,
+                    scale,
+                    bit_depth,
+                    &mut out.reference,
+                    &mut out.distorted,
+                );
             }
-            let (r, d) = next[scale - 1].planes();
-            scores.scales[scale] = self.scale_sums(r, d, scale).finish();
+            let (r, d) = out.planes();
+            scores.scales[scale] = moments
+                .accumulate(r, d, scale, 16, log2, *gain_limit)
+                .finish();
         }
-        self.pyramid = next;
         scores
     }
 
@@ -223,7 +229,19 @@ impl Vif {
         let num = f64::from(n0) + f64::from(n1) + f64::from(n2) + f64::from(n3);
         let den = f64::from(d0) + f64::from(d1) + f64::from(d2) + f64::from(d3);
         let score = if den == 0.0 { 1.0 } else { num / den };
-        let values = [score, num, den, n0.into(), d0.into(), n1.into(), d1.into(), n2.into(), d2.into(), n3.into(), d3.into()];
+        let values = [
+            score,
+            num,
+            den,
+            n0.into(),
+            d0.into(),
+            n1.into(),
+            d1.into(),
+            n2.into(),
+            d2.into(),
+            n3.into(),
+            d3.into(),
+        ];
         for (name, value) in self.debug_names.iter().zip(values) {
             sink.emit(index, name, value);
         }
@@ -250,7 +268,10 @@ impl Extractor for Vif {
                 )));
             }
         }
-        let scores = match (frame.reference.plane(PlaneId::Y), frame.distorted.plane(PlaneId::Y)) {
+        let scores = match (
+            frame.reference.plane(PlaneId::Y),
+            frame.distorted.plane(PlaneId::Y),
+        ) {
             (PlaneSamples::U8(r), PlaneSamples::U8(d)) => self.compute(r, d),
             (PlaneSamples::U16(r), PlaneSamples::U16(d)) => self.compute(r, d),
             _ => {

@@ -6,19 +6,27 @@ use super::filter::{
     has_avx2, mirror, mirror_edges, round_shift_u32, SquareAccumulator, VerticalShifts, VifSample,
     LANES,
 };
+use super::log2::Log2Table;
 use super::stats::{MomentBlock, ScaleSums};
 use super::tables::{FILTERS, MAX_HALF};
 use crate::picture::PlaneRef;
 
+/// Columns per block of the vertical pass.
+const VERTICAL_LANES: usize = 8;
+
 /// One vertically filtered row per quantity, with `MAX_HALF` mirrored
 /// columns each side.
+///
+/// The second moments are held as doubles: they are integers below 2^32
+/// and their weighted sums stay below 2^49, so double arithmetic is exact
+/// and twice as wide per vector as the 64-bit integers C uses.
 #[derive(Debug)]
 struct PaddedRows {
     mu1: Vec<u32>,
     mu2: Vec<u32>,
-    xx: Vec<u32>,
-    yy: Vec<u32>,
-    xy: Vec<u32>,
+    xx: Vec<f64>,
+    yy: Vec<f64>,
+    xy: Vec<f64>,
 }
 
 /// Scratch of the moment pass, sized for the widest scale.
@@ -34,7 +42,7 @@ struct Pass<'a, 'p, T> {
     distorted: PlaneRef<'p, T>,
     filter: &'static [u16],
     shifts: VerticalShifts,
-    log2: &'a [u16; 65536],
+    log2: &'a Log2Table,
     gain_limit: f64,
 }
 
@@ -46,30 +54,34 @@ impl MomentFilter {
             rows: PaddedRows {
                 mu1: vec![0; n],
                 mu2: vec![0; n],
-                xx: vec![0; n],
-                yy: vec![0; n],
-                xy: vec![0; n],
+                xx: vec![0.0; n],
+                yy: vec![0.0; n],
+                xy: vec![0.0; n],
             },
         }
     }
 
     /// Sums the VIF statistic over every pixel of scale `scale` (pictures
-    /// `reference` and `distorted`, no wider than this filter was made for).
+    /// `reference` and `distorted` of `sample_bits`-bit samples, no wider
+    /// than this filter was made for).
     pub fn accumulate<T: VifSample>(
         &mut self,
         reference: PlaneRef<'_, T>,
         distorted: PlaneRef<'_, T>,
         scale: usize,
-        shifts: VerticalShifts,
-        log2: &[u16; 65536],
+        sample_bits: u32,
+        log2: &Log2Table,
         gain_limit: f64,
     ) -> ScaleSums {
-        assert!(reference.width <= self.width, "scratch sized for a narrower picture");
+        assert!(
+            reference.width <= self.width,
+            "scratch sized for a narrower picture"
+        );
         let pass = Pass {
             reference,
             distorted,
             filter: FILTERS[scale],
-            shifts,
+            shifts: VerticalShifts::for_bits(sample_bits),
             log2,
             gain_limit,
         };
@@ -84,7 +96,10 @@ impl MomentFilter {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn accumulate_avx2<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>) -> ScaleSums {
+unsafe fn accumulate_avx2<T: VifSample>(
+    rows: &mut PaddedRows,
+    pass: &Pass<'_, '_, T>,
+) -> ScaleSums {
     accumulate(rows, pass)
 }
 
@@ -95,8 +110,12 @@ fn accumulate<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>) -> Sc
     let mut sums = ScaleSums::default();
     for i in 0..h {
         vertical(rows, pass, i);
-        for row in [&mut rows.mu1, &mut rows.mu2, &mut rows.xx, &mut rows.yy, &mut rows.xy] {
-            mirror_edges(&mut row[MAX_HALF - half..MAX_HALF + w + half], half);
+        let columns = MAX_HALF - half..MAX_HALF + w + half;
+        for row in [&mut rows.mu1, &mut rows.mu2] {
+            mirror_edges(&mut row[columns.clone()], half);
+        }
+        for row in [&mut rows.xx, &mut rows.yy, &mut rows.xy] {
+            mirror_edges(&mut row[columns.clone()], half);
         }
         horizontal(rows, pass, &mut sums);
     }
@@ -106,14 +125,25 @@ fn accumulate<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>) -> Sc
 /// Vertical pass of row `i` into the middle of the padded rows.
 #[inline(always)]
 fn vertical<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>, i: usize) {
-    let w = pass.reference.width;
+    let (w, h) = (pass.reference.width, pass.reference.height);
+    let taps = pass.filter.len();
+    let half = taps / 2;
+    // The source rows of each tap, mirrored at the picture's edges.
+    let mut ref_rows: [&[T]; FILTERS[0].len()] = [&[]; FILTERS[0].len()];
+    let mut dis_rows = ref_rows;
+    for k in 0..taps {
+        let y = mirror(i as isize + k as isize - half as isize, h);
+        ref_rows[k] = pass.reference.row(y);
+        dis_rows[k] = pass.distorted.row(y);
+    }
+    let (ref_rows, dis_rows) = (&ref_rows[..taps], &dis_rows[..taps]);
     let mut j = 0;
-    while j + LANES <= w {
-        vertical_block::<T, LANES>(rows, pass, i, j);
-        j += LANES;
+    while j + VERTICAL_LANES <= w {
+        vertical_block::<T, VERTICAL_LANES>(rows, pass, ref_rows, dis_rows, j);
+        j += VERTICAL_LANES;
     }
     for j in j..w {
-        vertical_block::<T, 1>(rows, pass, i, j);
+        vertical_block::<T, 1>(rows, pass, ref_rows, dis_rows, j);
     }
 }
 
@@ -122,29 +152,32 @@ fn vertical<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>, i: usiz
 fn vertical_block<T: VifSample, const B: usize>(
     rows: &mut PaddedRows,
     pass: &Pass<'_, '_, T>,
-    i: usize,
+    ref_rows: &[&[T]],
+    dis_rows: &[&[T]],
     j: usize,
 ) {
-    let h = pass.reference.height;
-    let half = pass.filter.len() / 2;
     let mut mu1 = [0u32; B];
     let mut mu2 = [0u32; B];
     let mut xx = [T::SquareAcc::default(); B];
     let mut yy = [T::SquareAcc::default(); B];
     let mut xy = [T::SquareAcc::default(); B];
-    for (k, &c) in pass.filter.iter().enumerate() {
-        let y = mirror(i as isize + k as isize - half as isize, h);
-        let r = &pass.reference.row(y)[j..j + B];
-        let d = &pass.distorted.row(y)[j..j + B];
-        let c = u32::from(c);
+    for ((&c, r), d) in pass.filter.iter().zip(ref_rows).zip(dis_rows) {
+        let (r, d) = (&r[j..j + B], &d[j..j + B]);
+        let ci = u32::from(c);
         for l in 0..B {
-            let (r, d): (u32, u32) = (r[l].into(), d[l].into());
-            let (cr, cd) = (c * r, c * d);
-            mu1[l] = mu1[l].wrapping_add(cr);
-            mu2[l] = mu2[l].wrapping_add(cd);
-            xx[l] = xx[l].add_product(cr, r);
-            yy[l] = yy[l].add_product(cd, d);
-            xy[l] = xy[l].add_product(cr, d);
+            mu1[l] = mu1[l].wrapping_add(ci * r[l].into());
+        }
+        for l in 0..B {
+            mu2[l] = mu2[l].wrapping_add(ci * d[l].into());
+        }
+        for l in 0..B {
+            xx[l] = xx[l].add(T::weighted_product(c, r[l], r[l]));
+        }
+        for l in 0..B {
+            yy[l] = yy[l].add(T::weighted_product(c, d[l], d[l]));
+        }
+        for l in 0..B {
+            xy[l] = xy[l].add(T::weighted_product(c, r[l], d[l]));
         }
     }
     let at = MAX_HALF + j;
@@ -152,9 +185,9 @@ fn vertical_block<T: VifSample, const B: usize>(
     for l in 0..B {
         rows.mu1[at + l] = round_shift_u32(mu1[l], shifts.mean);
         rows.mu2[at + l] = round_shift_u32(mu2[l], shifts.mean);
-        rows.xx[at + l] = xx[l].narrow(shifts.square);
-        rows.yy[at + l] = yy[l].narrow(shifts.square);
-        rows.xy[at + l] = xy[l].narrow(shifts.square);
+        rows.xx[at + l] = f64::from(xx[l].narrow(shifts.square));
+        rows.yy[at + l] = f64::from(yy[l].narrow(shifts.square));
+        rows.xy[at + l] = f64::from(xy[l].narrow(shifts.square));
     }
 }
 
@@ -173,8 +206,9 @@ fn horizontal<T>(rows: &PaddedRows, pass: &Pass<'_, '_, T>, sums: &mut ScaleSums
 }
 
 /// Columns `j..j + B` of the horizontal pass. The filters are symmetric,
-/// so mirrored taps are summed before weighting (exact: the sums wrap as
-/// C's do and their true values fit).
+/// so mirrored taps are summed before weighting (exact: the integer sums
+/// wrap as C's do and their true values fit; the double sums are exact
+/// integers).
 #[inline(always)]
 fn horizontal_block<T, const B: usize>(
     rows: &PaddedRows,
@@ -187,41 +221,157 @@ fn horizontal_block<T, const B: usize>(
     let first = MAX_HALF - half + j;
     let mut mu1 = [0u32; B];
     let mut mu2 = [0u32; B];
-    let mut xx = [0u64; B];
-    let mut yy = [0u64; B];
-    let mut xy = [0u64; B];
+    let mut xx = [0f64; B];
+    let mut yy = [0f64; B];
+    let mut xy = [0f64; B];
     for (k, &c) in pass.filter[..half].iter().enumerate() {
         let (s, t) = (first + k, first + taps - 1 - k);
-        let (c32, c64) = (u32::from(c), u64::from(c));
+        let (ci, cf) = (u32::from(c), f64::from(c));
         let (m1a, m1b) = (&rows.mu1[s..s + B], &rows.mu1[t..t + B]);
         let (m2a, m2b) = (&rows.mu2[s..s + B], &rows.mu2[t..t + B]);
-        let (xa, xb) = (&rows.xx[s..s + B], &rows.xx[t..t + B]);
-        let (ya, yb) = (&rows.yy[s..s + B], &rows.yy[t..t + B]);
-        let (za, zb) = (&rows.xy[s..s + B], &rows.xy[t..t + B]);
         for l in 0..B {
-            mu1[l] = mu1[l].wrapping_add(c32.wrapping_mul(m1a[l].wrapping_add(m1b[l])));
-            mu2[l] = mu2[l].wrapping_add(c32.wrapping_mul(m2a[l].wrapping_add(m2b[l])));
-            xx[l] = xx[l].wrapping_add(c64 * u64::from(xa[l]) + c64 * u64::from(xb[l]));
-            yy[l] = yy[l].wrapping_add(c64 * u64::from(ya[l]) + c64 * u64::from(yb[l]));
-            xy[l] = xy[l].wrapping_add(c64 * u64::from(za[l]) + c64 * u64::from(zb[l]));
+            mu1[l] = mu1[l].wrapping_add(ci.wrapping_mul(m1a[l].wrapping_add(m1b[l])));
+        }
+        for l in 0..B {
+            mu2[l] = mu2[l].wrapping_add(ci.wrapping_mul(m2a[l].wrapping_add(m2b[l])));
+        }
+        for (acc, row) in [
+            (&mut xx, &rows.xx),
+            (&mut yy, &rows.yy),
+            (&mut xy, &rows.xy),
+        ] {
+            let (a, b) = (&row[s..s + B], &row[t..t + B]);
+            for l in 0..B {
+                acc[l] += cf * (a[l] + b[l]);
+            }
         }
     }
     let s = first + half;
-    let (c32, c64) = (u32::from(pass.filter[half]), u64::from(pass.filter[half]));
+    let (ci, cf) = (u32::from(pass.filter[half]), f64::from(pass.filter[half]));
+    let (m1, m2) = (&rows.mu1[s..s + B], &rows.mu2[s..s + B]);
     for l in 0..B {
-        mu1[l] = mu1[l].wrapping_add(c32.wrapping_mul(rows.mu1[s + l]));
-        mu2[l] = mu2[l].wrapping_add(c32.wrapping_mul(rows.mu2[s + l]));
-        xx[l] = xx[l].wrapping_add(c64 * u64::from(rows.xx[s + l]));
-        yy[l] = yy[l].wrapping_add(c64 * u64::from(rows.yy[s + l]));
-        xy[l] = xy[l].wrapping_add(c64 * u64::from(rows.xy[s + l]));
+        mu1[l] = mu1[l].wrapping_add(ci.wrapping_mul(m1[l]));
+        mu2[l] = mu2[l].wrapping_add(ci.wrapping_mul(m2[l]));
     }
-    let round = |v: u64| (v.wrapping_add(1 << 15) >> 16) as u32;
+    for (acc, row) in [
+        (&mut xx, &rows.xx),
+        (&mut yy, &rows.yy),
+        (&mut xy, &rows.xy),
+    ] {
+        let x = &row[s..s + B];
+        for l in 0..B {
+            acc[l] += cf * x[l];
+        }
+    }
     let block = MomentBlock {
         mu1,
         mu2,
-        xx: xx.map(round),
-        yy: yy.map(round),
-        xy: xy.map(round),
+        xx: xx.map(round_q16),
+        yy: yy.map(round_q16),
+        xy: xy.map(round_q16),
     };
     sums.add_block(&block, pass.log2, pass.gain_limit);
+}
+
+/// `(v + 2^15) >> 16` for an integer-valued double `0 <= v < 2^52`, as
+/// libvmaf narrows its 64-bit sums to 32 bits.
+#[inline(always)]
+fn round_q16(v: f64) -> u32 {
+    const BIAS: f64 = 4503599627370496.0; // 2^52
+    let q = ((v + 32768.0) * (1.0 / 65536.0)).floor();
+    (q + BIAS).to_bits().wrapping_sub(BIAS.to_bits()) as u32
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    /// A picture with flat areas, texture, and (in the distorted one)
+    /// inverted and noisy areas, so every branch of the statistic runs.
+    pub fn test_pair(w: usize, h: usize, max: u32, seed: u32) -> (Vec<u16>, Vec<u16>) {
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state
+        };
+        let (mut r, mut d) = (vec![0u16; w * h], vec![0u16; w * h]);
+        for y in 0..h {
+            for x in 0..w {
+                let region = (x * 4 / w) + 4 * (y * 2 / h);
+                let base = (x * 7 + y * 3) as u32 % (max / 2 + 1);
+                let texture = next() % (max / 2 + 1);
+                let rv = match region % 4 {
+                    0 => max / 3,
+                    1 => base,
+                    _ => (base + texture).min(max),
+                };
+                let dv = match region % 3 {
+                    0 => rv,
+                    1 => max - rv,
+                    _ => (rv + next() % (max / 8 + 1)).min(max),
+                };
+                r[y * w + x] = rv as u16;
+                d[y * w + x] = dv as u16;
+            }
+        }
+        (r, d)
+    }
+
+    fn plane<T>(data: &[T], w: usize, h: usize) -> PlaneRef<'_, T> {
+        PlaneRef {
+            data,
+            width: w,
+            height: h,
+            stride: w,
+        }
+    }
+
+    /// The dispatched pass (AVX2 where the CPU has it) against the portable
+    /// code, on odd sizes and every scale's filter.
+    #[test]
+    fn simd_and_portable_passes_agree() {
+        let log2 = Log2Table::get();
+        for (w, h) in [(37, 21), (67, 40), (9, 9)] {
+            let (r16, d16) = test_pair(w, h, 255, 7);
+            let (r8, d8): (Vec<u8>, Vec<u8>) = (
+                r16.iter().map(|&v| v as u8).collect(),
+                d16.iter().map(|&v| v as u8).collect(),
+            );
+            let mut filter = MomentFilter::new(w);
+            for gain_limit in [100.0, 1.0] {
+                let shifts = VerticalShifts::for_bits(8);
+                let (r, d) = (plane(&r8, w, h), plane(&d8, w, h));
+                let pass = Pass {
+                    reference: r,
+                    distorted: d,
+                    filter: FILTERS[0],
+                    shifts,
+                    log2,
+                    gain_limit,
+                };
+                let portable = accumulate(&mut filter.rows, &pass);
+                let best = filter.accumulate(r, d, 0, 8, log2, gain_limit);
+                assert_eq!(portable, best, "8-bit {w}x{h}");
+                assert_ne!(portable, ScaleSums::default());
+            }
+            for (scale, bits) in [(0, 10), (0, 12), (0, 16), (1, 16), (2, 16), (3, 16)] {
+                let (r, d) = test_pair(w, h, (1 << bits) - 1, 11 + scale as u32);
+                let shifts = VerticalShifts::for_bits(bits);
+                let (r, d) = (plane(&r, w, h), plane(&d, w, h));
+                let pass = Pass {
+                    reference: r,
+                    distorted: d,
+                    filter: FILTERS[scale],
+                    shifts,
+                    log2,
+                    gain_limit: 100.0,
+                };
+                let portable = accumulate(&mut filter.rows, &pass);
+                let best = filter.accumulate(r, d, scale, bits, log2, 100.0);
+                assert_eq!(portable, best, "{bits}-bit scale {scale} {w}x{h}");
+            }
+        }
+    }
 }

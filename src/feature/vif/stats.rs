@@ -2,7 +2,7 @@
 //! point: log terms in units of 1/2048, integer sums, a double combination
 //! narrowed to float at the end.
 
-use super::tables::log2_fixed;
+use super::log2::Log2Table;
 
 /// The model's noise variance 2.0 in Q16.
 const SIGMA_NSQ: i32 = 65536 << 1;
@@ -11,7 +11,7 @@ const EPS: f64 = 65536.0 * 1.0e-10;
 
 /// Sums over one scale's pixels; `finish` turns them into numerator and
 /// denominator.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ScaleSums {
     num_log: i64,
     den_log: i64,
@@ -32,6 +32,15 @@ pub struct MomentBlock<const B: usize> {
     pub xy: [u32; B],
 }
 
+/// `x` truncated to an integer, for `0 <= x < 2^52` (other values give
+/// meaningless results): C's `(int64_t)x` there, by way of the 2^52 bias
+/// so that it vectorizes.
+#[inline(always)]
+fn truncate_small(x: f64) -> u64 {
+    const BIAS: f64 = 4503599627370496.0; // 2^52
+    (x.trunc() + BIAS).to_bits().wrapping_sub(BIAS.to_bits())
+}
+
 #[inline(always)]
 fn product_q32(a: u32, b: u32) -> u32 {
     ((u64::from(a) * u64::from(b) + (1 << 31)) >> 32) as u32
@@ -41,46 +50,61 @@ impl ScaleSums {
     /// Adds `B` pixels.
     ///
     /// Every term is computed for every pixel and the unused ones masked
-    /// out, so there are no data-dependent branches and the loop
-    /// vectorizes; the values masked out may be meaningless but cannot trap.
+    /// out, so there are no data-dependent branches and the loops
+    /// vectorize; the values masked out may be meaningless but cannot trap.
     /// The wrapping subtractions and the casts reproduce libvmaf's
     /// unsigned-to-signed conversions.
     #[inline(always)]
     pub fn add_block<const B: usize>(
         &mut self,
         m: &MomentBlock<B>,
-        log2: &[u16; 65536],
+        log2: &Log2Table,
         gain_limit: f64,
     ) {
+        let mut sigma1_sq = [0i32; B];
+        let mut sigma2_sq = [0i32; B];
+        let mut sigma12 = [0i32; B];
         for l in 0..B {
-            let sigma1_sq = m.xx[l].wrapping_sub(product_q32(m.mu1[l], m.mu1[l])) as i32;
-            let sigma2_sq = (m.yy[l].wrapping_sub(product_q32(m.mu2[l], m.mu2[l])) as i32).max(0);
-            let sigma12 = m.xy[l].wrapping_sub(product_q32(m.mu1[l], m.mu2[l])) as i32;
+            sigma1_sq[l] = m.xx[l].wrapping_sub(product_q32(m.mu1[l], m.mu1[l])) as i32;
+            sigma2_sq[l] = (m.yy[l].wrapping_sub(product_q32(m.mu2[l], m.mu2[l])) as i32).max(0);
+            sigma12[l] = m.xy[l].wrapping_sub(product_q32(m.mu1[l], m.mu2[l])) as i32;
+        }
 
-            // A reference flatter than the noise: the numerator is
-            // 1 - sigma2_sq * const, kept as a count and a separate sum.
-            let flat = sigma1_sq < SIGMA_NSQ;
-            let has_gain = !flat & (sigma12 > 0) & (sigma2_sq > 0);
-
-            // log2(1 + sigma1_sq / 2) = log2(2 + sigma1_sq) - log2(2) in Q16.
-            let den = log2_fixed(log2, u64::from(SIGMA_NSQ.wrapping_add(sigma1_sq) as u32))
-                - 2048 * 17;
-
-            // log2(1 + g² sigma1_sq / (sv_sq + 2)) as a difference of logs.
-            let g = f64::from(sigma12) / (f64::from(sigma1_sq) + EPS);
+        // log2(1 + sigma1_sq / 2) = log2(2 + sigma1_sq) - log2(2), and
+        // log2(1 + g² sigma1_sq / (sv_sq + 2)) as a difference of logs: the
+        // arguments of the three logs.
+        let mut den_arg = [0u64; B];
+        let mut num_arg = [0u64; B];
+        let mut noise = [0u64; B];
+        for l in 0..B {
+            den_arg[l] = u64::from(SIGMA_NSQ.wrapping_add(sigma1_sq[l]) as u32);
+            let (s1, s2, s12) = (
+                f64::from(sigma1_sq[l]),
+                f64::from(sigma2_sq[l]),
+                f64::from(sigma12[l]),
+            );
+            let g = s12 / (s1 + EPS);
             // Out-of-range values saturate here where x86 gives i32::MIN;
             // both clamp to 0.
-            let sv_sq = ((f64::from(sigma2_sq) - g * f64::from(sigma12)) as i32).max(0);
+            let sv_sq = ((s2 - g * s12) as i32).max(0);
             let g = if g < gain_limit { g } else { gain_limit };
-            let noise = sv_sq.wrapping_add(SIGMA_NSQ) as u32;
-            let signal_and_noise =
-                ((g * g * f64::from(sigma1_sq)) as i64).wrapping_add(i64::from(noise));
-            let num =
-                log2_fixed(log2, signal_and_noise as u64) - log2_fixed(log2, u64::from(noise));
+            noise[l] = u64::from(sv_sq.wrapping_add(SIGMA_NSQ) as u32);
+            num_arg[l] = truncate_small(g * g * s1).wrapping_add(noise[l]);
+        }
+        let den_log = log2.log2(&den_arg);
+        let num_log = log2.log2(&num_arg);
+        let noise_log = log2.log2(&noise);
 
-            self.den_log += i64::from(if flat { 0 } else { den });
-            self.num_log += i64::from(if has_gain { num } else { 0 });
-            self.num_non_log += i64::from(if flat { sigma2_sq } else { 0 });
+        for l in 0..B {
+            // A reference flatter than the noise: the numerator is
+            // 1 - sigma2_sq * const, kept as a count and a separate sum.
+            let flat = sigma1_sq[l] < SIGMA_NSQ;
+            let has_gain = !flat & (sigma12[l] > 0) & (sigma2_sq[l] > 0);
+            let den = den_log[l] - 2048 * 17;
+            let num = num_log[l] - noise_log[l];
+            self.den_log += i64::from(den & -i32::from(!flat));
+            self.num_log += i64::from(num & -i32::from(has_gain));
+            self.num_non_log += i64::from(sigma2_sq[l] & -i32::from(flat));
             self.den_non_log += i64::from(flat);
         }
     }
