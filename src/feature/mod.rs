@@ -11,6 +11,7 @@ pub mod registry;
 pub mod adm;
 pub mod motion;
 pub mod psnr;
+pub mod speed;
 pub mod vif;
 
 pub mod common;

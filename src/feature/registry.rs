@@ -32,6 +32,8 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &float_ansnr::INFO,
     &float_ssim::INFO,
     &float_ms_ssim::INFO,
+    &super::speed::chroma::INFO,
+    &super::speed::temporal::INFO,
 ];
 
 /// Finds an extractor by name.
