@@ -40,7 +40,11 @@ fn options(name: &str, opts: &str) -> vmafx::Result<Options> {
     Options::resolve(name, info.options, &raw)
 }
 
-fn create(name: &str, opts: &str, format: &PictureFormat) -> vmafx::Result<Box<dyn feature::Extractor>> {
+fn create(
+    name: &str,
+    opts: &str,
+    format: &PictureFormat,
+) -> vmafx::Result<Box<dyn feature::Extractor>> {
     (feature::find(name)?.create)(&options(name, opts)?, format)
 }
 
@@ -48,7 +52,12 @@ fn create(name: &str, opts: &str, format: &PictureFormat) -> vmafx::Result<Box<d
 fn run(pair: &common::Pair, name: &str, opts: &str) -> Vec<BTreeMap<String, f64>> {
     let refs = pair.reference();
     let dists = pair.distorted_pictures();
-    assert_eq!(refs.len(), dists.len(), "{}: frame counts differ", pair.name());
+    assert_eq!(
+        refs.len(),
+        dists.len(),
+        "{}: frame counts differ",
+        pair.name()
+    );
     let mut extractor = create(name, opts, &pair.format()).unwrap();
     let mut frames = vec![BTreeMap::new(); refs.len()];
     let mut sink = FeatureSink::new();
@@ -82,9 +91,19 @@ impl Worst {
         outputs: &[&str],
         suffix: &str,
     ) {
-        assert_eq!(ours.len(), golden.frames.len(), "{}: frame count", pair.name());
+        assert_eq!(
+            ours.len(),
+            golden.frames.len(),
+            "{}: frame count",
+            pair.name()
+        );
         for (i, values) in ours.iter().enumerate() {
-            assert_eq!(values.len(), outputs.len(), "{} frame {i}: {values:?}", pair.name());
+            assert_eq!(
+                values.len(),
+                outputs.len(),
+                "{} frame {i}: {values:?}",
+                pair.name()
+            );
             for &output in outputs {
                 let golden_name = format!("{output}{suffix}");
                 let expected = golden
@@ -129,7 +148,9 @@ fn model_option_sets_match_libvmaf_on_every_pair() {
         let golden = pair.golden("models_v1.0.16");
         for &(opts, suffix) in MODEL_OPTION_SETS {
             assert_eq!(options("speed_chroma", opts).unwrap().name_suffix(), suffix);
-            let has_golden = golden.value(0, &format!("speed_chroma_u{suffix}")).is_some();
+            let has_golden = golden
+                .value(0, &format!("speed_chroma_u{suffix}"))
+                .is_some();
             if !has_golden {
                 // libvmaf fails these ("SpEED: image too small"); see
                 // too_small_pictures_are_refused.
@@ -153,7 +174,9 @@ fn too_small_pictures_are_refused() {
             Err(e @ Error::Extractor { .. }) => {
                 let msg = e.to_string();
                 assert!(
-                    msg.contains("speed_chroma") && msg.contains("321x179") && msg.contains("80x80"),
+                    msg.contains("speed_chroma")
+                        && msg.contains("321x179")
+                        && msg.contains("80x80"),
                     "{msg}"
                 );
             }
@@ -162,7 +185,10 @@ fn too_small_pictures_are_refused() {
         }
     }
     let tiny = PictureFormat::new(64, 64, vmafx::ChromaSubsampling::Yuv444, 8).unwrap();
-    assert!(matches!(create("speed_temporal", "", &tiny), Err(Error::Extractor { .. })));
+    assert!(matches!(
+        create("speed_temporal", "", &tiny),
+        Err(Error::Extractor { .. })
+    ));
 }
 
 fn expect_bad_option(name: &str, opts: &str, option: &str) {
@@ -188,20 +214,67 @@ fn bad_options_are_refused_with_their_name() {
         expect_bad_option(name, "speed_nn_floor=-0.1", "speed_nn_floor");
         expect_bad_option(name, "speed_max_val=1001", "speed_max_val");
     }
-    expect_bad_option("speed_chroma", "speed_weight_var_mode=7", "speed_weight_var_mode");
-    expect_bad_option("speed_chroma", "speed_use_ref_diff=true", "speed_use_ref_diff");
-    expect_bad_option("speed_temporal", "speed_weight_var_mode=1", "speed_weight_var_mode");
-    expect_bad_option("speed_temporal", "speed_use_ref_diff=2", "speed_use_ref_diff");
+    expect_bad_option(
+        "speed_chroma",
+        "speed_weight_var_mode=7",
+        "speed_weight_var_mode",
+    );
+    expect_bad_option(
+        "speed_chroma",
+        "speed_use_ref_diff=true",
+        "speed_use_ref_diff",
+    );
+    expect_bad_option(
+        "speed_temporal",
+        "speed_weight_var_mode=1",
+        "speed_weight_var_mode",
+    );
+    expect_bad_option(
+        "speed_temporal",
+        "speed_use_ref_diff=2",
+        "speed_use_ref_diff",
+    );
 }
 
 #[test]
 fn unsupported_inputs_are_refused() {
     use vmafx::ChromaSubsampling::{Yuv400, Yuv420};
     let gray = PictureFormat::new(320, 240, Yuv400, 8).unwrap();
-    assert!(matches!(create("speed_chroma", "", &gray), Err(Error::Extractor { .. })));
+    assert!(matches!(
+        create("speed_chroma", "", &gray),
+        Err(Error::Extractor { .. })
+    ));
     assert!(create("speed_temporal", "", &gray).is_ok());
     let nine_bit = PictureFormat::new(320, 240, Yuv420, 9).unwrap();
     for name in ["speed_chroma", "speed_temporal"] {
-        assert!(matches!(create(name, "", &nine_bit), Err(Error::Extractor { .. })), "{name}");
+        assert!(
+            matches!(create(name, "", &nine_bit), Err(Error::Extractor { .. })),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn threaded_context_gives_the_same_values() {
+    let pair = common::PAIRS.last().unwrap();
+    let golden = pair.golden("features");
+    let mut context = vmafx::ContextBuilder::new(pair.format())
+        .threads(2)
+        .feature("speed_chroma", Vec::new())
+        .feature("speed_temporal", Vec::new())
+        .build()
+        .unwrap();
+    for (r, d) in pair.reference().into_iter().zip(pair.distorted_pictures()) {
+        context.submit(r, d).unwrap();
+    }
+    let scores = context.finish().unwrap();
+    assert_eq!(scores.frames.len(), golden.frames.len());
+    for (i, (index, values)) in scores.frames.iter().enumerate() {
+        assert_eq!(*index as usize, i);
+        assert_eq!(values.len(), 4, "frame {i}: {values:?}");
+        for (feature, value) in values {
+            let what = format!("{} frame {i} {feature} (threaded)", pair.name());
+            common::assert_close(&what, *value, golden.value(i, feature).unwrap(), TOLERANCE);
+        }
     }
 }

@@ -11,7 +11,9 @@ use super::core::{load_plane, SpeedCore, SpeedScore};
 use super::geometry::{Geometry, MIN_SCALED_SIDE};
 use crate::error::{Error, Result};
 use crate::feature::common::picture_copy::check_bit_depth;
-use crate::feature::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
+use crate::feature::{
+    CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options,
+};
 use crate::picture::{ChromaSubsampling, PictureFormat, PlaneId, PlaneMask};
 
 const NAME: &str = "speed_chroma";
@@ -38,24 +40,24 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
     check_bit_depth(NAME, format)?;
     let config = SpeedConfig::from_options(NAME, options, options.int("speed_weight_var_mode"))?;
     let (width, height) = chroma_size(format)?;
-    let geometry = Geometry::new(width, height, config.prescale).ok_or_else(|| Error::Extractor {
-        extractor: NAME.into(),
-        reason: format!(
-            "picture {}x{} too small: its {width}x{height} chroma planes, prescaled by {} to \
+    let geometry =
+        Geometry::new(width, height, config.prescale).ok_or_else(|| Error::Extractor {
+            extractor: NAME.into(),
+            reason: format!(
+                "picture {}x{} too small: its {width}x{height} chroma planes, prescaled by {} to \
              {}x{}, must be at least {MIN_SCALED_SIDE}x{MIN_SCALED_SIDE} (libvmaf: \
              \"SpEED: image too small\")",
-            format.width,
-            format.height,
-            config.prescale,
-            (width as f64 * config.prescale + 0.5) as i32,
-            (height as f64 * config.prescale + 0.5) as i32,
-        ),
-    })?;
+                format.width,
+                format.height,
+                config.prescale,
+                (width as f64 * config.prescale + 0.5) as i32,
+                (height as f64 * config.prescale + 0.5) as i32,
+            ),
+        })?;
     let core = SpeedCore::new(config, geometry);
     Ok(Box::new(SpeedChroma {
         format: *format,
         width,
-        height,
         max_val: options.double(config::MAX_VAL.name),
         reference: core.frame_buffer(),
         distorted: core.frame_buffer(),
@@ -72,13 +74,15 @@ fn chroma_size(format: &PictureFormat) -> Result<(usize, usize)> {
         });
     }
     let (sx, sy) = format.subsampling.chroma_shift();
-    Ok(((format.width >> sx) as usize, (format.height >> sy) as usize))
+    Ok((
+        (format.width >> sx) as usize,
+        (format.height >> sy) as usize,
+    ))
 }
 
 struct SpeedChroma {
     format: PictureFormat,
     width: usize,
-    height: usize,
     max_val: f64,
     reference: Vec<f32>,
     distorted: Vec<f32>,
@@ -87,9 +91,23 @@ struct SpeedChroma {
 
 impl SpeedChroma {
     fn score_plane(&mut self, frame: &FrameInput<'_>, plane: PlaneId) -> SpeedScore {
-        let stride = self.core.stride();
-        load_plane(frame.reference, plane, self.width, self.height, &mut self.reference, stride);
-        load_plane(frame.distorted, plane, self.width, self.height, &mut self.distorted, stride);
+        let (rows, stride) = (self.core.rows(), self.core.stride());
+        load_plane(
+            frame.reference,
+            plane,
+            self.width,
+            rows,
+            &mut self.reference,
+            stride,
+        );
+        load_plane(
+            frame.distorted,
+            plane,
+            self.width,
+            rows,
+            &mut self.distorted,
+            stride,
+        );
         self.core.score(&self.reference, &self.distorted)
     }
 }
@@ -124,7 +142,11 @@ impl Extractor for SpeedChroma {
         for (name, score) in OUTPUTS.iter().zip([u.score, v.score, uv]) {
             // libvmaf's MIN(score, max_val), compared in double.
             let score = f64::from(score);
-            let capped = if score < self.max_val { score } else { self.max_val };
+            let capped = if score < self.max_val {
+                score
+            } else {
+                self.max_val
+            };
             sink.emit(frame.index, name, capped);
         }
         Ok(())
@@ -163,13 +185,34 @@ mod tests {
     #[test]
     fn bad_options_are_refused() {
         let f = PictureFormat::new(352, 288, ChromaSubsampling::Yuv420, 8).unwrap();
-        let e = create_with("speed_kernelscale=1.2", f).err().unwrap().to_string();
-        assert!(e.contains("speed_kernelscale") && e.contains("not a supported kernel scale"), "{e}");
-        let e = create_with("speed_prescale_method=area", f).err().unwrap().to_string();
-        assert!(e.contains("speed_prescale_method") && e.contains("nearest, bilinear"), "{e}");
-        let e = create_with("speed_weight_var_mode=7", f).err().unwrap().to_string();
-        assert!(e.contains("speed_weight_var_mode") && e.contains("outside"), "{e}");
-        let e = create_with("speed_sigma_nn=0", f).err().unwrap().to_string();
+        let e = create_with("speed_kernelscale=1.2", f)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("speed_kernelscale") && e.contains("not a supported kernel scale"),
+            "{e}"
+        );
+        let e = create_with("speed_prescale_method=area", f)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("speed_prescale_method") && e.contains("nearest, bilinear"),
+            "{e}"
+        );
+        let e = create_with("speed_weight_var_mode=7", f)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("speed_weight_var_mode") && e.contains("outside"),
+            "{e}"
+        );
+        let e = create_with("speed_sigma_nn=0", f)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("speed_sigma_nn"), "{e}");
         assert!(create_with("speed_kernelscale=0.5:speed_prescale_method=lanczos4", f).is_ok());
     }

@@ -12,7 +12,8 @@ pub const PRESCALE_METHOD: OptionSpec =
     OptionSpec::string("speed_prescale_method", "nearest", &METHOD_NAMES).param("psm");
 pub const SIGMA_NN: OptionSpec = OptionSpec::double("speed_sigma_nn", 0.29, 0.1, 2.0).param("snn");
 pub const NN_FLOOR: OptionSpec = OptionSpec::double("speed_nn_floor", 0.0, 0.0, 1.0).param("nnf");
-pub const MAX_VAL: OptionSpec = OptionSpec::double("speed_max_val", 1000.0, 0.0, 1000.0).param("mxv");
+pub const MAX_VAL: OptionSpec =
+    OptionSpec::double("speed_max_val", 1000.0, 0.0, 1000.0).param("mxv");
 
 /// The SpEED computation's parameters (libvmaf's `SpeedOptions`).
 #[derive(Debug, Clone, Copy)]

@@ -85,10 +85,20 @@ fn horizontal_pass(filter: &[f32], row: &[f32], out: &mut [f32]) {
 
 /// Filters `src` into `dst` (same size, `dst_stride` apart); `row` holds at
 /// least `src.width` samples of scratch.
-pub fn filter(filter: &[f32], src: FloatPlane<'_>, dst: &mut [f32], dst_stride: usize, row: &mut [f32]) {
+pub fn filter(
+    filter: &[f32],
+    src: FloatPlane<'_>,
+    dst: &mut [f32],
+    dst_stride: usize,
+    row: &mut [f32],
+) {
     for y in 0..src.height {
         vertical_pass(filter, src, y, row);
-        horizontal_pass(filter, &row[..src.width], &mut dst[y * dst_stride..][..src.width]);
+        horizontal_pass(
+            filter,
+            &row[..src.width],
+            &mut dst[y * dst_stride..][..src.width],
+        );
     }
 }
 
@@ -104,10 +114,26 @@ pub fn filter_decimate16(
     for y in 0..src.height / 16 {
         vertical_pass(filter, src, 16 * y, row);
         let row = &row[..src.width];
-        for (x, out) in dst[y * dst_stride..][..src.width / 16].iter_mut().enumerate() {
+        for (x, out) in dst[y * dst_stride..][..src.width / 16]
+            .iter_mut()
+            .enumerate()
+        {
             *out = horizontal_tap_sum(filter, row, 16 * x);
         }
     }
+}
+
+/// The rows of a `height`-row plane that [`filter_decimate16`] reads with a
+/// `taps`-tap filter, in increasing order.
+pub fn rows_read_by_decimate16(taps: usize, height: usize) -> Vec<usize> {
+    let radius = (taps / 2) as isize;
+    let mut read = vec![false; height];
+    for y in 0..height / 16 {
+        for k in 0..taps as isize {
+            read[mirror(16 * y as isize - radius + k, height)] = true;
+        }
+    }
+    (0..height).filter(|&y| read[y]).collect()
 }
 
 #[cfg(test)]
@@ -146,6 +172,15 @@ mod tests {
     }
 
     #[test]
+    fn decimation_reads_the_filter_support_of_every_16th_row() {
+        assert_eq!(rows_read_by_decimate16(3, 40), vec![0, 1, 15, 16, 17]);
+        assert_eq!(
+            rows_read_by_decimate16(5, 33),
+            vec![0, 1, 2, 14, 15, 16, 17, 18]
+        );
+    }
+
+    #[test]
     fn mirrors_about_the_edge_sample() {
         assert_eq!(mirror(-2, 5), 2);
         assert_eq!(mirror(5, 5), 3);
@@ -157,7 +192,12 @@ mod tests {
         let f = [0.1f32, 0.2, 0.4, 0.2, 0.1];
         for (w, h) in [(37, 21), (4, 3), (5, 5)] {
             let data = plane(h, w + 3);
-            let src = FloatPlane { data: &data, width: w, height: h, stride: w + 3 };
+            let src = FloatPlane {
+                data: &data,
+                width: w,
+                height: h,
+                stride: w + 3,
+            };
             let mut out = vec![0.0; w * h];
             filter(&f, src, &mut out, w, &mut vec![0.0; w]);
             assert_eq!(out, reference(&f, src), "{w}x{h}");
@@ -169,7 +209,12 @@ mod tests {
         let f = [0.05f32, 0.1, 0.15, 0.2, 0.0, 0.2, 0.15, 0.1, 0.05];
         let (w, h) = (83, 50);
         let data = plane(h, w);
-        let src = FloatPlane { data: &data, width: w, height: h, stride: w };
+        let src = FloatPlane {
+            data: &data,
+            width: w,
+            height: h,
+            stride: w,
+        };
         let full = reference(&f, src);
         let mut out = vec![0.0; (w / 16) * (h / 16)];
         filter_decimate16(&f, src, &mut out, w / 16, &mut vec![0.0; w]);

@@ -66,9 +66,16 @@ impl Estimator {
     /// Fits the model on `data` (the decimated plane, rows `stride` apart)
     /// into `out`. Returns false when the covariance matrix is singular; the
     /// variances are then 0, as libvmaf sets them.
-    pub fn estimate(&mut self, data: &[f32], stride: usize, sigma_nn: f32, out: &mut BlockStats) -> bool {
+    pub fn estimate(
+        &mut self,
+        data: &[f32],
+        stride: usize,
+        sigma_nn: f32,
+        out: &mut BlockStats,
+    ) -> bool {
         self.covariance_matrix(data, stride);
-        self.eigen.eigenvalues(&self.covariance, &mut self.eigenvalues);
+        self.eigen
+            .eigenvalues(&self.covariance, &mut self.eigenvalues);
         self.gather_block_samples(data, stride);
 
         let blocks = self.geometry.blocks();
@@ -84,7 +91,10 @@ impl Estimator {
         // s = sum_k x_k (K^-1 x)_k / 25, summed over k in order.
         let area = BLOCK_AREA as f32;
         let variances = &mut out.variances;
-        for (v, (&x, &y)) in variances.iter_mut().zip(self.solution.iter().zip(&self.samples)) {
+        for (v, (&x, &y)) in variances
+            .iter_mut()
+            .zip(self.solution.iter().zip(&self.samples))
+        {
             *v = (x * y) / area;
         }
         for k in 1..BLOCK_AREA {
@@ -137,32 +147,36 @@ impl Estimator {
             }
         }
 
-        // Offset x = (r1, c1) against every offset y = (r2, c2) <= x; the
-        // five c2 of one r2 share their loads, each still one sum in order.
-        for x_index in 0..BLOCK_AREA {
-            let (r1, c1) = (x_index / BLOCK, x_index % BLOCK);
-            let mean_x = f64::from(self.means[x_index]);
+        // Offsets x = (r1, c1) against y = (r2, c2) for r2 <= r1: the 25
+        // (c1, c2) sums of one (r1, r2) share their loads and run side by
+        // side, each still one sum over the window in row order.
+        let means: [[f64; BLOCK]; BLOCK] =
+            std::array::from_fn(|r| std::array::from_fn(|c| f64::from(self.means[r * BLOCK + c])));
+        for r1 in 0..BLOCK {
             for r2 in 0..=r1 {
-                let means_y: [f64; BLOCK] =
-                    std::array::from_fn(|c2| f64::from(self.means[r2 * BLOCK + c2]));
-                let mut sums = [0.0f64; BLOCK];
+                let (mean_x, mean_y) = (means[r1], means[r2]);
+                let mut sums = [[0.0f64; BLOCK]; BLOCK];
                 for i in 0..sh {
-                    let xs = &self.wide[(r1 + i) * tw + c1..][..sw];
-                    let ys = &self.wide[(r2 + i) * tw..][..sw + BLOCK - 1];
-                    for (j, &xv) in xs.iter().enumerate() {
-                        let dx = xv - mean_x;
-                        let window = &ys[j..j + BLOCK];
-                        for c2 in 0..BLOCK {
-                            sums[c2] += dx * (window[c2] - means_y[c2]);
+                    let xs = &self.wide[(r1 + i) * tw..][..tw];
+                    let ys = &self.wide[(r2 + i) * tw..][..tw];
+                    for j in 0..sw {
+                        let dx: [f64; BLOCK] = std::array::from_fn(|c| xs[j + c] - mean_x[c]);
+                        let dy: [f64; BLOCK] = std::array::from_fn(|c| ys[j + c] - mean_y[c]);
+                        for (row, &dxc) in sums.iter_mut().zip(&dx) {
+                            for (sum, &dyc) in row.iter_mut().zip(&dy) {
+                                *sum += dxc * dyc;
+                            }
                         }
                     }
                 }
-                for (c2, &sum) in sums.iter().enumerate() {
-                    let y_index = r2 * BLOCK + c2;
-                    if y_index <= x_index {
-                        let cov = (sum / count as f64) as f32;
-                        self.covariance[x_index * BLOCK_AREA + y_index] = cov;
-                        self.covariance[y_index * BLOCK_AREA + x_index] = cov;
+                for (c1, row) in sums.iter().enumerate() {
+                    for (c2, &sum) in row.iter().enumerate() {
+                        let (x_index, y_index) = (r1 * BLOCK + c1, r2 * BLOCK + c2);
+                        if y_index <= x_index {
+                            let cov = (sum / count as f64) as f32;
+                            self.covariance[x_index * BLOCK_AREA + y_index] = cov;
+                            self.covariance[y_index * BLOCK_AREA + x_index] = cov;
+                        }
                     }
                 }
             }
@@ -201,8 +215,8 @@ pub fn speed_score(
     nn_floor: f32,
     mode: WeightMode,
 ) -> f32 {
-    let base_entropy = (BLOCK_AREA as f64
-        * (f64::from((1.0 + nn_floor) * sigma_nn).log2() + LOG2_2PIE)) as f32;
+    let base_entropy =
+        (BLOCK_AREA as f64 * (f64::from((1.0 + nn_floor) * sigma_nn).log2() + LOG2_2PIE)) as f32;
     let log2_1p = |v: f32| f64::from(1.0 + v).log2();
     let log2_1p_wide = |v: f64| (1.0 + v).log2();
     let mut score = 0.0f32;
@@ -220,8 +234,14 @@ pub fn speed_score(
             2 => (log2_1p(dv), log2_1p(dv)),
             3 => (log2_1p_wide(mean()), log2_1p_wide(mean())),
             4 => (log2_1p(rv), log2_1p_wide(mean())),
-            5 => (log2_1p(rv), log2_1p_wide(0.75 * f64::from(rv) + 0.25 * f64::from(dv))),
-            6 => (log2_1p(rv), log2_1p_wide(0.25 * f64::from(rv) + 0.75 * f64::from(dv))),
+            5 => (
+                log2_1p(rv),
+                log2_1p_wide(0.75 * f64::from(rv) + 0.25 * f64::from(dv)),
+            ),
+            6 => (
+                log2_1p(rv),
+                log2_1p_wide(0.25 * f64::from(rv) + 0.75 * f64::from(dv)),
+            ),
             // The option's range is 0..=6; libvmaf returns -EINVAL here.
             _ => return -22.0,
         };
@@ -263,6 +283,10 @@ mod tests {
             .collect();
         let mut stats = BlockStats::new(g.blocks());
         assert!(est.estimate(&data, 20, 0.29, &mut stats));
-        assert!(stats.variances.iter().all(|&v| v > 0.0), "{:?}", stats.variances);
+        assert!(
+            stats.variances.iter().all(|&v| v > 0.0),
+            "{:?}",
+            stats.variances
+        );
     }
 }

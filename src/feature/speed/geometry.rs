@@ -95,10 +95,28 @@ mod tests {
     #[test]
     fn chroma_of_1080p() {
         let g = Geometry::new(960, 540, 1.0).unwrap();
-        assert_eq!(g.operating, Size { width: 60, height: 33 });
-        assert_eq!(g.truncated, Size { width: 60, height: 30 });
+        assert_eq!(
+            g.operating,
+            Size {
+                width: 60,
+                height: 33
+            }
+        );
+        assert_eq!(
+            g.truncated,
+            Size {
+                width: 60,
+                height: 30
+            }
+        );
         assert_eq!(g.blocks(), 72);
-        assert_eq!(g.submatrix, Size { width: 56, height: 26 });
+        assert_eq!(
+            g.submatrix,
+            Size {
+                width: 56,
+                height: 26
+            }
+        );
     }
 
     #[test]
@@ -106,7 +124,16 @@ mod tests {
         // The 321x179 golden pair's chroma at the 2160 models' prescale.
         assert!(Geometry::new(160, 89, 0.5).is_none());
         let g = Geometry::new(288, 162, 0.5).unwrap();
-        assert_eq!((g.scaled, g.blocks()), (Size { width: 144, height: 81 }, 1));
+        assert_eq!(
+            (g.scaled, g.blocks()),
+            (
+                Size {
+                    width: 144,
+                    height: 81
+                },
+                1
+            )
+        );
         assert!(Geometry::new(80, 80, 1.0).is_some());
         assert!(Geometry::new(79, 80, 1.0).is_none());
     }

@@ -41,7 +41,11 @@ pub fn is_valid_kernelscale(kernelscale: f32) -> bool {
 pub fn filter_size(scale: u32, kernelscale: f32) -> usize {
     let n = ((1 << (4 - scale)) + 1) as f32;
     let ceiling = (n * kernelscale).ceil() as i32;
-    let odd = if ceiling % 2 == 0 { ceiling + 1 } else { ceiling };
+    let odd = if ceiling % 2 == 0 {
+        ceiling + 1
+    } else {
+        ceiling
+    };
     odd.max(3) as usize
 }
 
@@ -96,7 +100,11 @@ mod tests {
 
     #[test]
     fn kernels_are_normalised_and_symmetric() {
-        for f in [antialias_filter(4, 1.0), lowpass_filter(4, 1.0), lowpass_filter(1, 2.0)] {
+        for f in [
+            antialias_filter(4, 1.0),
+            lowpass_filter(4, 1.0),
+            lowpass_filter(1, 2.0),
+        ] {
             let sum: f32 = f.iter().sum();
             assert!((sum - 1.0).abs() < 1e-6, "{f:?}");
             assert!(f.iter().zip(f.iter().rev()).all(|(a, b)| a == b));

@@ -404,7 +404,11 @@ mod tests {
         let mut m = vec![0.0f32; n * n];
         for i in 0..n {
             for j in 0..n {
-                m[i * n + j] = if i == j { 10.0 + i as f32 } else { 1.0 / (1 + i + j) as f32 };
+                m[i * n + j] = if i == j {
+                    10.0 + i as f32
+                } else {
+                    1.0 / (1 + i + j) as f32
+                };
             }
         }
         m

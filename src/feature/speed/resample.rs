@@ -38,18 +38,49 @@ pub struct Resampler {
     ratio: (f32, f32),
     /// Source position of every output column (`(x + 0.5) * ratio - 0.5`).
     columns: Vec<f32>,
+    /// For bilinear: the two source columns and the weight of the second.
+    bilinear_columns: Vec<BilinearTap>,
+}
+
+/// Where one output sample interpolates from, along one axis.
+#[derive(Debug, Clone, Copy)]
+struct BilinearTap {
+    first: usize,
+    second: usize,
+    /// Distance from `first` (libvmaf's `dx`, taken from the mirrored index).
+    fraction: f32,
+}
+
+impl BilinearTap {
+    fn new(position: f32, len: usize) -> Self {
+        let first = mirror_index(f64::from(position).floor() as f32, len);
+        let second = mirror_index(f64::from(position).ceil() as f32, len);
+        Self {
+            first,
+            second,
+            fraction: position - first as f32,
+        }
+    }
 }
 
 impl Resampler {
     pub fn new(method: ScaleMethod, src: (usize, usize), dst: (usize, usize)) -> Self {
         let ratio = (src.0 as f32 / dst.0 as f32, src.1 as f32 / dst.1 as f32);
-        let columns = (0..dst.0).map(|x| centre(x, ratio.0)).collect();
+        let columns: Vec<f32> = (0..dst.0).map(|x| centre(x, ratio.0)).collect();
+        let bilinear_columns = match method {
+            ScaleMethod::Bilinear => columns
+                .iter()
+                .map(|&x| BilinearTap::new(x, src.0))
+                .collect(),
+            _ => Vec::new(),
+        };
         Self {
             method,
             src,
             dst,
             ratio,
             columns,
+            bilinear_columns,
         }
     }
 
@@ -59,7 +90,8 @@ impl Resampler {
         let (dst_w, dst_h) = self.dst;
         if self.src == self.dst {
             for y in 0..dst_h {
-                dst[y * dst_stride..][..dst_w].copy_from_slice(&src.data[y * src.stride..][..dst_w]);
+                dst[y * dst_stride..][..dst_w]
+                    .copy_from_slice(&src.data[y * src.stride..][..dst_w]);
             }
             return;
         }
@@ -73,7 +105,10 @@ impl Resampler {
                         *o = row[(x as f32 * self.ratio.0) as usize];
                     }
                 }
-                ScaleMethod::Bilinear => bilinear_row(src, centre(y, self.ratio.1), &self.columns, out),
+                ScaleMethod::Bilinear => {
+                    let row = BilinearTap::new(centre(y, self.ratio.1), src.height);
+                    bilinear_row(src, row, &self.bilinear_columns, out);
+                }
                 ScaleMethod::Bicubic => {
                     let yy = centre(y, self.ratio.1);
                     for (o, &xx) in out.iter_mut().zip(&self.columns) {
@@ -113,19 +148,16 @@ fn mirror_index(i: f32, len: usize) -> usize {
     mirror(i, (len - 1) as f32) as i32 as usize
 }
 
-fn bilinear_row(src: FloatPlane<'_>, y: f32, columns: &[f32], out: &mut [f32]) {
-    let y1 = mirror_index(f64::from(y).floor() as f32, src.height);
-    let y2 = mirror_index(f64::from(y).ceil() as f32, src.height);
-    let dy = y - y1 as f32;
-    let (r1, r2) = (&src.data[y1 * src.stride..], &src.data[y2 * src.stride..]);
-    for (o, &x) in out.iter_mut().zip(columns) {
-        let x1 = mirror_index(f64::from(x).floor() as f32, src.width);
-        let x2 = mirror_index(f64::from(x).ceil() as f32, src.width);
-        let dx = x - x1 as f32;
-        *o = (1.0 - dy) * (1.0 - dx) * r1[x1]
-            + (1.0 - dy) * dx * r1[x2]
-            + dy * (1.0 - dx) * r2[x1]
-            + dy * dx * r2[x2];
+fn bilinear_row(src: FloatPlane<'_>, row: BilinearTap, columns: &[BilinearTap], out: &mut [f32]) {
+    let dy = row.fraction;
+    let r1 = &src.data[row.first * src.stride..][..src.width];
+    let r2 = &src.data[row.second * src.stride..][..src.width];
+    for (o, c) in out.iter_mut().zip(columns) {
+        let dx = c.fraction;
+        *o = (1.0 - dy) * (1.0 - dx) * r1[c.first]
+            + (1.0 - dy) * dx * r1[c.second]
+            + dy * (1.0 - dx) * r2[c.first]
+            + dy * dx * r2[c.second];
     }
 }
 
@@ -176,8 +208,10 @@ fn lanczos4(src: FloatPlane<'_>, x: f32, y: f32) -> f32 {
     let y0 = f64::from(y).floor() as i32;
     let dx = x - x0 as f32;
     let dy = y - y0 as f32;
-    let wx: [f32; 9] = std::array::from_fn(|i| lanczos4_kernel((i as i32 - A) as f32 - dx, A as f32));
-    let wy: [f32; 9] = std::array::from_fn(|i| lanczos4_kernel((i as i32 - A) as f32 - dy, A as f32));
+    let wx: [f32; 9] =
+        std::array::from_fn(|i| lanczos4_kernel((i as i32 - A) as f32 - dx, A as f32));
+    let wy: [f32; 9] =
+        std::array::from_fn(|i| lanczos4_kernel((i as i32 - A) as f32 - dy, A as f32));
     let (mut value, mut weight_sum) = (0.0f32, 0.0f32);
     for (j, &wyj) in wy.iter().enumerate() {
         let yi = mirror_index((y0 + j as i32 - A) as f32, src.height);
@@ -196,13 +230,20 @@ mod tests {
     use super::*;
 
     fn ramp(w: usize, h: usize) -> Vec<f32> {
-        (0..w * h).map(|i| (i % w) as f32 + 10.0 * (i / w) as f32).collect()
+        (0..w * h)
+            .map(|i| (i % w) as f32 + 10.0 * (i / w) as f32)
+            .collect()
     }
 
     #[test]
     fn halving_a_ramp_bilinearly_averages_pairs() {
         let data = ramp(8, 4);
-        let src = FloatPlane { data: &data, width: 8, height: 4, stride: 8 };
+        let src = FloatPlane {
+            data: &data,
+            width: 8,
+            height: 4,
+            stride: 8,
+        };
         let r = Resampler::new(ScaleMethod::Bilinear, (8, 4), (4, 2));
         let mut out = vec![0.0; 8];
         r.scale(src, &mut out, 4);
@@ -212,7 +253,12 @@ mod tests {
     #[test]
     fn every_method_keeps_a_flat_plane_flat() {
         let data = vec![3.0f32; 20 * 12];
-        let src = FloatPlane { data: &data, width: 20, height: 12, stride: 20 };
+        let src = FloatPlane {
+            data: &data,
+            width: 20,
+            height: 12,
+            stride: 20,
+        };
         for m in METHOD_NAMES {
             let r = Resampler::new(ScaleMethod::parse(m).unwrap(), (20, 12), (12, 7));
             let mut out = vec![0.0; 12 * 7];
@@ -224,7 +270,12 @@ mod tests {
     #[test]
     fn nearest_picks_the_truncated_position() {
         let data = ramp(6, 3);
-        let src = FloatPlane { data: &data, width: 6, height: 3, stride: 6 };
+        let src = FloatPlane {
+            data: &data,
+            width: 6,
+            height: 3,
+            stride: 6,
+        };
         let r = Resampler::new(ScaleMethod::Nearest, (6, 3), (4, 2));
         let mut out = vec![0.0; 8];
         r.scale(src, &mut out, 4);

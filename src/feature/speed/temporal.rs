@@ -8,7 +8,9 @@ use super::core::{load_plane, SpeedCore};
 use super::geometry::{Geometry, MIN_SCALED_SIDE};
 use crate::error::{Error, Result};
 use crate::feature::common::picture_copy::check_bit_depth;
-use crate::feature::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
+use crate::feature::{
+    CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options,
+};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 
 const NAME: &str = "speed_temporal";
@@ -35,16 +37,17 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
     check_bit_depth(NAME, format)?;
     let config = SpeedConfig::from_options(NAME, options, 0)?;
     let (width, height) = (format.width as usize, format.height as usize);
-    let geometry = Geometry::new(width, height, config.prescale).ok_or_else(|| Error::Extractor {
-        extractor: NAME.into(),
-        reason: format!(
+    let geometry =
+        Geometry::new(width, height, config.prescale).ok_or_else(|| Error::Extractor {
+            extractor: NAME.into(),
+            reason: format!(
             "picture {width}x{height} too small: prescaled by {} to {}x{}, it must be at least \
              {MIN_SCALED_SIDE}x{MIN_SCALED_SIDE} (libvmaf: \"SpEED: image too small\")",
             config.prescale,
             (width as f64 * config.prescale + 0.5) as i32,
             (height as f64 * config.prescale + 0.5) as i32,
         ),
-    })?;
+        })?;
     let core = SpeedCore::new(config, geometry);
     Ok(Box::new(SpeedTemporal {
         format: *format,
@@ -102,14 +105,28 @@ impl Extractor for SpeedTemporal {
                 )));
             }
         }
-        let (w, h, stride) = (
+        let (width, rows, stride) = (
             self.format.width as usize,
-            self.format.height as usize,
+            self.core.rows(),
             self.core.stride(),
         );
         let cur = &mut self.current;
-        load_plane(frame.reference, PlaneId::Y, w, h, &mut cur.reference, stride);
-        load_plane(frame.distorted, PlaneId::Y, w, h, &mut cur.distorted, stride);
+        load_plane(
+            frame.reference,
+            PlaneId::Y,
+            width,
+            rows,
+            &mut cur.reference,
+            stride,
+        );
+        load_plane(
+            frame.distorted,
+            PlaneId::Y,
+            width,
+            rows,
+            &mut cur.distorted,
+            stride,
+        );
 
         let score = if self.previous.is_none() {
             0.0
@@ -121,8 +138,8 @@ impl Extractor for SpeedTemporal {
             } else {
                 &cur.distorted
             };
-            subtract(&mut prev.reference, &cur.reference, w, h, stride);
-            subtract(&mut prev.distorted, dis_base, w, h, stride);
+            subtract(&mut prev.reference, &cur.reference, width, rows, stride);
+            subtract(&mut prev.distorted, dis_base, width, rows, stride);
             f64::from(self.core.score(&prev.reference, &prev.distorted).score)
         };
         sink.emit(frame.index, OUTPUT, score);
@@ -132,10 +149,10 @@ impl Extractor for SpeedTemporal {
     }
 }
 
-/// `a -= b` over the top-left `w` x `h` samples.
-fn subtract(a: &mut [f32], b: &[f32], w: usize, h: usize, stride: usize) {
-    for y in 0..h {
-        let (ra, rb) = (&mut a[y * stride..][..w], &b[y * stride..][..w]);
+/// `a -= b` over the leftmost `width` samples of `rows`.
+fn subtract(a: &mut [f32], b: &[f32], width: usize, rows: &[usize], stride: usize) {
+    for &y in rows {
+        let (ra, rb) = (&mut a[y * stride..][..width], &b[y * stride..][..width]);
         for (x, &y) in ra.iter_mut().zip(rb) {
             *x -= y;
         }
@@ -165,7 +182,11 @@ mod tests {
         }
         let mut sink = FeatureSink::new();
         for index in 0..3 {
-            let frame = FrameInput { index, reference: &p, distorted: &p };
+            let frame = FrameInput {
+                index,
+                reference: &p,
+                distorted: &p,
+            };
             ex.extract(&frame, &mut sink).unwrap();
         }
         let values: Vec<f64> = sink.values().iter().map(|v| v.2).collect();
@@ -175,9 +196,15 @@ mod tests {
     #[test]
     fn too_small_pictures_are_refused() {
         let f = PictureFormat::new(321, 179, ChromaSubsampling::Yuv420, 8).unwrap();
-        let e = create_with("speed_prescale=0.4", f).err().unwrap().to_string();
+        let e = create_with("speed_prescale=0.4", f)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
-            e.contains("speed_temporal") && e.contains("321x179") && e.contains("128x72") && e.contains("80x80"),
+            e.contains("speed_temporal")
+                && e.contains("321x179")
+                && e.contains("128x72")
+                && e.contains("80x80"),
             "{e}"
         );
     }
