@@ -52,8 +52,8 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
     Ok(Box::new(SpeedTemporal {
         format: *format,
         use_ref_diff: options.bool("speed_use_ref_diff"),
-        previous: None,
-        frames: Frames {
+        has_previous: false,
+        previous: Frames {
             reference: core.frame_buffer(),
             distorted: core.frame_buffer(),
         },
@@ -74,10 +74,9 @@ struct Frames {
 struct SpeedTemporal {
     format: PictureFormat,
     use_ref_diff: bool,
-    /// Index of the frame held in `frames`, once there is one.
-    previous: Option<u32>,
-    /// The previous frame.
-    frames: Frames,
+    /// Whether `previous` holds a frame yet.
+    has_previous: bool,
+    previous: Frames,
     current: Frames,
     core: SpeedCore,
 }
@@ -128,11 +127,11 @@ impl Extractor for SpeedTemporal {
             stride,
         );
 
-        let score = if self.previous.is_none() {
+        let score = if !self.has_previous {
             0.0
         } else {
             // The previous frames become the differences, in place.
-            let prev = &mut self.frames;
+            let prev = &mut self.previous;
             let dis_base = if self.use_ref_diff {
                 &cur.reference
             } else {
@@ -143,8 +142,8 @@ impl Extractor for SpeedTemporal {
             f64::from(self.core.score(&prev.reference, &prev.distorted).score)
         };
         sink.emit(frame.index, OUTPUT, score);
-        std::mem::swap(&mut self.frames, &mut self.current);
-        self.previous = Some(frame.index);
+        std::mem::swap(&mut self.previous, &mut self.current);
+        self.has_previous = true;
         Ok(())
     }
 }
