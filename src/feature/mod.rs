@@ -15,6 +15,7 @@ pub mod float_motion;
 pub mod float_vif;
 pub mod motion;
 pub mod psnr;
+pub mod speed;
 pub mod vif;
 
 pub mod common;

@@ -2,7 +2,7 @@
 
 use super::{adm, motion, psnr, vif, CreateFn, OptionSpec};
 use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
-use super::{float_adm, float_motion, float_vif};
+use super::{float_adm, float_motion, float_vif, speed};
 use crate::error::{Error, Result};
 
 /// What the registry knows of an extractor before creating one.
@@ -36,6 +36,8 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &float_vif::INFO,
     &float_motion::INFO,
     &float_adm::INFO,
+    &speed::chroma::INFO,
+    &speed::temporal::INFO,
 ];
 
 /// Finds an extractor by name.

@@ -29,10 +29,14 @@ impl Pair {
         golden_dir().join(self.folder).join("ref.yuv.zst")
     }
     pub fn distorted_path(&self) -> PathBuf {
-        golden_dir().join(self.folder).join(format!("{}.yuv.zst", self.distorted))
+        golden_dir()
+            .join(self.folder)
+            .join(format!("{}.yuv.zst", self.distorted))
     }
     pub fn golden_path(&self, run: &str) -> PathBuf {
-        golden_dir().join(self.folder).join(format!("{}.{run}.json", self.distorted))
+        golden_dir()
+            .join(self.folder)
+            .join(format!("{}.{run}.json", self.distorted))
     }
     pub fn reference(&self) -> Vec<HostPicture> {
         load_yuv_zst(&self.reference_path(), self.format())
@@ -52,14 +56,70 @@ use ChromaSubsampling::*;
 
 /// Every pair of the golden set.
 pub const PAIRS: &[Pair] = &[
-    Pair { folder: "a_576x324_420p8_pan", distorted: "x264_crf18", width: 576, height: 324, subsampling: Yuv420, bit_depth: 8 },
-    Pair { folder: "a_576x324_420p8_pan", distorted: "x264_crf30", width: 576, height: 324, subsampling: Yuv420, bit_depth: 8 },
-    Pair { folder: "a_576x324_420p8_pan", distorted: "x264_crf42", width: 576, height: 324, subsampling: Yuv420, bit_depth: 8 },
-    Pair { folder: "b_1280x720_420p8_zoom", distorted: "downup_640x360_bicubic", width: 1280, height: 720, subsampling: Yuv420, bit_depth: 8 },
-    Pair { folder: "c_576x324_420p10_zoom", distorted: "x265_main10_crf30", width: 576, height: 324, subsampling: Yuv420, bit_depth: 10 },
-    Pair { folder: "d_352x288_422p10_pan", distorted: "x264_422p10_crf30", width: 352, height: 288, subsampling: Yuv422, bit_depth: 10 },
-    Pair { folder: "d_352x288_444p8_pan", distorted: "x264_444_crf32", width: 352, height: 288, subsampling: Yuv444, bit_depth: 8 },
-    Pair { folder: "e_321x179_420p8_zoom", distorted: "vp9_crf45", width: 321, height: 179, subsampling: Yuv420, bit_depth: 8 },
+    Pair {
+        folder: "a_576x324_420p8_pan",
+        distorted: "x264_crf18",
+        width: 576,
+        height: 324,
+        subsampling: Yuv420,
+        bit_depth: 8,
+    },
+    Pair {
+        folder: "a_576x324_420p8_pan",
+        distorted: "x264_crf30",
+        width: 576,
+        height: 324,
+        subsampling: Yuv420,
+        bit_depth: 8,
+    },
+    Pair {
+        folder: "a_576x324_420p8_pan",
+        distorted: "x264_crf42",
+        width: 576,
+        height: 324,
+        subsampling: Yuv420,
+        bit_depth: 8,
+    },
+    Pair {
+        folder: "b_1280x720_420p8_zoom",
+        distorted: "downup_640x360_bicubic",
+        width: 1280,
+        height: 720,
+        subsampling: Yuv420,
+        bit_depth: 8,
+    },
+    Pair {
+        folder: "c_576x324_420p10_zoom",
+        distorted: "x265_main10_crf30",
+        width: 576,
+        height: 324,
+        subsampling: Yuv420,
+        bit_depth: 10,
+    },
+    Pair {
+        folder: "d_352x288_422p10_pan",
+        distorted: "x264_422p10_crf30",
+        width: 352,
+        height: 288,
+        subsampling: Yuv422,
+        bit_depth: 10,
+    },
+    Pair {
+        folder: "d_352x288_444p8_pan",
+        distorted: "x264_444_crf32",
+        width: 352,
+        height: 288,
+        subsampling: Yuv444,
+        bit_depth: 8,
+    },
+    Pair {
+        folder: "e_321x179_420p8_zoom",
+        distorted: "vp9_crf45",
+        width: 321,
+        height: 179,
+        subsampling: Yuv420,
+        bit_depth: 8,
+    },
 ];
 
 pub fn decompress(path: &Path) -> Vec<u8> {
@@ -71,7 +131,12 @@ pub fn decompress(path: &Path) -> Vec<u8> {
 pub fn load_yuv_zst(path: &Path, format: PictureFormat) -> Vec<HostPicture> {
     let bytes = decompress(path);
     let n = format.frame_bytes();
-    assert_eq!(bytes.len() % n, 0, "{}: not a whole number of frames", path.display());
+    assert_eq!(
+        bytes.len() % n,
+        0,
+        "{}: not a whole number of frames",
+        path.display()
+    );
     bytes
         .chunks_exact(n)
         .map(|frame| {
@@ -92,7 +157,8 @@ pub struct Golden {
 
 impl Golden {
     pub fn load(path: &Path) -> Golden {
-        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         let frames = v["frames"]
             .as_array()
@@ -127,9 +193,17 @@ impl Golden {
             .unwrap_or_default();
         let aggregate = v["aggregate_metrics"]
             .as_object()
-            .map(|o| o.iter().map(|(k, v)| (k.clone(), v.as_f64().unwrap())).collect())
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
+                    .collect()
+            })
             .unwrap_or_default();
-        Golden { frames, pooled, aggregate }
+        Golden {
+            frames,
+            pooled,
+            aggregate,
+        }
     }
 
     /// The golden value of `feature` at frame position `i` of the file.

@@ -1,0 +1,235 @@
+//! One SpEED comparison of a reference and a distorted plane (libvmaf's
+//! `speed_extract_score`), with every buffer held per instance.
+
+use super::config::SpeedConfig;
+use super::convolve::{self, FloatPlane};
+use super::estimate::{speed_score, BlockStats, Estimator, WeightMode};
+use super::geometry::{Geometry, Size};
+use super::kernels::{antialias_filter, lowpass_filter};
+use super::resample::Resampler;
+use crate::feature::common::picture_copy::sample_divisor;
+use crate::picture::{HostPicture, PlaneId, PlaneRef, PlaneSamples, Sample};
+
+/// The decimation before estimation is 2^4, as four dyadic scales.
+const SCALES: u32 = 4;
+/// libvmaf moves samples to a zero-centred range before SpEED.
+const SAMPLE_OFFSET: f32 = -128.0;
+
+/// A SpEED score and whether a covariance matrix was singular.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpeedScore {
+    pub score: f32,
+    /// libvmaf's error return: either plane's covariance was singular.
+    pub singular: bool,
+}
+
+pub struct SpeedCore {
+    geometry: Geometry,
+    config: SpeedConfig,
+    prescaler: Option<Resampler>,
+    antialias: Vec<f32>,
+    lowpass: Vec<f32>,
+    /// The prescaled plane (rows `scaled.width` apart).
+    scaled: Vec<f32>,
+    /// One row of filter scratch.
+    row: Vec<f32>,
+    /// The rows of the original plane the filters read.
+    rows: Vec<usize>,
+    /// The size of the frame buffers planes are loaded into.
+    buffer: Size,
+    /// The decimated plane, then with its local mean removed.
+    decimated: Vec<f32>,
+    local_mean: Vec<f32>,
+    estimator: Estimator,
+    reference: BlockStats,
+    distorted: BlockStats,
+}
+
+impl SpeedCore {
+    pub fn new(config: SpeedConfig, geometry: Geometry) -> Self {
+        let g = geometry;
+        let prescaler = config.prescales().then(|| {
+            Resampler::new(
+                config.method,
+                (g.original.width, g.original.height),
+                (g.scaled.width, g.scaled.height),
+            )
+        });
+        let scaled_len = if prescaler.is_some() {
+            g.scaled.width * g.scaled.height
+        } else {
+            0
+        };
+        let operating = g.operating.width * g.operating.height;
+        let antialias = antialias_filter(SCALES, config.kernelscale);
+        // Decimation reads only the filter support of every 16th row; the
+        // resamplers read rows all over.
+        let rows = if prescaler.is_some() {
+            (0..g.original.height).collect()
+        } else {
+            let mut rows = convolve::rows_read_by_decimate16(antialias.len(), g.scaled.height);
+            rows.retain(|&y| y < g.original.height);
+            rows
+        };
+        // Resampling writes elsewhere, so only unscaled planes are read at
+        // the scaled size (which, within 1e-3 of 1, may not be the original).
+        let buffer = if prescaler.is_some() {
+            g.original
+        } else {
+            g.alloc
+        };
+        Self {
+            geometry,
+            config,
+            prescaler,
+            antialias,
+            lowpass: lowpass_filter(SCALES, config.kernelscale),
+            scaled: vec![0.0; scaled_len],
+            row: vec![0.0; g.alloc.width],
+            rows,
+            buffer,
+            decimated: vec![0.0; operating],
+            local_mean: vec![0.0; operating],
+            estimator: Estimator::new(geometry),
+            reference: BlockStats::new(g.blocks()),
+            distorted: BlockStats::new(g.blocks()),
+        }
+    }
+
+    /// A zeroed buffer for one plane, rows [`Self::stride`] apart.
+    pub fn frame_buffer(&self) -> Vec<f32> {
+        vec![0.0; self.buffer.width * self.buffer.height]
+    }
+
+    /// The rows of a plane that scoring reads: frame buffers need only
+    /// these loaded.
+    pub fn rows(&self) -> &[usize] {
+        &self.rows
+    }
+
+    /// Row pitch of [`Self::frame_buffer`]s.
+    pub fn stride(&self) -> usize {
+        self.buffer.width
+    }
+
+    /// Compares two planes held in frame buffers.
+    pub fn score(&mut self, reference: &[f32], distorted: &[f32]) -> SpeedScore {
+        let sigma_nn = self.config.sigma_nn;
+        self.filter_and_downscale(reference);
+        let stride = self.geometry.operating.width;
+        let ref_ok =
+            self.estimator
+                .estimate(&self.decimated, stride, sigma_nn, &mut self.reference);
+        self.filter_and_downscale(distorted);
+        let dis_ok =
+            self.estimator
+                .estimate(&self.decimated, stride, sigma_nn, &mut self.distorted);
+        // One-sided instability would inflate the score: libvmaf gives 0.
+        let score = if ref_ok != dis_ok {
+            0.0
+        } else {
+            speed_score(
+                &self.reference,
+                &self.distorted,
+                sigma_nn,
+                self.config.nn_floor,
+                WeightMode(self.config.weight_var_mode),
+            )
+        };
+        SpeedScore {
+            score,
+            singular: !(ref_ok && dis_ok),
+        }
+    }
+
+    /// Prescales, low-passes and decimates by 16, then removes the local
+    /// mean (the scale-4 low-pass) into `self.decimated`.
+    fn filter_and_downscale(&mut self, plane: &[f32]) {
+        let g = self.geometry;
+        let src = match &self.prescaler {
+            Some(prescaler) => {
+                let original = FloatPlane {
+                    data: plane,
+                    width: g.original.width,
+                    height: g.original.height,
+                    stride: self.buffer.width,
+                };
+                prescaler.scale(original, &mut self.scaled, g.scaled.width);
+                FloatPlane {
+                    data: &self.scaled,
+                    width: g.scaled.width,
+                    height: g.scaled.height,
+                    stride: g.scaled.width,
+                }
+            }
+            // Without prescaling the scaled size is the original one (or, for
+            // factors within 1e-3 of 1, what libvmaf reads of the buffer).
+            None => FloatPlane {
+                data: plane,
+                width: g.scaled.width,
+                height: g.scaled.height,
+                stride: self.buffer.width,
+            },
+        };
+        let op = g.operating;
+        convolve::filter_decimate16(
+            &self.antialias,
+            src,
+            &mut self.decimated,
+            op.width,
+            &mut self.row,
+        );
+        let decimated = FloatPlane {
+            data: &self.decimated,
+            width: op.width,
+            height: op.height,
+            stride: op.width,
+        };
+        convolve::filter(
+            &self.lowpass,
+            decimated,
+            &mut self.local_mean,
+            op.width,
+            &mut self.row,
+        );
+        for (d, &m) in self.decimated.iter_mut().zip(&self.local_mean) {
+            *d -= m;
+        }
+    }
+}
+
+/// Loads `rows` of the leftmost `width` samples of a plane into a frame
+/// buffer as libvmaf's `picture_copy` does: scaled to 8 bits, offset -128.
+pub fn load_plane(
+    picture: &HostPicture,
+    plane: PlaneId,
+    width: usize,
+    rows: &[usize],
+    dst: &mut [f32],
+    stride: usize,
+) {
+    let divisor = sample_divisor(picture.format().bit_depth).unwrap_or(1.0);
+    // The divisors are powers of two, so multiplying by the inverse gives
+    // the quotient exactly.
+    let scale = 1.0 / divisor;
+    match picture.plane(plane) {
+        PlaneSamples::U8(p) => load(p, width, rows, scale, dst, stride),
+        PlaneSamples::U16(p) => load(p, width, rows, scale, dst, stride),
+    }
+}
+
+fn load<T: Sample>(
+    p: PlaneRef<'_, T>,
+    width: usize,
+    rows: &[usize],
+    scale: f32,
+    dst: &mut [f32],
+    stride: usize,
+) {
+    for &y in rows {
+        let out = &mut dst[y * stride..][..width];
+        for (o, &s) in out.iter_mut().zip(&p.row(y)[..width]) {
+            *o = Into::<u32>::into(s) as f32 * scale + SAMPLE_OFFSET;
+        }
+    }
+}
