@@ -9,6 +9,7 @@ pub mod options;
 pub mod registry;
 
 pub mod adm;
+pub mod cambi;
 pub mod motion;
 pub mod psnr;
 pub mod vif;

@@ -1,6 +1,6 @@
 //! The table of extractors by libvmaf name.
 
-use super::{adm, motion, psnr, vif, CreateFn, OptionSpec};
+use super::{adm, cambi, motion, psnr, vif, CreateFn, OptionSpec};
 use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
 use crate::error::{Error, Result};
 
@@ -32,6 +32,7 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &float_ansnr::INFO,
     &float_ssim::INFO,
     &float_ms_ssim::INFO,
+    &cambi::INFO,
 ];
 
 /// Finds an extractor by name.

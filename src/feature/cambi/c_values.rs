@@ -1,0 +1,288 @@
+//! Per-pixel banding contrast ("c-values", libvmaf's `calculate_c_values`).
+//!
+//! For every masked pixel, CAMBI counts, in the square window around it,
+//! the masked samples equal to its own value (p0) and those one to
+//! `num_diffs` codes above or below (p1, p2). A visible step with many
+//! samples on both sides is a band edge: the c-value is the largest
+//! `weight[d] * p0 * p / (p0 + p)` over the steps `d`.
+//!
+//! The counts come from one histogram per column (`hist[value][column]`,
+//! covering the columns of the window around it), slid down the picture a
+//! row at a time: each sample entering or leaving the window adds or
+//! removes one over the columns it covers. Only values that can take part
+//! in a visible step are counted (the "band"); the others can never make a
+//! c-value non-zero.
+
+use super::plane::Plane;
+
+/// Contrast weights for steps of 1, 2, ... codes (suprathreshold response).
+const CONTRAST_WEIGHTS: [i32; 32] = [
+    1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9,
+];
+
+/// Number of reciprocals in libvmaf's `reciprocal_lut` (`p0 + p` indexes it).
+pub const RECIPROCAL_LUT_SIZE: usize = 4226;
+
+/// What the c-value of a sample depends on besides the counts, fixed per
+/// extractor instance.
+#[derive(Debug, Clone)]
+pub struct ContrastTables {
+    /// Lowest counted sample value.
+    band_base: u16,
+    /// Number of counted values from `band_base` on (0: none).
+    band_size: usize,
+    /// Per counted value: bit `d` is set when a step of `d + 1` codes is
+    /// visible from it and reaches above the visibility luma.
+    active_steps: Vec<u32>,
+    /// libvmaf's `reciprocal_lut`: the single-precision reciprocal of each
+    /// count total, as its source spells it (9 significant digits of
+    /// `1 / i`, rounded to `float` by the compiler); entry 0 is 0.
+    reciprocal: Vec<f32>,
+}
+
+impl ContrastTables {
+    /// `tvi[d]` is the largest code at which a step of `d + 1` codes stays
+    /// invisible; `vlt_luma` the visibility luma (0: no limit).
+    pub fn new(num_diffs: usize, tvi: &[i32], vlt_luma: u16) -> Self {
+        debug_assert_eq!(tvi.len(), num_diffs);
+        let nd = num_diffs as i32;
+        // libvmaf works on "adjusted" values (sample + num_diffs): the
+        // thresholds are stored adjusted, while the visibility luma is
+        // compared with adjusted values as it is, unadjusted.
+        let tvi_adjusted: Vec<i32> = tvi
+            .iter()
+            .map(|&t| i32::from((t as u16).wrapping_add(num_diffs as u16)))
+            .collect();
+        let base = (i32::from(vlt_luma) - 3 * nd + 1).max(0);
+        let top = tvi_adjusted[num_diffs - 1];
+        let band_size = (top + 1 - base).max(0) as usize;
+        let active_steps = (0..band_size as i32)
+            .map(|compact| {
+                let value = base + compact + nd;
+                (0..num_diffs).fold(0u32, |bits, d| {
+                    let visible = value <= tvi_adjusted[d];
+                    let above = value + d as i32 + 1 > i32::from(vlt_luma);
+                    bits | (u32::from(visible && above) << d)
+                })
+            })
+            .collect();
+        let reciprocal = (0..RECIPROCAL_LUT_SIZE)
+            .map(|i| {
+                if i == 0 {
+                    0.0
+                } else {
+                    format!("{:.8e}", 1.0 / i as f64).parse::<f32>().unwrap_or(0.0)
+                }
+            })
+            .collect();
+        Self {
+            band_base: base as u16,
+            band_size,
+            active_steps,
+            reciprocal,
+        }
+    }
+
+    /// The band row a sample is counted in, if it is counted.
+    #[inline(always)]
+    fn band_row(&self, value: u16) -> Option<usize> {
+        let row = usize::from(value.wrapping_sub(self.band_base));
+        (value >= self.band_base && row < self.band_size).then_some(row)
+    }
+}
+
+/// The sliding histograms, one row of `width` counters per counted value.
+#[derive(Debug, Clone, Default)]
+pub struct Histograms {
+    counts: Vec<u16>,
+}
+
+impl Histograms {
+    pub fn new(max_width: usize, tables: &ContrastTables) -> Self {
+        Self {
+            counts: vec![0; max_width * tables.band_size],
+        }
+    }
+}
+
+/// One scale's pass: the image, its mask and the window.
+struct Pass<'a> {
+    image: &'a Plane,
+    mask: &'a Plane,
+    tables: &'a ContrastTables,
+    width: usize,
+    pad: usize,
+    /// Columns whose samples enter the histograms: all of the row, or the
+    /// first `pad` when the row is narrower (libvmaf's loops then read
+    /// past the scale's width, into what earlier steps left in the
+    /// buffer).
+    visited: usize,
+}
+
+impl Pass<'_> {
+    /// The counted band row of sample (`row`, `x`), if it is masked and in
+    /// the band; rows past the buffer hold nothing.
+    #[inline(always)]
+    fn counted(&self, row: usize, x: usize) -> Option<usize> {
+        if row >= self.image.rows || x >= self.image.stride {
+            return None;
+        }
+        let at = row * self.image.stride + x;
+        if self.mask.data[at] == 0 {
+            return None;
+        }
+        self.tables.band_row(self.image.data[at])
+    }
+
+    /// The columns a sample at `x` is counted for.
+    #[inline(always)]
+    fn span(&self, x: usize) -> (usize, usize) {
+        (x.saturating_sub(self.pad), (x + self.pad + 1).min(self.width))
+    }
+
+    fn add_row(&self, counts: &mut [u16], row: usize) {
+        for x in 0..self.visited {
+            if let Some(b) = self.counted(row, x) {
+                let (lo, hi) = self.span(x);
+                increment(&mut counts[b * self.width + lo..b * self.width + hi]);
+            }
+        }
+    }
+
+    fn remove_row(&self, counts: &mut [u16], row: usize) {
+        for x in 0..self.visited {
+            if let Some(b) = self.counted(row, x) {
+                let (lo, hi) = self.span(x);
+                decrement(&mut counts[b * self.width + lo..b * self.width + hi]);
+            }
+        }
+    }
+
+    /// Moves the window down: `leaving` goes out, `entering` comes in. A
+    /// column where both carry the same counted value is unchanged.
+    fn slide(&self, counts: &mut [u16], leaving: usize, entering: usize) {
+        for x in 0..self.visited {
+            let out = self.counted(leaving, x);
+            let inc = self.counted(entering, x);
+            if out == inc {
+                continue;
+            }
+            let (lo, hi) = self.span(x);
+            if let Some(b) = out {
+                decrement(&mut counts[b * self.width + lo..b * self.width + hi]);
+            }
+            if let Some(b) = inc {
+                increment(&mut counts[b * self.width + lo..b * self.width + hi]);
+            }
+        }
+    }
+
+    /// C-values of the masked samples of `row` from the current counts.
+    fn row_values(&self, counts: &[u16], row: usize, out: &mut [f32]) {
+        let tables = self.tables;
+        let width = self.width;
+        let image = &self.image.row(row)[..width];
+        let mask = &self.mask.row(row)[..width];
+        for x in 0..width {
+            if mask[x] == 0 {
+                continue;
+            }
+            let Some(b) = tables.band_row(image[x]) else {
+                out[x] = 0.0;
+                continue;
+            };
+            let count = |r: usize| u32::from(counts[r * width + x]);
+            let p0 = count(b);
+            let mut steps = tables.active_steps[b];
+            let mut c_value = 0.0f32;
+            while steps != 0 {
+                let d = steps.trailing_zeros() as usize;
+                steps &= steps - 1;
+                let above = count(b + d + 1);
+                let below = if b > d { count(b - d - 1) } else { 0 };
+                let p = if above > below { above } else { below };
+                let product = (CONTRAST_WEIGHTS[d] as u32 * p0 * p) as i32 as f32;
+                let value = product * tables.reciprocal[(p + p0) as usize];
+                if value > c_value {
+                    c_value = value;
+                }
+            }
+            out[x] = c_value;
+        }
+    }
+}
+
+#[inline(always)]
+fn increment(counts: &mut [u16]) {
+    for c in counts {
+        *c = c.wrapping_add(1);
+    }
+}
+
+#[inline(always)]
+fn decrement(counts: &mut [u16]) {
+    for c in counts {
+        *c = c.wrapping_sub(1);
+    }
+}
+
+/// Computes the c-values of the `width` x `height` picture into
+/// `c_values[..width * height]` (row-major, 0 where unmasked), with a
+/// `window` x `window` neighbourhood.
+///
+/// The row order follows libvmaf's three loops, including what they do
+/// when the picture is not taller than the window (rows counted twice,
+/// rows past the picture read from the buffer).
+#[allow(clippy::too_many_arguments)]
+pub fn compute(
+    image: &Plane,
+    mask: &Plane,
+    tables: &ContrastTables,
+    hist: &mut Histograms,
+    window: usize,
+    width: usize,
+    height: usize,
+    c_values: &mut [f32],
+) {
+    let pad = window >> 1;
+    let c_values = &mut c_values[..width * height];
+    c_values.fill(0.0);
+    if tables.band_size == 0 {
+        return;
+    }
+    let counts = &mut hist.counts[..width * tables.band_size];
+    counts.fill(0);
+    let pass = Pass {
+        image,
+        mask,
+        tables,
+        width,
+        pad,
+        visited: width.max(pad),
+    };
+    let values_of = |counts: &[u16], row: usize, c_values: &mut [f32]| {
+        if row < height {
+            pass.row_values(counts, row, &mut c_values[row * width..(row + 1) * width]);
+        }
+    };
+    for row in 0..pad {
+        pass.add_row(counts, row);
+    }
+    for row in 0..=pad {
+        if row + pad < height {
+            pass.add_row(counts, row + pad);
+        }
+        values_of(counts, row, c_values);
+    }
+    for row in pad + 1..height.saturating_sub(pad) {
+        pass.slide(counts, row - pad - 1, row + pad);
+        values_of(counts, row, c_values);
+    }
+    // Rows above 0 only; libvmaf would write before its buffer otherwise.
+    for row in height.saturating_sub(pad)..height {
+        if row > pad {
+            pass.remove_row(counts, row - pad - 1);
+        }
+        values_of(counts, row, c_values);
+    }
+}
