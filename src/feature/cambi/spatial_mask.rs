@@ -125,7 +125,8 @@ mod tests {
     fn threshold_follows_picture_area() {
         // 576x324: 9x5 blocks of 64, ceil(log2(45)) = 6 -> (49 - 15 - 1) / 2.
         assert_eq!(mask_threshold(576, 324), 16);
-        assert_eq!(mask_threshold(1920, 1080), (49 + 3 * (9 - 11) - 1) / 2);
+        // 30x16 blocks, ceil(log2(480)) = 9 -> (49 - 6 - 1) / 2.
+        assert_eq!(mask_threshold(1920, 1080), 21);
         assert_eq!(mask_threshold(100, 50), 7);
     }
 
