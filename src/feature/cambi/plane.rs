@@ -45,10 +45,12 @@ impl Plane {
         for y in 1..height {
             let (head, tail) = self.data.split_at_mut(2 * y * stride);
             let dst = &mut head[y * stride..y * stride + width];
+            // Pairs (even, odd); the last odd sample may lie past the row.
             let src = &tail[..2 * width - 1];
-            for (d, s) in dst.iter_mut().zip(src.iter().step_by(2)) {
-                *d = *s;
+            for (d, pair) in dst.iter_mut().zip(src.chunks_exact(2)) {
+                *d = pair[0];
             }
+            dst[width - 1] = src[2 * width - 2];
         }
     }
 }

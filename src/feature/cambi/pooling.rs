@@ -45,15 +45,70 @@ fn quick_select(values: &mut [f32], k: usize) {
     }
 }
 
-/// Mean of the `topk` fraction (at least one) of the largest `values`;
-/// reorders `values`.
+/// Sum, count of non-zero entries and smallest non-zero entry of
+/// non-negative `values`, with independent accumulators (the caller only
+/// uses the sum when no addition can round).
+fn survey(values: &[f32]) -> (f64, usize, f32) {
+    const LANES: usize = 8;
+    let mut sums = [0.0f64; LANES];
+    let mut nonzero = [0usize; LANES];
+    let mut smallest = [f32::INFINITY; LANES];
+    let chunks = values.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    let mut add = |lane: usize, v: f32| {
+        sums[lane] += f64::from(v);
+        nonzero[lane] += usize::from(v != 0.0);
+        let candidate = if v != 0.0 { v } else { f32::INFINITY };
+        smallest[lane] = smallest[lane].min(candidate);
+    };
+    for chunk in chunks {
+        for (lane, &v) in chunk.iter().enumerate() {
+            add(lane, v);
+        }
+    }
+    for (lane, &v) in rest.iter().enumerate() {
+        add(lane, v);
+    }
+    (
+        sums.iter().sum(),
+        nonzero.iter().sum(),
+        smallest.iter().copied().fold(f32::INFINITY, f32::min),
+    )
+}
+
+/// Mean of the `topk` fraction (at least one) of the largest `values`
+/// (non-negative); reorders `values`.
+///
+/// libvmaf sums the top k in the order its quick select leaves them. When
+/// every partial sum of the values is exact in double precision (all are
+/// multiples of the smallest one's ulp and their total stays below 2^53
+/// of those), any order gives that same sum, and the top k can be found
+/// faster; otherwise libvmaf's order is followed.
 pub fn top_k_mean(values: &mut [f32], topk: f64) -> f64 {
     let n = values.len();
     // libvmaf: clip((int)(topk * n), 1, n).
     let k = ((topk * n as i32 as f64) as i32).clamp(1, n as i32) as usize;
-    quick_select(values, k);
-    let sum = values[..k].iter().fold(0.0, |acc, &v| acc + f64::from(v));
+    let (total, nonzero, smallest) = survey(values);
+    let exact = nonzero == 0 || total < 2f64.powi(53) * ulp(smallest);
+    let sum = if exact && nonzero <= k {
+        // The top k are all non-zero values plus zeros.
+        total
+    } else if exact {
+        let (top, kth, _) = values.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        let top = top.iter().fold(0.0, |acc, &v| acc + f64::from(v));
+        top + f64::from(*kth)
+    } else {
+        quick_select(values, k);
+        values[..k].iter().fold(0.0, |acc, &v| acc + f64::from(v))
+    };
     sum / k as f64
+}
+
+/// Distance from a positive normal `f32` to the next one down in
+/// magnitude, as a double (the grid its multiples lie on).
+fn ulp(v: f32) -> f64 {
+    let exponent = ((v.to_bits() >> 23) & 0xff) as i32;
+    2f64.powi(exponent.max(1) - 127 - 23)
 }
 
 /// The weighted sum of the per-scale scores over the window area.
@@ -82,6 +137,30 @@ mod tests {
         // At least one element, and all of them at topk 1.
         assert_eq!(top_k_mean(&mut [1.0, 2.0], 0.0001), 2.0);
         assert_eq!(top_k_mean(&mut [1.0, 2.0], 1.0), 1.5);
+    }
+
+    /// The fast paths against libvmaf's quick select and summation order.
+    #[test]
+    fn fast_paths_agree_with_quick_select() {
+        let mut seed = 1u32;
+        for round in 0..200 {
+            let n = 1 + (round as usize * 37) % 500;
+            let values: Vec<f32> = (0..n)
+                .map(|_| {
+                    seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    let r = (seed >> 8) % 1000;
+                    // Mostly zeros or small ratios like real c-values.
+                    if r < 400 + round * 2 { 0.0 } else { (r % 97) as f32 / (1 + r % 13) as f32 }
+                })
+                .collect();
+            for topk in [0.0001, 0.1, 0.6, 1.0] {
+                let mut reference = values.clone();
+                let k = ((topk * n as f64) as usize).clamp(1, n);
+                quick_select(&mut reference, k);
+                let expected = reference[..k].iter().fold(0.0, |a, &v| a + f64::from(v)) / k as f64;
+                assert_eq!(top_k_mean(&mut values.clone(), topk), expected, "n {n} topk {topk}");
+            }
+        }
     }
 
     #[test]

@@ -15,6 +15,8 @@ pub struct MaskScratch {
     flat: Vec<Vec<u8>>,
     /// Flat samples per column over the current 7 rows.
     column_sums: Vec<u16>,
+    /// Running sum of `column_sums` along the row, with a leading 0.
+    prefix: Vec<u32>,
 }
 
 impl MaskScratch {
@@ -22,6 +24,7 @@ impl MaskScratch {
         Self {
             flat: vec![vec![0; max_width]; FILTER_SIZE],
             column_sums: vec![0; max_width],
+            prefix: vec![0; max_width + 1],
         }
     }
 }
@@ -46,17 +49,18 @@ pub fn mask_threshold(width: usize, height: usize) -> u32 {
 fn flat_row(image: &Plane, width: usize, height: usize, y: usize, out: &mut [u8]) {
     let row = &image.row(y)[..width];
     let out = &mut out[..width];
+    let last = width - 1;
     if y + 1 < height {
         let below = &image.row(y + 1)[..width];
-        for x in 0..width - 1 {
-            out[x] = u8::from(row[x] == row[x + 1] && row[x] == below[x]);
+        for (((o, &a), &right), &down) in out[..last].iter_mut().zip(&row[..last]).zip(&row[1..]).zip(below) {
+            *o = u8::from(a == right) & u8::from(a == down);
         }
-        out[width - 1] = u8::from(row[width - 1] == below[width - 1]);
+        out[last] = u8::from(row[last] == below[last]);
     } else {
-        for x in 0..width - 1 {
-            out[x] = u8::from(row[x] == row[x + 1]);
+        for ((o, &a), &right) in out[..last].iter_mut().zip(&row[..last]).zip(&row[1..]) {
+            *o = u8::from(a == right);
         }
-        out[width - 1] = 1;
+        out[last] = 1;
     }
 }
 
@@ -65,7 +69,7 @@ fn flat_row(image: &Plane, width: usize, height: usize, y: usize, out: &mut [u8]
 /// (outside the picture counts as not flat), else 0.
 pub fn compute(image: &Plane, mask: &mut Plane, width: usize, height: usize, scratch: &mut MaskScratch) {
     let threshold = mask_threshold(width, height);
-    let MaskScratch { flat, column_sums } = scratch;
+    let MaskScratch { flat, column_sums, prefix } = scratch;
     let sums = &mut column_sums[..width];
     sums.fill(0);
     // Rows 0..PAD enter the window before the first output row.
@@ -85,35 +89,48 @@ pub fn compute(image: &Plane, mask: &mut Plane, width: usize, height: usize, scr
             flat_row(image, width, height, entering, &mut flat[slot]);
             add_row(sums, &flat[slot][..width]);
         }
-        threshold_row(sums, threshold, &mut mask.row_mut(y)[..width]);
+        threshold_row(sums, &mut prefix[..width + 1], threshold, &mut mask.row_mut(y)[..width]);
     }
 }
 
 fn add_row(sums: &mut [u16], flat: &[u8]) {
     for (s, &f) in sums.iter_mut().zip(flat) {
-        *s += u16::from(f);
+        *s = s.wrapping_add(u16::from(f));
     }
 }
 
 fn sub_row(sums: &mut [u16], flat: &[u8]) {
     for (s, &f) in sums.iter_mut().zip(flat) {
-        *s -= u16::from(f);
+        *s = s.wrapping_sub(u16::from(f));
     }
 }
 
-/// Horizontal 7-tap running sum of the column sums, compared with the
-/// threshold.
-fn threshold_row(sums: &[u16], threshold: u32, out: &mut [u16]) {
+/// 7-wide horizontal sums of the column sums (clipped at the edges),
+/// compared with the threshold.
+fn threshold_row(sums: &[u16], prefix: &mut [u32], threshold: u32, out: &mut [u16]) {
     let width = sums.len();
-    let mut window: u32 = sums[..PAD.min(width)].iter().map(|&s| u32::from(s)).sum();
-    for x in 0..width {
-        if x + PAD < width {
-            window += u32::from(sums[x + PAD]);
+    let mut acc = 0u32;
+    prefix[0] = 0;
+    for (p, &s) in prefix[1..].iter_mut().zip(sums) {
+        acc = acc.wrapping_add(u32::from(s));
+        *p = acc;
+    }
+    // out[x] = prefix[min(x + PAD + 1, width)] - prefix[max(x - PAD, 0)].
+    let window = |x: usize| prefix[(x + PAD + 1).min(width)] - prefix[x.saturating_sub(PAD)];
+    let head = (PAD + 1).min(width);
+    let tail_start = width.saturating_sub(PAD).max(head);
+    for x in 0..head {
+        out[x] = u16::from(window(x) > threshold);
+    }
+    if tail_start > head {
+        let upper = &prefix[head + PAD + 1..tail_start + PAD + 1];
+        let lower = &prefix[head - PAD..tail_start - PAD];
+        for ((o, &u), &l) in out[head..tail_start].iter_mut().zip(upper).zip(lower) {
+            *o = u16::from(u.wrapping_sub(l) > threshold);
         }
-        if x > PAD {
-            window -= u32::from(sums[x - PAD - 1]);
-        }
-        out[x] = u16::from(window > threshold);
+    }
+    for x in tail_start..width {
+        out[x] = u16::from(window(x) > threshold);
     }
 }
 
