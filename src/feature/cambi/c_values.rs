@@ -14,11 +14,15 @@
 //! c-value non-zero.
 
 use super::plane::Plane;
+use super::pooling::Survey;
 
 /// Contrast weights for steps of 1, 2, ... codes (suprathreshold response).
 const CONTRAST_WEIGHTS: [i32; 32] = [
     1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9,
 ];
+
+/// Key of a sample that is not counted.
+const UNCOUNTED: u16 = u16::MAX;
 
 /// Number of reciprocals in libvmaf's `reciprocal_lut` (`p0 + p` indexes it).
 pub const RECIPROCAL_LUT_SIZE: usize = 4226;
@@ -83,74 +87,67 @@ impl ContrastTables {
         }
     }
 
-    /// The band row a sample is counted in, if it is counted.
+    /// The histogram row a sample is counted in, or [`UNCOUNTED`] when it
+    /// is unmasked or outside the band (branch-free, so it vectorizes).
     #[inline(always)]
-    fn band_row(&self, value: u16) -> Option<usize> {
-        let row = usize::from(value.wrapping_sub(self.band_base));
-        (value >= self.band_base && row < self.band_size).then_some(row)
+    fn key(&self, value: u16, mask: u16) -> u16 {
+        let row = value.wrapping_sub(self.band_base);
+        if (mask != 0) & (usize::from(row) < self.band_size) {
+            row
+        } else {
+            UNCOUNTED
+        }
     }
 }
 
-/// The sliding histograms, one row of `width` counters per counted value.
+/// Scratch for the c-values: the sliding histograms (one row of `width`
+/// counters per counted value) and the histogram row of every sample.
 #[derive(Debug, Clone, Default)]
 pub struct Histograms {
     counts: Vec<u16>,
+    keys: Vec<u16>,
 }
 
 impl Histograms {
-    pub fn new(max_width: usize, tables: &ContrastTables) -> Self {
+    /// Scratch for planes of `stride` x `rows` samples.
+    pub fn new(stride: usize, rows: usize, tables: &ContrastTables) -> Self {
         Self {
-            counts: vec![0; max_width * tables.band_size],
+            counts: vec![0; stride * tables.band_size],
+            keys: vec![0; stride * rows],
         }
     }
 }
 
-/// One scale's pass: the image, its mask and the window.
+/// One scale's pass: the sample keys and the window.
 struct Pass<'a> {
-    image: &'a Plane,
-    mask: &'a Plane,
     tables: &'a ContrastTables,
+    /// Keys of the rows the loops read, `key_cols` per row.
+    keys: &'a [u16],
+    key_cols: usize,
     width: usize,
     pad: usize,
-    /// Columns whose samples enter the histograms: all of the row, or the
-    /// first `pad` when the row is narrower (libvmaf's loops then read
-    /// past the scale's width, into what earlier steps left in the
-    /// buffer).
-    visited: usize,
 }
 
 impl Pass<'_> {
-    /// Image and mask samples of `row` for the visited columns; `None`
-    /// past the buffer (libvmaf would read outside it).
-    fn row_samples(&self, row: usize) -> Option<(&[u16], &[u16])> {
-        if row >= self.image.rows {
-            return None;
-        }
-        let n = self.visited.min(self.image.stride);
-        Some((&self.image.row(row)[..n], &self.mask.row(row)[..n]))
-    }
-
-    /// The band row a sample is counted in, if masked and in the band.
+    /// Keys of `row`; `None` past the buffer (libvmaf would read outside
+    /// it).
     #[inline(always)]
-    fn counted(&self, image: u16, mask: u16) -> Option<usize> {
-        if mask == 0 {
-            None
-        } else {
-            self.tables.band_row(image)
-        }
+    fn key_row(&self, row: usize) -> Option<&[u16]> {
+        self.keys.get(row * self.key_cols..(row + 1) * self.key_cols)
     }
 
     /// Adds (or removes) a run of equal samples at columns `start..=end`
-    /// to band row `b`: column `x` gains the number of run samples within
-    /// `pad` of it. Same counts as one window-wide increment per sample,
-    /// in `O(run + window)` instead of `O(run * window)`.
+    /// to histogram row `b`: column `x` gains the number of run samples
+    /// within `pad` of it. Same counts as one window-wide increment per
+    /// sample, in `O(run + window)` instead of `O(run * window)`.
     #[inline(always)]
-    fn apply_run(&self, counts: &mut [u16], b: usize, start: usize, end: usize, add: bool) {
+    fn apply_run(&self, counts: &mut [u16], b: u16, start: usize, end: usize, add: bool) {
+        let b = usize::from(b);
         let row = &mut counts[b * self.width..(b + 1) * self.width];
         let lo = start.saturating_sub(self.pad);
         let hi = (end + self.pad + 1).min(self.width);
+        let span = &mut row[lo..hi];
         if start == end {
-            let span = &mut row[lo..hi];
             if add {
                 increment(span);
             } else {
@@ -163,8 +160,6 @@ impl Pass<'_> {
         let first = start as i32 - self.pad as i32;
         let last = (end + self.pad) as i32;
         let peak = ((end - start + 1).min(2 * self.pad + 1)) as i32;
-        let span = &mut row[lo..hi];
-        // Offsets from the run's first and last covered columns.
         let rise = lo as i32 - first + 1;
         let fall = last - lo as i32 + 1;
         if add {
@@ -184,78 +179,63 @@ impl Pass<'_> {
 
     /// Adds or removes every counted sample of `row`, run by run.
     fn update_row(&self, counts: &mut [u16], row: usize, add: bool) {
-        let Some((image, mask)) = self.row_samples(row) else {
+        let Some(keys) = self.key_row(row) else {
             return;
         };
-        let mut run: Option<(usize, usize)> = None;
-        for x in 0..image.len() {
-            let b = self.counted(image[x], mask[x]);
-            if let Some((rb, start)) = run {
-                if b == Some(rb) {
-                    continue;
-                }
-                self.apply_run(counts, rb, start, x - 1, add);
+        let n = keys.len();
+        let mut x = 0;
+        while x < n {
+            let key = keys[x];
+            let end = x + 1 + keys[x + 1..].iter().take_while(|&&k| k == key).count();
+            if key != UNCOUNTED {
+                self.apply_run(counts, key, x, end - 1, add);
             }
-            run = b.map(|b| (b, x));
-        }
-        if let Some((rb, start)) = run {
-            self.apply_run(counts, rb, start, image.len() - 1, add);
+            x = end;
         }
     }
 
-    /// Moves the window down: `leaving` goes out, `entering` comes in. A
-    /// column where both carry the same counted value is unchanged.
+    /// Moves the window down: `leaving` goes out, `entering` comes in,
+    /// run by run of equal (leaving, entering) pairs. A column where both
+    /// carry the same key is unchanged.
     fn slide(&self, counts: &mut [u16], leaving: usize, entering: usize) {
-        let (Some((out_image, out_mask)), Some((in_image, in_mask))) =
-            (self.row_samples(leaving), self.row_samples(entering))
-        else {
+        let (Some(out), Some(inc)) = (self.key_row(leaving), self.key_row(entering)) else {
             // Both rows lie in the picture whenever libvmaf slides.
             self.update_row(counts, leaving, false);
             self.update_row(counts, entering, true);
             return;
         };
-        let n = out_image.len();
-        // Runs of columns with the same (removed, added) pair.
-        let mut run: Option<((Option<usize>, Option<usize>), usize)> = None;
-        let mut flush = |pair: (Option<usize>, Option<usize>), start: usize, end: usize| {
-            if let Some(b) = pair.0 {
-                self.apply_run(counts, b, start, end, false);
-            }
-            if let Some(b) = pair.1 {
-                self.apply_run(counts, b, start, end, true);
-            }
-        };
-        for x in 0..n {
-            let out = self.counted(out_image[x], out_mask[x]);
-            let inc = self.counted(in_image[x], in_mask[x]);
-            let pair = (out, inc);
-            if let Some((rp, start)) = run {
-                if pair == rp {
-                    continue;
+        let n = out.len();
+        let mut x = 0;
+        while x < n {
+            let (o, i) = (out[x], inc[x]);
+            let same = out[x + 1..].iter().zip(&inc[x + 1..]).take_while(|(&a, &b)| a == o && b == i);
+            let end = x + 1 + same.count();
+            if o != i {
+                if o != UNCOUNTED {
+                    self.apply_run(counts, o, x, end - 1, false);
                 }
-                flush(rp, start, x - 1);
+                if i != UNCOUNTED {
+                    self.apply_run(counts, i, x, end - 1, true);
+                }
             }
-            run = (out != inc).then_some((pair, x));
-        }
-        if let Some((rp, start)) = run {
-            flush(rp, start, n - 1);
+            x = end;
         }
     }
 
-    /// C-values of the masked samples of `row` from the current counts.
-    fn row_values(&self, counts: &[u16], row: usize, out: &mut [f32]) {
+    /// C-values of `row` from the current counts (0 where uncounted),
+    /// adding the non-zero ones to `survey`.
+    fn row_values(&self, counts: &[u16], row: usize, out: &mut [f32], survey: &mut Survey) {
         let tables = self.tables;
         let width = self.width;
-        let image = &self.image.row(row)[..width];
-        let mask = &self.mask.row(row)[..width];
-        for x in 0..width {
-            if mask[x] == 0 {
+        let Some(keys) = self.key_row(row) else {
+            return;
+        };
+        for (x, (o, &key)) in out.iter_mut().zip(&keys[..width]).enumerate() {
+            if key == UNCOUNTED {
+                *o = 0.0;
                 continue;
             }
-            let Some(b) = tables.band_row(image[x]) else {
-                out[x] = 0.0;
-                continue;
-            };
+            let b = usize::from(key);
             // Counts are at most window² (< 2^14), so nothing here wraps.
             let count = |r: usize| u32::from(counts[r.wrapping_mul(width).wrapping_add(x)]);
             let p0 = count(b);
@@ -273,7 +253,10 @@ impl Pass<'_> {
                     c_value = value;
                 }
             }
-            out[x] = c_value;
+            *o = c_value;
+            if c_value != 0.0 {
+                survey.add(c_value);
+            }
         }
     }
 }
@@ -293,11 +276,12 @@ fn decrement(counts: &mut [u16]) {
 }
 
 /// Computes the c-values of the `width` x `height` picture into
-/// `c_values[..width * height]` (row-major, 0 where unmasked), with a
-/// `window` x `window` neighbourhood.
+/// `c_values[..width * height]` (row-major, 0 where unmasked) with a
+/// `window` x `window` neighbourhood, and returns their survey for the
+/// pooling.
 ///
 /// The row order follows libvmaf's three loops, including what they do
-/// when the picture is not taller than the window (rows counted twice,
+/// when the picture is not taller than the window (rows computed twice,
 /// rows past the picture read from the buffer).
 #[allow(clippy::too_many_arguments)]
 pub fn compute(
@@ -309,26 +293,39 @@ pub fn compute(
     width: usize,
     height: usize,
     c_values: &mut [f32],
-) {
+) -> Survey {
     let pad = window >> 1;
     let c_values = &mut c_values[..width * height];
-    c_values.fill(0.0);
     if tables.band_size == 0 {
-        return;
+        c_values.fill(0.0);
+        return Survey::default();
     }
     let counts = &mut hist.counts[..width * tables.band_size];
     counts.fill(0);
+    // libvmaf visits the first `pad` columns when the row is narrower than
+    // that, reading what earlier steps left in the buffer; likewise the
+    // first `pad` rows.
+    let key_cols = width.max(pad).min(image.stride);
+    let key_rows = height.max(pad).min(image.rows);
+    let keys = &mut hist.keys[..key_cols * key_rows];
+    for (y, key_row) in keys.chunks_exact_mut(key_cols).enumerate() {
+        let samples = &image.row(y)[..key_cols];
+        let masked = &mask.row(y)[..key_cols];
+        for ((k, &v), &m) in key_row.iter_mut().zip(samples).zip(masked) {
+            *k = tables.key(v, m);
+        }
+    }
     let pass = Pass {
-        image,
-        mask,
         tables,
+        keys,
+        key_cols,
         width,
         pad,
-        visited: width.max(pad),
     };
-    let values_of = |counts: &[u16], row: usize, c_values: &mut [f32]| {
+    let mut survey = Survey::default();
+    let mut values_of = |counts: &[u16], row: usize, survey: &mut Survey| {
         if row < height {
-            pass.row_values(counts, row, &mut c_values[row * width..(row + 1) * width]);
+            pass.row_values(counts, row, &mut c_values[row * width..(row + 1) * width], survey);
         }
     };
     for row in 0..pad {
@@ -338,17 +335,22 @@ pub fn compute(
         if row + pad < height {
             pass.update_row(counts, row + pad, true);
         }
-        values_of(counts, row, c_values);
+        values_of(counts, row, &mut survey);
     }
     for row in pad + 1..height.saturating_sub(pad) {
         pass.slide(counts, row - pad - 1, row + pad);
-        values_of(counts, row, c_values);
+        values_of(counts, row, &mut survey);
     }
     // Rows above 0 only; libvmaf would write before its buffer otherwise.
     for row in height.saturating_sub(pad)..height {
         if row > pad {
             pass.update_row(counts, row - pad - 1, false);
         }
-        values_of(counts, row, c_values);
+        values_of(counts, row, &mut survey);
     }
+    if height < 2 * pad + 1 {
+        // Some rows were computed twice: survey the final values.
+        survey = Survey::of(&c_values[..width * height]);
+    }
+    survey
 }

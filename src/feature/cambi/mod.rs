@@ -255,7 +255,7 @@ impl Cambi {
             image: Plane::new(alloc_w, alloc_h),
             mask: Plane::new(alloc_w, alloc_h),
             c_values: vec![0.0; alloc_w * alloc_h],
-            histograms: Histograms::new(alloc_w, &tables),
+            histograms: Histograms::new(alloc_w, alloc_h, &tables),
             mask_scratch: MaskScratch::new(alloc_w),
             mode_scratch: ModeScratch::new(alloc_w),
         };
@@ -290,7 +290,7 @@ impl Cambi {
                 work.mask.decimate(w, h);
             }
             filter_mode::apply(&mut work.image, w, h, &mut work.mode_scratch);
-            c_values::compute(
+            let survey = c_values::compute(
                 &work.image,
                 &work.mask,
                 &self.tables,
@@ -300,7 +300,7 @@ impl Cambi {
                 h,
                 &mut work.c_values,
             );
-            *score = pooling::top_k_mean(&mut work.c_values[..w * h], self.config.topk);
+            *score = pooling::top_k_mean(&mut work.c_values[..w * h], self.config.topk, &survey);
         }
         Ok(pooling::combine_scales(&scores, geometry.window))
     }

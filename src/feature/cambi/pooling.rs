@@ -45,54 +45,86 @@ fn quick_select(values: &mut [f32], k: usize) {
     }
 }
 
-/// Sum, count of non-zero entries and smallest non-zero entry of
-/// non-negative `values`, with independent accumulators (the caller only
-/// uses the sum when no addition can round).
-fn survey(values: &[f32]) -> (f64, usize, f32) {
-    const LANES: usize = 8;
-    let mut sums = [0.0f64; LANES];
-    let mut nonzero = [0usize; LANES];
-    let mut smallest = [f32::INFINITY; LANES];
-    let chunks = values.chunks_exact(LANES);
-    let rest = chunks.remainder();
-    let mut add = |lane: usize, v: f32| {
-        sums[lane] += f64::from(v);
-        nonzero[lane] += usize::from(v != 0.0);
-        let candidate = if v != 0.0 { v } else { f32::INFINITY };
-        smallest[lane] = smallest[lane].min(candidate);
-    };
-    for chunk in chunks {
-        for (lane, &v) in chunk.iter().enumerate() {
-            add(lane, v);
+/// What the pooling needs to know of a scale's c-values (non-negative):
+/// their sum, how many are non-zero and the smallest non-zero one.
+#[derive(Debug, Clone, Copy)]
+pub struct Survey {
+    total: f64,
+    nonzero: usize,
+    smallest: f32,
+}
+
+impl Default for Survey {
+    fn default() -> Self {
+        Self {
+            total: 0.0,
+            nonzero: 0,
+            smallest: f32::INFINITY,
         }
     }
-    for (lane, &v) in rest.iter().enumerate() {
-        add(lane, v);
+}
+
+impl Survey {
+    /// Records a non-zero value.
+    #[inline(always)]
+    pub fn add(&mut self, value: f32) {
+        self.total += f64::from(value);
+        self.nonzero += 1;
+        if value < self.smallest {
+            self.smallest = value;
+        }
     }
-    (
-        sums.iter().sum(),
-        nonzero.iter().sum(),
-        smallest.iter().copied().fold(f32::INFINITY, f32::min),
-    )
+
+    /// Surveys `values` (independent accumulators; the sum is only used
+    /// when no addition can round).
+    pub fn of(values: &[f32]) -> Self {
+        const LANES: usize = 8;
+        let mut lanes = [Self::default(); LANES];
+        let chunks = values.chunks_exact(LANES);
+        let rest = chunks.remainder();
+        for chunk in chunks {
+            for (lane, &v) in lanes.iter_mut().zip(chunk) {
+                if v != 0.0 {
+                    lane.add(v);
+                }
+            }
+        }
+        for (lane, &v) in lanes.iter_mut().zip(rest) {
+            if v != 0.0 {
+                lane.add(v);
+            }
+        }
+        lanes.iter().fold(Self::default(), |acc, lane| Self {
+            total: acc.total + lane.total,
+            nonzero: acc.nonzero + lane.nonzero,
+            smallest: if lane.smallest < acc.smallest { lane.smallest } else { acc.smallest },
+        })
+    }
+
+    /// Whether every partial sum of the values is exact in double
+    /// precision: all are multiples of the smallest one's ulp, and their
+    /// total stays below 2^53 of those.
+    fn sums_exactly(&self) -> bool {
+        self.nonzero == 0 || self.total < 2f64.powi(53) * ulp(self.smallest)
+    }
 }
 
 /// Mean of the `topk` fraction (at least one) of the largest `values`
-/// (non-negative); reorders `values`.
+/// (non-negative, surveyed by `survey`); reorders `values`.
 ///
 /// libvmaf sums the top k in the order its quick select leaves them. When
 /// every partial sum of the values is exact in double precision (all are
 /// multiples of the smallest one's ulp and their total stays below 2^53
 /// of those), any order gives that same sum, and the top k can be found
 /// faster; otherwise libvmaf's order is followed.
-pub fn top_k_mean(values: &mut [f32], topk: f64) -> f64 {
+pub fn top_k_mean(values: &mut [f32], topk: f64, survey: &Survey) -> f64 {
     let n = values.len();
     // libvmaf: clip((int)(topk * n), 1, n).
     let k = ((topk * n as i32 as f64) as i32).clamp(1, n as i32) as usize;
-    let (total, nonzero, smallest) = survey(values);
-    let exact = nonzero == 0 || total < 2f64.powi(53) * ulp(smallest);
-    let sum = if exact && nonzero <= k {
+    let exact = survey.sums_exactly();
+    let sum = if exact && survey.nonzero <= k {
         // The top k are all non-zero values plus zeros.
-        total
+        survey.total
     } else if exact {
         let (top, kth, _) = values.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
         let top = top.iter().fold(0.0, |acc, &v| acc + f64::from(v));
@@ -129,14 +161,15 @@ mod tests {
     #[test]
     fn top_k_holds_the_largest() {
         let mut v = vec![3.0, 9.0, 1.0, 7.0, 5.0, 0.0, 8.0, 2.0, 6.0, 4.0];
-        let mean = top_k_mean(&mut v, 0.3);
+        let survey = Survey::of(&v);
+        let mean = top_k_mean(&mut v, 0.3, &survey);
         assert_eq!(mean, (9.0 + 8.0 + 7.0) / 3.0);
         let mut sorted = v[..3].to_vec();
         sorted.sort_by(f32::total_cmp);
         assert_eq!(sorted, vec![7.0, 8.0, 9.0]);
         // At least one element, and all of them at topk 1.
-        assert_eq!(top_k_mean(&mut [1.0, 2.0], 0.0001), 2.0);
-        assert_eq!(top_k_mean(&mut [1.0, 2.0], 1.0), 1.5);
+        assert_eq!(top_k_mean(&mut [1.0, 2.0], 0.0001, &Survey::of(&[1.0, 2.0])), 2.0);
+        assert_eq!(top_k_mean(&mut [1.0, 2.0], 1.0, &Survey::of(&[1.0, 2.0])), 1.5);
     }
 
     /// The fast paths against libvmaf's quick select and summation order.
@@ -158,7 +191,7 @@ mod tests {
                 let k = ((topk * n as f64) as usize).clamp(1, n);
                 quick_select(&mut reference, k);
                 let expected = reference[..k].iter().fold(0.0, |a, &v| a + f64::from(v)) / k as f64;
-                assert_eq!(top_k_mean(&mut values.clone(), topk), expected, "n {n} topk {topk}");
+                assert_eq!(top_k_mean(&mut values.clone(), topk, &Survey::of(&values)), expected, "n {n} topk {topk}");
             }
         }
     }
@@ -168,7 +201,7 @@ mod tests {
         let mut v = vec![0.0; 100];
         v[17] = 4.0;
         v[42] = 4.0;
-        assert_eq!(top_k_mean(&mut v, 0.02), 4.0);
-        assert_eq!(top_k_mean(&mut v, 0.04), 2.0);
+        assert_eq!(top_k_mean(&mut v.clone(), 0.02, &Survey::of(&v)), 4.0);
+        assert_eq!(top_k_mean(&mut v.clone(), 0.04, &Survey::of(&v)), 2.0);
     }
 }
