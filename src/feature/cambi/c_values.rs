@@ -354,3 +354,157 @@ pub fn compute(
     }
     survey
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feature::cambi::luminance::{tvi_for_diff, Eotf};
+
+    /// libvmaf's `calculate_c_values` and `c_value_pixel`, loop for loop,
+    /// one window-wide histogram update per sample (the test oracle).
+    fn reference(image: &Plane, mask: &Plane, t: &ContrastTables, window: usize, width: usize, height: usize) -> Vec<f32> {
+        let (w, h, pad) = (width as i64, height as i64, (window >> 1) as i64);
+        let stride = image.stride as i64;
+        let size = t.band_size as i64;
+        let mut hist = vec![0u16; width * t.band_size];
+        let mut c = vec![0f32; width * height];
+        let counted = |i: i64, j: i64| -> Option<i64> {
+            let at = (i * stride + j) as usize;
+            if mask.data[at] == 0 {
+                return None;
+            }
+            let row = i64::from(image.data[at]) - i64::from(t.band_base);
+            (0..size).contains(&row).then_some(row)
+        };
+        let update = |hist: &mut Vec<u16>, i: i64, j: i64, edge: bool, add: bool| {
+            if let Some(row) = counted(i, j) {
+                let (lo, hi) = if edge { ((j - pad).max(0), (j + pad + 1).min(w)) } else { (j - pad, j + pad + 1) };
+                for x in lo..hi {
+                    let cell = &mut hist[(row * w + x) as usize];
+                    *cell = if add { cell.wrapping_add(1) } else { cell.wrapping_sub(1) };
+                }
+            }
+        };
+        // One row of samples, split in libvmaf's three column loops.
+        let row_update = |hist: &mut Vec<u16>, i: i64, add: bool| {
+            for j in 0..pad {
+                update(hist, i, j, true, add);
+            }
+            for j in pad..w - pad - 1 {
+                update(hist, i, j, false, add);
+            }
+            for j in (w - pad - 1).max(pad)..w {
+                update(hist, i, j, true, add);
+            }
+        };
+        let nd = t.active_steps.iter().map(|s| 32 - s.leading_zeros()).max().unwrap_or(0) as i64;
+        let row_values = |hist: &Vec<u16>, c: &mut Vec<f32>, i: i64| {
+            if !(0..h).contains(&i) {
+                return;
+            }
+            for x in 0..w {
+                let at = (i * stride + x) as usize;
+                if mask.data[at] == 0 {
+                    continue;
+                }
+                let compact = i64::from(image.data[at]) - i64::from(t.band_base);
+                let mut value = 0.0f32;
+                if (0..size).contains(&compact) {
+                    let get = |r: i64| u32::from(hist[(r * w + x) as usize]);
+                    let p0 = get(compact);
+                    for d in 0..nd {
+                        if t.active_steps[compact as usize] & (1 << d) == 0 {
+                            continue;
+                        }
+                        let p1 = get(compact + d + 1);
+                        let p2 = if compact - d - 1 >= 0 { get(compact - d - 1) } else { 0 };
+                        let v = if p1 > p2 {
+                            (CONTRAST_WEIGHTS[d as usize] as u32 * p0 * p1) as f32 * t.reciprocal[(p1 + p0) as usize]
+                        } else {
+                            (CONTRAST_WEIGHTS[d as usize] as u32 * p0 * p2) as f32 * t.reciprocal[(p2 + p0) as usize]
+                        };
+                        if v > value {
+                            value = v;
+                        }
+                    }
+                }
+                c[(i * w + x) as usize] = value;
+            }
+        };
+        for i in 0..pad {
+            row_update(&mut hist, i, true);
+        }
+        for i in 0..pad + 1 {
+            if i + pad < h {
+                row_update(&mut hist, i + pad, true);
+            }
+            row_values(&hist, &mut c, i);
+        }
+        for i in pad + 1..h - pad {
+            row_update(&mut hist, i - pad - 1, false);
+            row_update(&mut hist, i + pad, true);
+            row_values(&hist, &mut c, i);
+        }
+        for i in h - pad..h {
+            if i - pad - 1 >= 0 {
+                row_update(&mut hist, i - pad - 1, false);
+            }
+            row_values(&hist, &mut c, i);
+        }
+        c
+    }
+
+    fn random_planes(stride: usize, rows: usize, base: u32, seed: &mut u32) -> (Plane, Plane) {
+        let mut next = || {
+            *seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            *seed >> 16
+        };
+        let mut image = Plane::new(stride, rows);
+        let mut mask = Plane::new(stride, rows);
+        // Banded ramps: runs of equal codes a few steps apart, some noise.
+        for y in 0..rows {
+            for x in 0..stride {
+                let ramp = base + ((x + 2 * y) / (3 + y % 4)) as u32 % 12;
+                let noise = next() % 16;
+                image.data[y * stride + x] = (ramp + u32::from(noise == 0) * (noise % 3)) as u16;
+                mask.data[y * stride + x] = u16::from(next() % 8 != 0);
+            }
+        }
+        (image, mask)
+    }
+
+    #[test]
+    fn matches_libvmaf_loops_on_all_geometries() {
+        let tvi: Vec<i32> = (1..=4).map(|d| tvi_for_diff(Eotf::Bt1886, d, 0.019)).collect();
+        let mut seed = 3u32;
+        for (vlt, num_diffs, base) in [(0u16, 4usize, 200), (207, 4, 200), (0, 1, 70)] {
+            let tables = ContrastTables::new(num_diffs, &tvi[..num_diffs], vlt);
+            // (stride, rows, width, height, window): the picture may be
+            // smaller than the buffer (later scales) and than the window.
+            for &(stride, rows, width, height, window) in &[
+                (40, 30, 40, 30, 9),
+                (40, 30, 33, 21, 9),
+                (64, 48, 64, 48, 33),
+                (64, 48, 12, 40, 33),
+                (64, 48, 40, 10, 33),
+                (64, 48, 7, 9, 33),
+                (64, 48, 1, 20, 17),
+                (64, 48, 20, 1, 17),
+                (30, 30, 5, 5, 5),
+            ] {
+                let (image, mask) = random_planes(stride, rows, base, &mut seed);
+                let expected = reference(&image, &mask, &tables, window, width, height);
+                let mut hist = Histograms::new(stride, rows, &tables);
+                let mut c = vec![f32::NAN; stride * rows];
+                let survey = compute(&image, &mask, &tables, &mut hist, window, width, height, &mut c);
+                let what = format!("{width}x{height} in {stride}x{rows}, window {window}, vlt {vlt}, {num_diffs} steps");
+                for (i, (a, b)) in c[..width * height].iter().zip(&expected).enumerate() {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{what}: c-value {i}");
+                }
+                let direct = Survey::of(&expected);
+                assert_eq!(format!("{survey:?}"), format!("{direct:?}"), "{what}");
+                assert!(expected.iter().any(|&v| v > 0.0), "{what}: no banding in the test picture");
+            }
+        }
+    }
+}
