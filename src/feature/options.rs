@@ -5,16 +5,20 @@
 
 use crate::error::{Error, Result};
 use crate::numfmt::format_g;
+use std::borrow::Cow;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum OptionValue {
     Bool(bool),
     Int(i32),
     Double(f64),
+    /// Text (libvmaf's `VMAF_OPT_TYPE_STRING`); declared defaults borrow a
+    /// `'static` string so option tables stay `static`.
+    Str(Cow<'static, str>),
 }
 
 /// One option an extractor accepts.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct OptionSpec {
     pub name: &'static str,
     /// Short key used in feature names (libvmaf's `alias`).
@@ -25,6 +29,8 @@ pub struct OptionSpec {
     /// A non-default value changes the feature's meaning, so its outputs get
     /// a `_{alias}_{value}` suffix (libvmaf's `VMAF_OPT_FLAG_FEATURE_PARAM`).
     pub feature_param: bool,
+    /// The values a string option accepts (empty: any text).
+    pub choices: &'static [&'static str],
 }
 
 impl OptionSpec {
@@ -36,6 +42,7 @@ impl OptionSpec {
             min: 0.0,
             max: 1.0,
             feature_param: false,
+            choices: &[],
         }
     }
     pub const fn int(name: &'static str, default: i32, min: i32, max: i32) -> Self {
@@ -46,6 +53,7 @@ impl OptionSpec {
             min: min as f64,
             max: max as f64,
             feature_param: false,
+            choices: &[],
         }
     }
     pub const fn double(name: &'static str, default: f64, min: f64, max: f64) -> Self {
@@ -56,6 +64,23 @@ impl OptionSpec {
             min,
             max,
             feature_param: false,
+            choices: &[],
+        }
+    }
+    /// A string option; a non-empty `choices` lists the accepted values.
+    pub const fn string(
+        name: &'static str,
+        default: &'static str,
+        choices: &'static [&'static str],
+    ) -> Self {
+        Self {
+            name,
+            alias: None,
+            default: OptionValue::Str(Cow::Borrowed(default)),
+            min: 0.0,
+            max: 0.0,
+            feature_param: false,
+            choices,
         }
     }
     /// Marks the option as a feature parameter with this name alias.
@@ -115,7 +140,7 @@ impl Options {
     /// Applies `raw` over the defaults of `specs`; unknown keys and values of
     /// the wrong type or out of range are errors naming the option.
     pub fn resolve(owner: &str, specs: &'static [OptionSpec], raw: &[(String, String)]) -> Result<Self> {
-        let mut values: Vec<OptionValue> = specs.iter().map(|s| s.default).collect();
+        let mut values: Vec<OptionValue> = specs.iter().map(|s| s.default.clone()).collect();
         for (key, text) in raw {
             let i = specs.iter().position(|s| s.name == key).ok_or_else(|| Error::BadOption {
                 owner: owner.to_string(),
@@ -142,7 +167,7 @@ impl Options {
     }
 
     pub fn get(&self, name: &str) -> OptionValue {
-        self.values[self.index(name)]
+        self.values[self.index(name)].clone()
     }
 
     pub fn bool(&self, name: &str) -> bool {
@@ -166,11 +191,19 @@ impl Options {
         }
     }
 
+    pub fn string(&self, name: &str) -> &str {
+        match &self.values[self.index(name)] {
+            OptionValue::Str(s) => s,
+            v => panic!("{}: option '{name}' is {v:?}, not string", self.owner),
+        }
+    }
+
     /// The suffix libvmaf appends to output names: `_{alias}_{value}` for each
     /// feature parameter whose value differs from its default, sorted by
     /// option *name* (libvmaf sorts its option dictionary alphabetically:
     /// `integer_motion3_mffw_mmxv_18_mma`), `%g` for doubles, `%d` for ints,
-    /// and a bare `_{alias}` for bools.
+    /// the text itself for strings (`speed_chroma_u_psm_bilinear`) and a bare
+    /// `_{alias}` for bools.
     pub fn name_suffix(&self) -> String {
         let mut changed: Vec<(&OptionSpec, &OptionValue)> = self
             .specs
@@ -186,6 +219,7 @@ impl Options {
                 OptionValue::Bool(_) => s.push_str(&format!("_{key}")),
                 OptionValue::Int(i) => s.push_str(&format!("_{key}_{i}")),
                 OptionValue::Double(d) => s.push_str(&format!("_{key}_{}", format_g(*d, 6))),
+                OptionValue::Str(text) => s.push_str(&format!("_{key}_{text}")),
             }
         }
         s
@@ -232,6 +266,15 @@ fn parse_value(owner: &str, spec: &OptionSpec, text: &str) -> Result<OptionValue
                 return Err(bad(format!("{text} is outside [{}, {}]", spec.min, spec.max)));
             }
             OptionValue::Double(d)
+        }
+        OptionValue::Str(_) => {
+            if !spec.choices.is_empty() && !spec.choices.contains(&text) {
+                return Err(bad(format!(
+                    "'{text}' is not one of: {}",
+                    spec.choices.join(", ")
+                )));
+            }
+            OptionValue::Str(Cow::Owned(text.to_string()))
         }
     };
     Ok(v)
@@ -285,6 +328,58 @@ mod tests {
         let raw = parse_key_values("adm", "debug=maybe").unwrap();
         assert!(Options::resolve("adm", &SPECS, &raw).is_err());
         assert!(parse_key_values("adm", "debug").is_err());
+    }
+
+    #[test]
+    fn string_options_parse_and_name_features() {
+        // As the vmaf_v1.0.16_3d0h_2160 model configures speed_chroma.
+        static SPEED: [OptionSpec; 3] = [
+            OptionSpec::double("speed_prescale", 1.0, 0.1, 4.0).param("ps"),
+            OptionSpec::string("speed_prescale_method", "nearest", &["nearest", "bilinear"])
+                .param("psm"),
+            OptionSpec::string("label", "", &[]),
+        ];
+        let o = Options::resolve("speed_chroma", &SPEED, &[]).unwrap();
+        assert_eq!(o.string("speed_prescale_method"), "nearest");
+        assert_eq!(o.name_suffix(), "");
+        let raw = parse_key_values(
+            "speed_chroma",
+            "speed_prescale_method=bilinear:speed_prescale=0.5:label=any text",
+        )
+        .unwrap();
+        let o = Options::resolve("speed_chroma", &SPEED, &raw).unwrap();
+        assert_eq!(o.string("speed_prescale_method"), "bilinear");
+        assert_eq!(o.string("label"), "any text");
+        assert_eq!(o.name_suffix(), "_ps_0.5_psm_bilinear");
+        // The default spelled out is no change, so no suffix (libvmaf strcmp).
+        let raw = parse_key_values("speed_chroma", "speed_prescale_method=nearest").unwrap();
+        let o = Options::resolve("speed_chroma", &SPEED, &raw).unwrap();
+        assert_eq!(o.name_suffix(), "");
+        assert_ne!(
+            o.canonical(),
+            Options::resolve("speed_chroma", &SPEED, &[
+                ("speed_prescale_method".into(), "bilinear".into())
+            ])
+            .unwrap()
+            .canonical()
+        );
+    }
+
+    #[test]
+    fn string_options_outside_their_choices_are_refused() {
+        static SPEED: [OptionSpec; 1] = [OptionSpec::string(
+            "speed_prescale_method",
+            "nearest",
+            &["nearest", "bilinear"],
+        )];
+        let raw = parse_key_values("speed_chroma", "speed_prescale_method=cubic").unwrap();
+        let e = Options::resolve("speed_chroma", &SPEED, &raw)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("speed_prescale_method") && e.contains("'cubic' is not one of: nearest, bilinear"),
+            "{e}"
+        );
     }
 
     #[test]
