@@ -143,6 +143,9 @@ fn bad_options_are_refused_with_their_name() {
     expect_bad_option("cambi_vis_lum_threshold=301", "cambi_vis_lum_threshold");
     expect_bad_option("cambi_high_res_speedup=4320", "cambi_high_res_speedup");
     expect_bad_option("full_ref=maybe", "full_ref");
+    expect_bad_option("eotf=hlg", "eotf");
+    expect_bad_option("cambi_eotf=srgb", "cambi_eotf");
+    expect_bad_option("heatmaps_path=/tmp/heatmaps", "heatmaps_path");
     expect_bad_option("no_such_option=1", "no_such_option");
     // The source larger along one axis and smaller along the other.
     expect_bad_option("full_ref=true:src_width=400:src_height=324:enc_width=576:enc_height=300", "src_width");
@@ -208,4 +211,26 @@ fn speed_1080p() {
         }
         println!("cambi '{opts}': {:.2} ms/frame", t.elapsed().as_secs_f64() * 1e3 / n as f64);
     }
+}
+
+#[test]
+fn eotf_options_select_pq_and_name_the_output() {
+    // Bright content: PQ makes steps of 2 to 4 codes visible at any level.
+    let pair = &common::PAIRS[0];
+    let refs = pair.reference();
+    let input = FrameInput { index: 0, reference: &refs[0], distorted: &refs[0] };
+    let score = |opts: &str| {
+        let mut sink = FeatureSink::new();
+        create(opts, &pair.format()).unwrap().extract(&input, &mut sink).unwrap();
+        let (_, name, value) = sink.values()[0].clone();
+        (name, value)
+    };
+    let (name, bt1886) = score("eotf=bt1886");
+    assert_eq!(name, "cambi");
+    let (name, pq) = score("eotf=pq");
+    assert_eq!(name, "cambi_eotf_pq");
+    assert_ne!(pq, bt1886);
+    // cambi_eotf wins over eotf when set.
+    let (name, value) = score("cambi_eotf=pq:eotf=bt1886");
+    assert_eq!((name.as_str(), value), ("cambi_ceot_pq", pq));
 }

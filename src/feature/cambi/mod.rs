@@ -41,10 +41,12 @@ const DEFAULT_TOPK: f64 = 0.6;
 const MIN_WIDTH_OR_HEIGHT: u32 = 216;
 const NUM_SCALES: usize = 5;
 
-/// libvmaf 3.2.0's options, in its order. The string options `eotf`,
-/// `cambi_eotf` (BT.1886 or PQ) and `heatmaps_path` are not offered (no
-/// string option type yet); the default BT.1886 EOTF is used.
-static OPTIONS: [OptionSpec; 14] = [
+const EOTFS: &[&str] = &["bt1886", "pq"];
+const DEFAULT_EOTF: &str = "bt1886";
+
+/// libvmaf 3.2.0's options, in its order. `heatmaps_path` is accepted only
+/// unset: writing heatmap files is not supported.
+static OPTIONS: [OptionSpec; 17] = [
     OptionSpec::double("cambi_max_val", 1000.0, 0.0, 1000.0).param("cmxv"),
     OptionSpec::int("enc_width", 0, 180, 7680).param("encw"),
     OptionSpec::int("enc_height", 0, 150, 7680).param("ench"),
@@ -57,7 +59,11 @@ static OPTIONS: [OptionSpec; 14] = [
     OptionSpec::double("tvi_threshold", 0.019, 0.0001, 1.0).param("tvit"),
     OptionSpec::double("cambi_vis_lum_threshold", 0.0, 0.0, 300.0).param("vlt"),
     OptionSpec::int("max_log_contrast", 2, 0, 5).param("mlc"),
+    OptionSpec::string("heatmaps_path", "", &[]),
     OptionSpec::bool("full_ref", false),
+    OptionSpec::string("eotf", DEFAULT_EOTF, EOTFS).param_unaliased(),
+    // Takes precedence over `eotf` when not the default.
+    OptionSpec::string("cambi_eotf", DEFAULT_EOTF, EOTFS).param("ceot"),
     OptionSpec::int("cambi_high_res_speedup", 0, 0, 2160).param("hrs"),
 ];
 
@@ -69,7 +75,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    Ok(Box::new(Cambi::new(options, format, Eotf::Bt1886)?))
+    Ok(Box::new(Cambi::new(options, format)?))
 }
 
 /// A size to score at, with its window.
@@ -226,10 +232,17 @@ pub struct Cambi {
 }
 
 impl Cambi {
-    /// Creates an extractor for pictures of `format` with the luminance
-    /// transfer `eotf` (libvmaf's `eotf` option).
-    pub fn new(options: &Options, format: &PictureFormat, eotf: Eotf) -> Result<Self> {
+    /// Creates an extractor for pictures of `format`.
+    pub fn new(options: &Options, format: &PictureFormat) -> Result<Self> {
         let config = Config::resolve(options, format)?;
+        if !options.string("heatmaps_path").is_empty() {
+            return Err(bad_option("heatmaps_path", "writing heatmap files is not supported".into()));
+        }
+        let eotf = match options.string("cambi_eotf") {
+            DEFAULT_EOTF => options.string("eotf"),
+            chosen => chosen,
+        };
+        let eotf = Eotf::parse(eotf).ok_or_else(|| bad_option("eotf", format!("unknown EOTF '{eotf}'")))?;
         let num_diffs = 1usize << options.int("max_log_contrast");
         let threshold = options.double("tvi_threshold");
         let tvi: Vec<i32> = (1..=num_diffs as i32)
