@@ -25,13 +25,22 @@ fn create(opts: &str, format: &PictureFormat) -> vmafx::Result<Box<dyn feature::
 fn run(pair: &common::Pair, opts: &str) -> Vec<BTreeMap<String, f64>> {
     let refs = pair.reference();
     let dists = pair.distorted_pictures();
-    assert_eq!(refs.len(), dists.len(), "{}: frame counts differ", pair.name());
+    assert_eq!(
+        refs.len(),
+        dists.len(),
+        "{}: frame counts differ",
+        pair.name()
+    );
     let mut extractor = create(opts, &pair.format()).unwrap();
     assert!(!extractor.temporal());
     let mut frames = vec![BTreeMap::new(); refs.len()];
     let mut sink = FeatureSink::new();
     for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
-        let input = FrameInput { index: i as u32, reference: r, distorted: d };
+        let input = FrameInput {
+            index: i as u32,
+            reference: r,
+            distorted: d,
+        };
         extractor.extract(&input, &mut sink).unwrap();
     }
     extractor.flush(&mut sink).unwrap();
@@ -52,19 +61,31 @@ fn compare(
 ) {
     let golden = pair.golden(golden);
     let ours = run(pair, opts);
-    assert_eq!(ours.len(), golden.frames.len(), "{}: frame count", pair.name());
+    assert_eq!(
+        ours.len(),
+        golden.frames.len(),
+        "{}: frame count",
+        pair.name()
+    );
     for (i, values) in ours.iter().enumerate() {
-        assert_eq!(values.len(), outputs.len(), "{} frame {i}: {values:?}", pair.name());
+        assert_eq!(
+            values.len(),
+            outputs.len(),
+            "{} frame {i}: {values:?}",
+            pair.name()
+        );
         for &feature in outputs {
             let expected = golden
                 .value(i, feature)
                 .unwrap_or_else(|| panic!("{}: golden lacks {feature}", pair.name()));
-            let actual = *values
-                .get(feature)
-                .unwrap_or_else(|| panic!("{} frame {i}: cambi did not emit {feature}", pair.name()));
+            let actual = *values.get(feature).unwrap_or_else(|| {
+                panic!("{} frame {i}: cambi did not emit {feature}", pair.name())
+            });
             let what = format!("{} frame {i} {feature}", pair.name());
             let d = common::rel_diff(actual, expected);
-            let entry = worst.entry(feature.to_string()).or_insert((0.0, String::new()));
+            let entry = worst
+                .entry(feature.to_string())
+                .or_insert((0.0, String::new()));
             if d > entry.0 || entry.1.is_empty() {
                 *entry = (d, what.clone());
             }
@@ -148,7 +169,10 @@ fn bad_options_are_refused_with_their_name() {
     expect_bad_option("heatmaps_path=/tmp/heatmaps", "heatmaps_path");
     expect_bad_option("no_such_option=1", "no_such_option");
     // The source larger along one axis and smaller along the other.
-    expect_bad_option("full_ref=true:src_width=400:src_height=324:enc_width=576:enc_height=300", "src_width");
+    expect_bad_option(
+        "full_ref=true:src_width=400:src_height=324:enc_width=576:enc_height=300",
+        "src_width",
+    );
 }
 
 #[test]
@@ -166,8 +190,14 @@ fn out_of_range_samples_are_refused() {
     let mut picture = vmafx::HostPicture::new(format);
     picture.plane_u16_mut(vmafx::PlaneId::Y)[77] = 1024;
     let mut extractor = create("", &format).unwrap();
-    let input = FrameInput { index: 0, reference: &picture, distorted: &picture };
-    let err = extractor.extract(&input, &mut FeatureSink::new()).unwrap_err();
+    let input = FrameInput {
+        index: 0,
+        reference: &picture,
+        distorted: &picture,
+    };
+    let err = extractor
+        .extract(&input, &mut FeatureSink::new())
+        .unwrap_err();
     assert!(err.to_string().contains("1024"), "{err}");
 }
 
@@ -175,7 +205,11 @@ fn out_of_range_samples_are_refused() {
 fn option_suffixes_name_the_output() {
     let pair = &common::PAIRS[0];
     let refs = pair.reference();
-    let input = FrameInput { index: 0, reference: &refs[0], distorted: &refs[0] };
+    let input = FrameInput {
+        index: 0,
+        reference: &refs[0],
+        distorted: &refs[0],
+    };
     let mut sink = FeatureSink::new();
     let mut e = create("window_size=31:topk=0.5:max_log_contrast=3", &pair.format()).unwrap();
     e.extract(&input, &mut sink).unwrap();
@@ -199,9 +233,16 @@ fn speed_1080p() {
             dst[y * 1920 + x] = luma.at(x * 2 / 3, y * 2 / 3);
         }
     }
-    for opts in ["", "cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17.0"] {
+    for opts in [
+        "",
+        "cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17.0",
+    ] {
         let mut e = create(opts, &format).unwrap();
-        let input = FrameInput { index: 0, reference: &picture, distorted: &picture };
+        let input = FrameInput {
+            index: 0,
+            reference: &picture,
+            distorted: &picture,
+        };
         let mut sink = FeatureSink::new();
         e.extract(&input, &mut sink).unwrap();
         let n = 20;
@@ -209,7 +250,10 @@ fn speed_1080p() {
         for _ in 0..n {
             e.extract(&input, &mut sink).unwrap();
         }
-        println!("cambi '{opts}': {:.2} ms/frame", t.elapsed().as_secs_f64() * 1e3 / n as f64);
+        println!(
+            "cambi '{opts}': {:.2} ms/frame",
+            t.elapsed().as_secs_f64() * 1e3 / n as f64
+        );
     }
 }
 
@@ -218,10 +262,17 @@ fn eotf_options_select_pq_and_name_the_output() {
     // Bright content: PQ makes steps of 2 to 4 codes visible at any level.
     let pair = &common::PAIRS[0];
     let refs = pair.reference();
-    let input = FrameInput { index: 0, reference: &refs[0], distorted: &refs[0] };
+    let input = FrameInput {
+        index: 0,
+        reference: &refs[0],
+        distorted: &refs[0],
+    };
     let score = |opts: &str| {
         let mut sink = FeatureSink::new();
-        create(opts, &pair.format()).unwrap().extract(&input, &mut sink).unwrap();
+        create(opts, &pair.format())
+            .unwrap()
+            .extract(&input, &mut sink)
+            .unwrap();
         let (_, name, value) = sink.values()[0].clone();
         (name, value)
     };

@@ -75,7 +75,9 @@ impl ContrastTables {
                 if i == 0 {
                     0.0
                 } else {
-                    format!("{:.8e}", 1.0 / i as f64).parse::<f32>().unwrap_or(0.0)
+                    format!("{:.8e}", 1.0 / i as f64)
+                        .parse::<f32>()
+                        .unwrap_or(0.0)
                 }
             })
             .collect();
@@ -133,7 +135,8 @@ impl Pass<'_> {
     /// it).
     #[inline(always)]
     fn key_row(&self, row: usize) -> Option<&[u16]> {
-        self.keys.get(row * self.key_cols..(row + 1) * self.key_cols)
+        self.keys
+            .get(row * self.key_cols..(row + 1) * self.key_cols)
     }
 
     /// Adds (or removes) a run of equal samples at columns `start..=end`
@@ -208,7 +211,10 @@ impl Pass<'_> {
         let mut x = 0;
         while x < n {
             let (o, i) = (out[x], inc[x]);
-            let same = out[x + 1..].iter().zip(&inc[x + 1..]).take_while(|(&a, &b)| a == o && b == i);
+            let same = out[x + 1..]
+                .iter()
+                .zip(&inc[x + 1..])
+                .take_while(|(&a, &b)| a == o && b == i);
             let end = x + 1 + same.count();
             if o != i {
                 if o != UNCOUNTED {
@@ -245,9 +251,15 @@ impl Pass<'_> {
                 let d = steps.trailing_zeros() as usize;
                 steps &= steps.wrapping_sub(1);
                 let above = count(b.wrapping_add(d + 1));
-                let below = if b > d { count(b.wrapping_sub(d + 1)) } else { 0 };
+                let below = if b > d {
+                    count(b.wrapping_sub(d + 1))
+                } else {
+                    0
+                };
                 let p = if above > below { above } else { below };
-                let product = (CONTRAST_WEIGHTS[d] as u32).wrapping_mul(p0).wrapping_mul(p) as i32 as f32;
+                let product = (CONTRAST_WEIGHTS[d] as u32)
+                    .wrapping_mul(p0)
+                    .wrapping_mul(p) as i32 as f32;
                 let value = product * tables.reciprocal[p.wrapping_add(p0) as usize];
                 if value > c_value {
                     c_value = value;
@@ -325,7 +337,12 @@ pub fn compute(
     let mut survey = Survey::default();
     let mut values_of = |counts: &[u16], row: usize, survey: &mut Survey| {
         if row < height {
-            pass.row_values(counts, row, &mut c_values[row * width..(row + 1) * width], survey);
+            pass.row_values(
+                counts,
+                row,
+                &mut c_values[row * width..(row + 1) * width],
+                survey,
+            );
         }
     };
     for row in 0..pad {
@@ -362,7 +379,14 @@ mod tests {
 
     /// libvmaf's `calculate_c_values` and `c_value_pixel`, loop for loop,
     /// one window-wide histogram update per sample (the test oracle).
-    fn reference(image: &Plane, mask: &Plane, t: &ContrastTables, window: usize, width: usize, height: usize) -> Vec<f32> {
+    fn reference(
+        image: &Plane,
+        mask: &Plane,
+        t: &ContrastTables,
+        window: usize,
+        width: usize,
+        height: usize,
+    ) -> Vec<f32> {
         let (w, h, pad) = (width as i64, height as i64, (window >> 1) as i64);
         let stride = image.stride as i64;
         let size = t.band_size as i64;
@@ -378,10 +402,18 @@ mod tests {
         };
         let update = |hist: &mut Vec<u16>, i: i64, j: i64, edge: bool, add: bool| {
             if let Some(row) = counted(i, j) {
-                let (lo, hi) = if edge { ((j - pad).max(0), (j + pad + 1).min(w)) } else { (j - pad, j + pad + 1) };
+                let (lo, hi) = if edge {
+                    ((j - pad).max(0), (j + pad + 1).min(w))
+                } else {
+                    (j - pad, j + pad + 1)
+                };
                 for x in lo..hi {
                     let cell = &mut hist[(row * w + x) as usize];
-                    *cell = if add { cell.wrapping_add(1) } else { cell.wrapping_sub(1) };
+                    *cell = if add {
+                        cell.wrapping_add(1)
+                    } else {
+                        cell.wrapping_sub(1)
+                    };
                 }
             }
         };
@@ -397,7 +429,12 @@ mod tests {
                 update(hist, i, j, true, add);
             }
         };
-        let nd = t.active_steps.iter().map(|s| 32 - s.leading_zeros()).max().unwrap_or(0) as i64;
+        let nd = t
+            .active_steps
+            .iter()
+            .map(|s| 32 - s.leading_zeros())
+            .max()
+            .unwrap_or(0) as i64;
         let row_values = |hist: &Vec<u16>, c: &mut Vec<f32>, i: i64| {
             if !(0..h).contains(&i) {
                 return;
@@ -417,11 +454,17 @@ mod tests {
                             continue;
                         }
                         let p1 = get(compact + d + 1);
-                        let p2 = if compact - d - 1 >= 0 { get(compact - d - 1) } else { 0 };
-                        let v = if p1 > p2 {
-                            (CONTRAST_WEIGHTS[d as usize] as u32 * p0 * p1) as f32 * t.reciprocal[(p1 + p0) as usize]
+                        let p2 = if compact > d {
+                            get(compact - d - 1)
                         } else {
-                            (CONTRAST_WEIGHTS[d as usize] as u32 * p0 * p2) as f32 * t.reciprocal[(p2 + p0) as usize]
+                            0
+                        };
+                        let v = if p1 > p2 {
+                            (CONTRAST_WEIGHTS[d as usize] as u32 * p0 * p1) as f32
+                                * t.reciprocal[(p1 + p0) as usize]
+                        } else {
+                            (CONTRAST_WEIGHTS[d as usize] as u32 * p0 * p2) as f32
+                                * t.reciprocal[(p2 + p0) as usize]
                         };
                         if v > value {
                             value = v;
@@ -446,7 +489,7 @@ mod tests {
             row_values(&hist, &mut c, i);
         }
         for i in h - pad..h {
-            if i - pad - 1 >= 0 {
+            if i > pad {
                 row_update(&mut hist, i - pad - 1, false);
             }
             row_values(&hist, &mut c, i);
@@ -475,7 +518,9 @@ mod tests {
 
     #[test]
     fn matches_libvmaf_loops_on_all_geometries() {
-        let tvi: Vec<i32> = (1..=4).map(|d| tvi_for_diff(Eotf::Bt1886, d, 0.019)).collect();
+        let tvi: Vec<i32> = (1..=4)
+            .map(|d| tvi_for_diff(Eotf::Bt1886, d, 0.019))
+            .collect();
         let mut seed = 3u32;
         for (vlt, num_diffs, base) in [(0u16, 4usize, 200), (207, 4, 200), (0, 1, 70)] {
             let tables = ContrastTables::new(num_diffs, &tvi[..num_diffs], vlt);
@@ -496,14 +541,19 @@ mod tests {
                 let expected = reference(&image, &mask, &tables, window, width, height);
                 let mut hist = Histograms::new(stride, rows, &tables);
                 let mut c = vec![f32::NAN; stride * rows];
-                let survey = compute(&image, &mask, &tables, &mut hist, window, width, height, &mut c);
+                let survey = compute(
+                    &image, &mask, &tables, &mut hist, window, width, height, &mut c,
+                );
                 let what = format!("{width}x{height} in {stride}x{rows}, window {window}, vlt {vlt}, {num_diffs} steps");
                 for (i, (a, b)) in c[..width * height].iter().zip(&expected).enumerate() {
                     assert_eq!(a.to_bits(), b.to_bits(), "{what}: c-value {i}");
                 }
                 let direct = Survey::of(&expected);
                 assert_eq!(format!("{survey:?}"), format!("{direct:?}"), "{what}");
-                assert!(expected.iter().any(|&v| v > 0.0), "{what}: no banding in the test picture");
+                assert!(
+                    expected.iter().any(|&v| v > 0.0),
+                    "{what}: no banding in the test picture"
+                );
             }
         }
     }

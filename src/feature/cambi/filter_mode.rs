@@ -74,7 +74,8 @@ mod tests {
     #[test]
     fn interior_rows_take_the_mode() {
         let mut p = Plane::new(4, 3);
-        p.data.copy_from_slice(&[1, 9, 1, 1, 2, 2, 7, 2, 3, 3, 3, 8]);
+        p.data
+            .copy_from_slice(&[1, 9, 1, 1, 2, 2, 7, 2, 3, 3, 3, 8]);
         apply(&mut p, 4, 3, &mut ModeScratch::new(4));
         // Horizontal: [1,1,1,1], [2,2,2,2], [3,3,3,8]; vertical mode of
         // distinct values is their minimum.

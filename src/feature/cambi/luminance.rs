@@ -147,7 +147,9 @@ mod tests {
 
     #[test]
     fn thresholds_grow_with_the_step() {
-        let t: Vec<i32> = (1..=4).map(|d| tvi_for_diff(Eotf::Bt1886, d, 0.019)).collect();
+        let t: Vec<i32> = (1..=4)
+            .map(|d| tvi_for_diff(Eotf::Bt1886, d, 0.019))
+            .collect();
         assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
         assert_eq!(visibility_luma(Eotf::Bt1886, 0.0), Some(0));
         let v = visibility_luma(Eotf::Bt1886, 0.06).unwrap() as i32;

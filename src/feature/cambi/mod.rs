@@ -20,7 +20,9 @@ mod spatial_mask;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
-use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples, Sample};
+use crate::picture::{
+    HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples, Sample,
+};
 use c_values::{ContrastTables, Histograms, RECIPROCAL_LUT_SIZE};
 use filter_mode::ModeScratch;
 pub use luminance::Eotf;
@@ -116,7 +118,7 @@ fn bad_option(option: &str, reason: String) -> Error {
 /// relative to 4K ((3840 + 2160) / 16 = 375), is halved with the speed-up
 /// and made odd.
 fn adjusted_window(window: u32, width: u32, height: u32, speedup: bool) -> usize {
-    let mut w = ((window * (width + height)) / 375 >> 4) as u16;
+    let mut w = (((window * (width + height)) / 375) >> 4) as u16;
     if speedup {
         w = (w + 1) >> 1;
     }
@@ -236,13 +238,17 @@ impl Cambi {
     pub fn new(options: &Options, format: &PictureFormat) -> Result<Self> {
         let config = Config::resolve(options, format)?;
         if !options.string("heatmaps_path").is_empty() {
-            return Err(bad_option("heatmaps_path", "writing heatmap files is not supported".into()));
+            return Err(bad_option(
+                "heatmaps_path",
+                "writing heatmap files is not supported".into(),
+            ));
         }
         let eotf = match options.string("cambi_eotf") {
             DEFAULT_EOTF => options.string("eotf"),
             chosen => chosen,
         };
-        let eotf = Eotf::parse(eotf).ok_or_else(|| bad_option("eotf", format!("unknown EOTF '{eotf}'")))?;
+        let eotf = Eotf::parse(eotf)
+            .ok_or_else(|| bad_option("eotf", format!("unknown EOTF '{eotf}'")))?;
         let num_diffs = 1usize << options.int("max_log_contrast");
         let threshold = options.double("tvi_threshold");
         let tvi: Vec<i32> = (1..=num_diffs as i32)
@@ -292,7 +298,13 @@ impl Cambi {
         if self.config.enc_bitdepth < 10 {
             preprocess::anti_dither(&mut work.image, width, height);
         }
-        spatial_mask::compute(&work.image, &mut work.mask, width, height, &mut work.mask_scratch);
+        spatial_mask::compute(
+            &work.image,
+            &mut work.mask,
+            width,
+            height,
+            &mut work.mask_scratch,
+        );
         let mut scores = [0.0; NUM_SCALES];
         let (mut w, mut h) = (width, height);
         for (scale, score) in scores.iter_mut().enumerate() {
@@ -330,11 +342,20 @@ impl Cambi {
 
 /// Checks the luma fits the bit depth and writes it, resized and in 10
 /// bits, into the working plane.
-fn load<T: Sample>(luma: &PlaneRef<'_, T>, bit_depth: u32, image: &mut Plane, width: usize, height: usize) -> Result<()> {
+fn load<T: Sample>(
+    luma: &PlaneRef<'_, T>,
+    bit_depth: u32,
+    image: &mut Plane,
+    width: usize,
+    height: usize,
+) -> Result<()> {
     if let Some(v) = preprocess::first_out_of_range(luma, bit_depth) {
         return Err(Error::Extractor {
             extractor: NAME.into(),
-            reason: format!("luma sample {v} exceeds the {bit_depth}-bit maximum {}", (1u32 << bit_depth) - 1),
+            reason: format!(
+                "luma sample {v} exceeds the {bit_depth}-bit maximum {}",
+                (1u32 << bit_depth) - 1
+            ),
         });
     }
     preprocess::resize_to_10bit(luma, bit_depth, image, width, height);

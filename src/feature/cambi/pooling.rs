@@ -97,7 +97,11 @@ impl Survey {
         lanes.iter().fold(Self::default(), |acc, lane| Self {
             total: acc.total + lane.total,
             nonzero: acc.nonzero + lane.nonzero,
-            smallest: if lane.smallest < acc.smallest { lane.smallest } else { acc.smallest },
+            smallest: if lane.smallest < acc.smallest {
+                lane.smallest
+            } else {
+                acc.smallest
+            },
         })
     }
 
@@ -168,8 +172,14 @@ mod tests {
         sorted.sort_by(f32::total_cmp);
         assert_eq!(sorted, vec![7.0, 8.0, 9.0]);
         // At least one element, and all of them at topk 1.
-        assert_eq!(top_k_mean(&mut [1.0, 2.0], 0.0001, &Survey::of(&[1.0, 2.0])), 2.0);
-        assert_eq!(top_k_mean(&mut [1.0, 2.0], 1.0, &Survey::of(&[1.0, 2.0])), 1.5);
+        assert_eq!(
+            top_k_mean(&mut [1.0, 2.0], 0.0001, &Survey::of(&[1.0, 2.0])),
+            2.0
+        );
+        assert_eq!(
+            top_k_mean(&mut [1.0, 2.0], 1.0, &Survey::of(&[1.0, 2.0])),
+            1.5
+        );
     }
 
     /// The fast paths against libvmaf's quick select and summation order.
@@ -183,7 +193,11 @@ mod tests {
                     seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
                     let r = (seed >> 8) % 1000;
                     // Mostly zeros or small ratios like real c-values.
-                    if r < 400 + round * 2 { 0.0 } else { (r % 97) as f32 / (1 + r % 13) as f32 }
+                    if r < 400 + round * 2 {
+                        0.0
+                    } else {
+                        (r % 97) as f32 / (1 + r % 13) as f32
+                    }
                 })
                 .collect();
             for topk in [0.0001, 0.1, 0.6, 1.0] {
@@ -191,7 +205,11 @@ mod tests {
                 let k = ((topk * n as f64) as usize).clamp(1, n);
                 quick_select(&mut reference, k);
                 let expected = reference[..k].iter().fold(0.0, |a, &v| a + f64::from(v)) / k as f64;
-                assert_eq!(top_k_mean(&mut values.clone(), topk, &Survey::of(&values)), expected, "n {n} topk {topk}");
+                assert_eq!(
+                    top_k_mean(&mut values.clone(), topk, &Survey::of(&values)),
+                    expected,
+                    "n {n} topk {topk}"
+                );
             }
         }
     }

@@ -17,10 +17,18 @@ struct Requantize {
 impl Requantize {
     fn new(bit_depth: u32) -> Self {
         if bit_depth <= 10 {
-            Self { left: 10 - bit_depth, right: 0, round: 0 }
+            Self {
+                left: 10 - bit_depth,
+                right: 0,
+                round: 0,
+            }
         } else {
             let right = bit_depth - 10;
-            Self { left: 0, right, round: 1 << (right - 1) }
+            Self {
+                left: 0,
+                right,
+                round: 1 << (right - 1),
+            }
         }
     }
 
@@ -91,7 +99,10 @@ pub fn anti_dither(plane: &mut Plane, width: usize, height: usize) {
         let cur = &mut top[y * plane.stride..y * plane.stride + width];
         let next = &bottom[..width];
         for x in 0..width - 1 {
-            let sum = u32::from(cur[x]) + u32::from(cur[x + 1]) + u32::from(next[x]) + u32::from(next[x + 1]);
+            let sum = u32::from(cur[x])
+                + u32::from(cur[x + 1])
+                + u32::from(next[x])
+                + u32::from(next[x + 1]);
             cur[x] = (sum >> 2) as u16;
         }
         cur[width - 1] = ((u32::from(cur[width - 1]) + u32::from(next[width - 1])) >> 1) as u16;
@@ -118,7 +129,12 @@ mod tests {
     #[test]
     fn downscale_picks_centre_samples() {
         let src: Vec<u8> = (0..16).collect();
-        let luma = PlaneRef { data: &src, width: 4, height: 4, stride: 4 };
+        let luma = PlaneRef {
+            data: &src,
+            width: 4,
+            height: 4,
+            stride: 4,
+        };
         let mut out = Plane::new(2, 2);
         resize_to_10bit(&luma, 8, &mut out, 2, 2);
         // ratio 2: start 0.5, picks samples 1 and 3 of rows 1 and 3.

@@ -52,7 +52,12 @@ fn flat_row(image: &Plane, width: usize, height: usize, y: usize, out: &mut [u8]
     let last = width - 1;
     if y + 1 < height {
         let below = &image.row(y + 1)[..width];
-        for (((o, &a), &right), &down) in out[..last].iter_mut().zip(&row[..last]).zip(&row[1..]).zip(below) {
+        for (((o, &a), &right), &down) in out[..last]
+            .iter_mut()
+            .zip(&row[..last])
+            .zip(&row[1..])
+            .zip(below)
+        {
             *o = u8::from(a == right) & u8::from(a == down);
         }
         out[last] = u8::from(row[last] == below[last]);
@@ -67,9 +72,19 @@ fn flat_row(image: &Plane, width: usize, height: usize, y: usize, out: &mut [u8]
 /// Writes 1 into `mask` where the 7x7 window around a pixel of the
 /// `width` x `height` image holds more than the threshold of flat samples
 /// (outside the picture counts as not flat), else 0.
-pub fn compute(image: &Plane, mask: &mut Plane, width: usize, height: usize, scratch: &mut MaskScratch) {
+pub fn compute(
+    image: &Plane,
+    mask: &mut Plane,
+    width: usize,
+    height: usize,
+    scratch: &mut MaskScratch,
+) {
     let threshold = mask_threshold(width, height);
-    let MaskScratch { flat, column_sums, prefix } = scratch;
+    let MaskScratch {
+        flat,
+        column_sums,
+        prefix,
+    } = scratch;
     let sums = &mut column_sums[..width];
     sums.fill(0);
     // Rows 0..PAD enter the window before the first output row.
@@ -89,7 +104,12 @@ pub fn compute(image: &Plane, mask: &mut Plane, width: usize, height: usize, scr
             flat_row(image, width, height, entering, &mut flat[slot]);
             add_row(sums, &flat[slot][..width]);
         }
-        threshold_row(sums, &mut prefix[..width + 1], threshold, &mut mask.row_mut(y)[..width]);
+        threshold_row(
+            sums,
+            &mut prefix[..width + 1],
+            threshold,
+            &mut mask.row_mut(y)[..width],
+        );
     }
 }
 
@@ -119,8 +139,9 @@ fn threshold_row(sums: &[u16], prefix: &mut [u32], threshold: u32, out: &mut [u1
     let window = |x: usize| prefix[(x + PAD + 1).min(width)] - prefix[x.saturating_sub(PAD)];
     let head = (PAD + 1).min(width);
     let tail_start = width.saturating_sub(PAD).max(head);
-    for x in 0..head {
-        out[x] = u16::from(window(x) > threshold);
+    // The edges, clipped; the middle reads two shifted prefix slices.
+    for (x, o) in out.iter_mut().enumerate().take(head) {
+        *o = u16::from(window(x) > threshold);
     }
     if tail_start > head {
         let upper = &prefix[head + PAD + 1..tail_start + PAD + 1];
@@ -129,8 +150,8 @@ fn threshold_row(sums: &[u16], prefix: &mut [u32], threshold: u32, out: &mut [u1
             *o = u16::from(u.wrapping_sub(l) > threshold);
         }
     }
-    for x in tail_start..width {
-        out[x] = u16::from(window(x) > threshold);
+    for (x, o) in out.iter_mut().enumerate().skip(tail_start) {
+        *o = u16::from(window(x) > threshold);
     }
 }
 
