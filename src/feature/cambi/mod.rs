@@ -25,7 +25,7 @@ use crate::picture::{
 };
 use c_values::{ContrastTables, Histograms, RECIPROCAL_LUT_SIZE};
 use filter_mode::ModeScratch;
-pub use luminance::Eotf;
+use luminance::Eotf;
 use plane::Plane;
 use spatial_mask::MaskScratch;
 
