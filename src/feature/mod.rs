@@ -13,6 +13,7 @@ pub mod float_adm;
 pub mod float_common;
 pub mod float_motion;
 pub mod float_vif;
+pub mod cambi;
 pub mod motion;
 pub mod psnr;
 pub mod speed;

@@ -1,6 +1,6 @@
 //! The table of extractors by libvmaf name.
 
-use super::{adm, motion, psnr, vif, CreateFn, OptionSpec};
+use super::{adm, cambi, motion, psnr, vif, CreateFn, OptionSpec};
 use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
 use super::{float_adm, float_motion, float_vif, speed};
 use crate::error::{Error, Result};
@@ -38,6 +38,7 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &float_adm::INFO,
     &speed::chroma::INFO,
     &speed::temporal::INFO,
+    &cambi::INFO,
 ];
 
 /// Finds an extractor by name.
