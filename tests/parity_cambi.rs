@@ -216,47 +216,6 @@ fn option_suffixes_name_the_output() {
     assert_eq!(sink.values()[0].1, "cambi_mlc_3_topk_0.5_ws_31");
 }
 
-/// Speed at 1080p (run with `--ignored --nocapture`): a golden frame
-/// scaled up to 1920x1080, scored no-reference and with the v1.0.16
-/// options (high-resolution speed-up on).
-#[test]
-#[ignore]
-fn speed_1080p() {
-    let pair = &common::PAIRS[3];
-    let src = &pair.distorted_pictures()[0];
-    let format = PictureFormat::new(1920, 1080, ChromaSubsampling::Yuv420, 8).unwrap();
-    let mut picture = vmafx::HostPicture::new(format);
-    let luma = src.plane_u8(vmafx::PlaneId::Y);
-    let dst = picture.plane_u8_mut(vmafx::PlaneId::Y);
-    for y in 0..1080 {
-        for x in 0..1920 {
-            dst[y * 1920 + x] = luma.at(x * 2 / 3, y * 2 / 3);
-        }
-    }
-    for opts in [
-        "",
-        "cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17.0",
-    ] {
-        let mut e = create(opts, &format).unwrap();
-        let input = FrameInput {
-            index: 0,
-            reference: &picture,
-            distorted: &picture,
-        };
-        let mut sink = FeatureSink::new();
-        e.extract(&input, &mut sink).unwrap();
-        let n = 20;
-        let t = std::time::Instant::now();
-        for _ in 0..n {
-            e.extract(&input, &mut sink).unwrap();
-        }
-        println!(
-            "cambi '{opts}': {:.2} ms/frame",
-            t.elapsed().as_secs_f64() * 1e3 / n as f64
-        );
-    }
-}
-
 #[test]
 fn eotf_options_select_pq_and_name_the_output() {
     // Bright content: PQ makes steps of 2 to 4 codes visible at any level.

@@ -81,8 +81,8 @@ fn run(pair: &common::Pair, name: &str, opts: &str) -> Vec<BTreeMap<String, f64>
 struct Worst(BTreeMap<String, (f64, String)>);
 
 impl Worst {
-    /// Compares every frame's `outputs` (our names) with the golden names
-    /// (ours plus `suffix`).
+    /// Compares every frame's outputs, named `{output}{suffix}` by the
+    /// extractor as by libvmaf, with the golden values of those names.
     fn compare(
         &mut self,
         pair: &common::Pair,
@@ -109,7 +109,9 @@ impl Worst {
                 let expected = golden
                     .value(i, &golden_name)
                     .unwrap_or_else(|| panic!("{}: golden lacks {golden_name}", pair.name()));
-                let actual = values[output];
+                let actual = *values
+                    .get(&golden_name)
+                    .unwrap_or_else(|| panic!("{}: we emit no {golden_name}: {values:?}", pair.name()));
                 let what = format!("{} frame {i} {golden_name}", pair.name());
                 let d = common::rel_diff(actual, expected);
                 let entry = self.0.entry(golden_name).or_insert((0.0, String::new()));

@@ -170,3 +170,46 @@ fn six_v06_models_in_one_run_including_bootstrap() {
         assert_eq!(ours, golden_names, "{}", pair.name());
     }
 }
+
+const V1_MODELS: [&str; 8] = [
+    "vmaf_v1.0.16_3d0h",
+    "vmaf_v1.0.16_3d0h_2160",
+    "vmaf_v1.0.16_5d0h",
+    "vmaf_v1.0.16_1d5h_2160",
+    "vmaf_v1.0.16_hfr_3d0h",
+    "vmaf_v1.0.16_hfr_3d0h_2160",
+    "vmaf_v1.0.16_hfr_5d0h",
+    "vmaf_v1.0.16_hfr_1d5h_2160",
+];
+
+/// The v1.0.16 models whose SpEED step prescales the picture: libvmaf
+/// crashes on the 321x179 pair ("image too small").
+const V1_PRESCALED: [&str; 4] =
+    ["vmaf_v1.0.16_3d0h_2160", "vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_hfr_3d0h_2160", "vmaf_v1.0.16_hfr_5d0h"];
+
+#[test]
+fn v1_models_in_one_run() {
+    for pair in PAIRS {
+        let small = pair.width < 352;
+        let models: Vec<String> = V1_MODELS
+            .iter()
+            .filter(|m| !(small && V1_PRESCALED.contains(m)))
+            .map(|m| format!("version={m}:name={m}"))
+            .collect();
+        let specs: Vec<&str> = models.iter().map(String::as_str).collect();
+        // compare() holds model scores to 1e-6 per frame (the issue asks
+        // 1e-4); they are bit-identical in practice.
+        compare(pair, "models_v1.0.16", &score(pair, &specs, &[], 2, 1));
+    }
+}
+
+#[test]
+fn v1_model_on_too_small_picture_is_a_clear_error() {
+    let pair = PAIRS.iter().find(|p| p.width == 321).unwrap();
+    for m in V1_PRESCALED {
+        let model = Model::load(&ModelSpec::parse(&format!("version={m}")).unwrap()).unwrap();
+        let e = ContextBuilder::new(pair.format()).model(model).build().err().expect("refused");
+        let text = e.to_string();
+        assert!(text.contains("speed_chroma") && text.contains("321x179"), "{m}: {text}");
+    }
+}

@@ -55,7 +55,9 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
             ),
         })?;
     let core = SpeedCore::new(config, geometry);
+    let suffix = options.name_suffix();
     Ok(Box::new(SpeedChroma {
+        names: OUTPUTS.map(|o| format!("{o}{suffix}")),
         format: *format,
         width,
         max_val: options.double(config::MAX_VAL.name),
@@ -81,6 +83,8 @@ fn chroma_size(format: &PictureFormat) -> Result<(usize, usize)> {
 }
 
 struct SpeedChroma {
+    /// Output names with the option suffix (`speed_chroma_uv_mxv_45_...`).
+    names: [String; 3],
     format: PictureFormat,
     width: usize,
     max_val: f64,
@@ -139,7 +143,7 @@ impl Extractor for SpeedChroma {
             (false, true) => u.score,
             _ => ((f64::from(u.score) + f64::from(v.score)) / 2.0) as f32,
         };
-        for (name, score) in OUTPUTS.iter().zip([u.score, v.score, uv]) {
+        for (name, score) in self.names.iter().zip([u.score, v.score, uv]) {
             // libvmaf's MIN(score, max_val), compared in double.
             let score = f64::from(score);
             let capped = if score < self.max_val {

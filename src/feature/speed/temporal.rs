@@ -50,6 +50,7 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
         })?;
     let core = SpeedCore::new(config, geometry);
     Ok(Box::new(SpeedTemporal {
+        name: format!("{OUTPUT}{}", options.name_suffix()),
         format: *format,
         use_ref_diff: options.bool("speed_use_ref_diff"),
         has_previous: false,
@@ -72,6 +73,8 @@ struct Frames {
 }
 
 struct SpeedTemporal {
+    /// `speed_temporal` with the option suffix.
+    name: String,
     format: PictureFormat,
     use_ref_diff: bool,
     /// Whether `previous` holds a frame yet.
@@ -141,7 +144,7 @@ impl Extractor for SpeedTemporal {
             subtract(&mut prev.distorted, dis_base, width, rows, stride);
             f64::from(self.core.score(&prev.reference, &prev.distorted).score)
         };
-        sink.emit(frame.index, OUTPUT, score);
+        sink.emit(frame.index, &self.name, score);
         std::mem::swap(&mut self.previous, &mut self.current);
         self.has_previous = true;
         Ok(())
