@@ -9,8 +9,10 @@ pub mod options;
 pub mod registry;
 
 pub mod adm;
+pub mod ciede;
 pub mod motion;
 pub mod psnr;
+pub mod psnr_hvs;
 pub mod vif;
 
 pub mod common;

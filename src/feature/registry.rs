@@ -2,6 +2,7 @@
 
 use super::{adm, motion, psnr, vif, CreateFn, OptionSpec};
 use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
+use super::{ciede, psnr_hvs};
 use crate::error::{Error, Result};
 
 /// What the registry knows of an extractor before creating one.
@@ -32,6 +33,8 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &float_ansnr::INFO,
     &float_ssim::INFO,
     &float_ms_ssim::INFO,
+    &ciede::INFO,
+    &psnr_hvs::INFO,
 ];
 
 /// Finds an extractor by name.
