@@ -10,7 +10,7 @@
 use std::f64::consts::PI;
 
 /// A colour in CIELAB, as libvmaf's `LABColor` (three `float`s).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Lab {
     pub l: f32,
     pub a: f32,

@@ -61,37 +61,52 @@ pub fn lab_color(y: u32, u: u32, v: u32, bit_depth: u8) -> Lab {
 /// A direct-mapped memo of [`lab_color`] for one bit depth.
 pub struct LabCache {
     bit_depth: u8,
-    /// Packed (y, u, v) of each slot; [`EMPTY`] when unused.
-    keys: Vec<u64>,
-    colors: Vec<Lab>,
+    slots: Vec<Slot>,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    /// Packed (y, u, v); [`EMPTY`] when unused.
+    key: u64,
+    lab: Lab,
 }
 
 /// No packed triple of samples below 2^16 reaches this key.
 const EMPTY: u64 = u64::MAX;
-const SLOT_BITS: u32 = 16;
+/// 2^14 slots of 24 bytes: small enough to stay in a core's L2 cache.
+const SLOT_BITS: u32 = 14;
 
 impl LabCache {
     pub fn new(bit_depth: u8) -> Self {
-        let slots = 1usize << SLOT_BITS;
+        let empty = Slot {
+            key: EMPTY,
+            lab: Lab { l: 0.0, a: 0.0, b: 0.0 },
+        };
         Self {
             bit_depth,
-            keys: vec![EMPTY; slots],
-            colors: vec![Lab { l: 0.0, a: 0.0, b: 0.0 }; slots],
+            slots: vec![empty; 1 << SLOT_BITS],
         }
     }
 
-    /// The colour of samples (y, u, v), each below 2^16.
+    /// Packs samples (y, u, v), each below 2^16, into a cache key.
     #[inline(always)]
-    pub fn get(&mut self, y: u32, u: u32, v: u32) -> Lab {
-        let key = (u64::from(y) << 32) | (u64::from(u) << 16) | u64::from(v);
-        let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOT_BITS)) as usize;
-        if self.keys[slot] == key {
-            return self.colors[slot];
+    pub fn key(y: u32, u: u32, v: u32) -> u64 {
+        (u64::from(y) << 32) | (u64::from(u) << 16) | u64::from(v)
+    }
+
+    /// The colour of the samples packed in `key`.
+    #[inline(always)]
+    pub fn get(&mut self, key: u64) -> Lab {
+        let index = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOT_BITS)) as usize;
+        let slot = &mut self.slots[index];
+        if slot.key != key {
+            let (y, u, v) = ((key >> 32) as u32, (key >> 16) as u32 & 0xFFFF, key as u32 & 0xFFFF);
+            *slot = Slot {
+                key,
+                lab: lab_color(y, u, v, self.bit_depth),
+            };
         }
-        let lab = lab_color(y, u, v, self.bit_depth);
-        self.keys[slot] = key;
-        self.colors[slot] = lab;
-        lab
+        slot.lab
     }
 }
 
@@ -116,7 +131,7 @@ mod tests {
     fn cache_returns_the_computed_colour() {
         let mut cache = LabCache::new(10);
         for (y, u, v) in [(64, 512, 512), (940, 100, 900), (64, 512, 512), (0, 1023, 0)] {
-            assert_eq!(cache.get(y, u, v), lab_color(y, u, v, 10));
+            assert_eq!(cache.get(LabCache::key(y, u, v)), lab_color(y, u, v, 10));
         }
     }
 }

@@ -22,7 +22,7 @@ use crate::picture::{
     Sample,
 };
 use chroma::ChromaLayout;
-use delta_e::{ciede2000, LIBVMAF_WEIGHTS};
+use delta_e::{ciede2000, Lab, LIBVMAF_WEIGHTS};
 use lab::LabCache;
 
 const NAME: &str = "ciede";
@@ -61,7 +61,10 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
         feature: format!("{FEATURE}{}", options.name_suffix()),
         layout: ChromaLayout::for_format(format, options.bool("fix_422_chroma")),
         colors: LabCache::new(format.bit_depth),
-        rows: [(); 4].map(|_| vec![0; width]),
+        rows: RowBuffers {
+            chroma: [(); 4].map(|_| vec![0; width]),
+            pairs: Vec::with_capacity(width),
+        },
     }))
 }
 
@@ -70,8 +73,7 @@ struct Ciede {
     feature: String,
     layout: ChromaLayout,
     colors: LabCache,
-    /// One luma row's worth of chroma: reference u, v, distorted u, v.
-    rows: [Vec<u16>; 4],
+    rows: RowBuffers,
 }
 
 impl Extractor for Ciede {
@@ -126,26 +128,48 @@ impl Ciede {
         let (width, height) = (self.format.width as usize, self.format.height as usize);
         let mut sum = 0.0f64;
         for y in 0..height {
-            let [ru, rv, du, dv] = &mut self.rows;
+            let [ru, rv, du, dv] = &mut self.rows.chroma;
             self.layout.fill_row(&r[1], y, ru);
             self.layout.fill_row(&r[2], y, rv);
             self.layout.fill_row(&d[1], y, du);
             self.layout.fill_row(&d[2], y, dv);
             let (ry, dy) = (&r[0].row(y)[..width], &d[0].row(y)[..width]);
+            // First the colours of the row, whose cache look-ups are
+            // independent of each other, then the differences.
+            let pairs = &mut self.rows.pairs;
+            pairs.clear();
+            let (mut last_ref, mut last_dist) = (u64::MAX, u64::MAX);
+            let (mut ref_lab, mut dist_lab) = (Lab::default(), Lab::default());
             for x in 0..width {
-                let reference = (ry[x].into(), u32::from(ru[x]), u32::from(rv[x]));
-                let distorted = (dy[x].into(), u32::from(du[x]), u32::from(dv[x]));
-                // Equal samples give equal colours, whose dE00 is exactly 0.
-                if reference == distorted {
+                let ref_key = LabCache::key(ry[x].into(), ru[x].into(), rv[x].into());
+                let dist_key = LabCache::key(dy[x].into(), du[x].into(), dv[x].into());
+                // Equal samples give equal colours, whose dE00 is exactly
+                // 0 and leaves the sum as it is.
+                if ref_key == dist_key {
                     continue;
                 }
-                let c1 = self.colors.get(reference.0, reference.1, reference.2);
-                let c2 = self.colors.get(distorted.0, distorted.1, distorted.2);
+                if ref_key != last_ref {
+                    (last_ref, ref_lab) = (ref_key, self.colors.get(ref_key));
+                }
+                if dist_key != last_dist {
+                    (last_dist, dist_lab) = (dist_key, self.colors.get(dist_key));
+                }
+                pairs.push((ref_lab, dist_lab));
+            }
+            for &(c1, c2) in pairs.iter() {
                 sum += ciede2000(c1, c2, LIBVMAF_WEIGHTS) as f64;
             }
         }
         sum
     }
+}
+
+/// Per-row scratch space.
+struct RowBuffers {
+    /// One luma row's worth of chroma: reference u, v, distorted u, v.
+    chroma: [Vec<u16>; 4],
+    /// The colours of the row's pixels whose samples differ, in order.
+    pairs: Vec<(Lab, Lab)>,
 }
 
 #[cfg(test)]

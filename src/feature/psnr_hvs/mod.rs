@@ -145,18 +145,18 @@ mod tests {
 
     #[test]
     fn a_single_changed_dc_gives_the_closed_form_score() {
-        // One 8x8 block per plane; the distorted luma is 2 higher
-        // everywhere: only the DC coefficient differs, by 8 * 2 = 16, and
-        // the DC error is never masked. Score = (16 * csf[0])^2 / 64 / 255^2.
+        // One 8x8 block per plane; flat luma of 100 against 0: only the
+        // DC coefficients differ (800 against 0, as `dct` tests), and the
+        // DC error is never masked. Score = (800 * csf[0])^2 / 64 / 255^2.
         let f = PictureFormat::new(8, 8, ChromaSubsampling::Yuv444, 8).unwrap();
-        let r = HostPicture::new(f);
-        let mut d = HostPicture::new(f);
-        d.plane_u8_mut(PlaneId::Y).fill(2);
+        let mut r = HostPicture::new(f);
+        r.plane_u8_mut(PlaneId::Y).fill(100);
+        let d = HostPicture::new(f);
         let mut ex = create(&Options::resolve(NAME, &[], &[]).unwrap(), &f).unwrap();
         let mut sink = FeatureSink::new();
         ex.extract(&FrameInput { index: 0, reference: &r, distorted: &d }, &mut sink).unwrap();
         let csf0 = csf::CSF_Y[0][0] as f32;
-        let expected = ((16.0 * csf0) * (16.0 * csf0) / 64.0 / (255.0f32 * 255.0)) as f64;
+        let expected = ((800.0 * csf0) * (800.0 * csf0) / 64.0 / (255.0f32 * 255.0)) as f64;
         let got: Vec<_> = sink.drain().map(|(_, n, v)| (n, v)).collect();
         assert_eq!(got[0], ("psnr_hvs_y".to_string(), to_db(expected)));
         // Identical chroma: zero error, infinite dB.
