@@ -36,7 +36,10 @@ fn run(
     ex.flush(&mut sink).unwrap();
     let mut out: BTreeMap<u32, BTreeMap<String, f64>> = BTreeMap::new();
     for (i, name, v) in sink.drain() {
-        assert!(out.entry(i).or_default().insert(name.clone(), v).is_none(), "{name} twice at {i}");
+        assert!(
+            out.entry(i).or_default().insert(name.clone(), v).is_none(),
+            "{name} twice at {i}"
+        );
     }
     out
 }
@@ -50,7 +53,12 @@ fn compare(pair: &Pair, info: &ExtractorInfo, features: &[&str]) -> BTreeMap<Str
     let mut worst = BTreeMap::new();
     for (pos, (frame, _)) in golden.frames.iter().enumerate() {
         let ours = &out[frame];
-        assert_eq!(ours.len(), features.len(), "{} frame {frame}: {ours:?}", pair.name());
+        assert_eq!(
+            ours.len(),
+            features.len(),
+            "{} frame {frame}: {ours:?}",
+            pair.name()
+        );
         for &f in features {
             let expected = golden.value(pos, f).unwrap();
             let got = ours[f];
@@ -84,7 +92,10 @@ fn psnr_hvs_matches_goldens_on_every_pair() {
 /// mis-addressed chroma result, which we reproduce by default.
 #[test]
 fn ciede_matches_goldens_on_every_even_size_pair() {
-    for pair in PAIRS.iter().filter(|p| p.width % 2 == 0 && p.height % 2 == 0) {
+    for pair in PAIRS
+        .iter()
+        .filter(|p| p.width % 2 == 0 && p.height % 2 == 0)
+    {
         compare(pair, &ciede::INFO, &["ciede2000"]);
     }
 }
@@ -94,7 +105,8 @@ fn ciede_matches_goldens_on_every_even_size_pair() {
 /// the upsampling ciede is meant to do, written out independently.
 fn upsample_to_444(picture: &HostPicture) -> HostPicture {
     let f = *picture.format();
-    let full = PictureFormat::new(f.width, f.height, ChromaSubsampling::Yuv444, f.bit_depth).unwrap();
+    let full =
+        PictureFormat::new(f.width, f.height, ChromaSubsampling::Yuv444, f.bit_depth).unwrap();
     let (sx, sy) = f.subsampling.chroma_shift();
     let (w, h) = (f.width as usize, f.height as usize);
     let mut out = HostPicture::new(full);
@@ -145,9 +157,15 @@ fn pair_named(folder: &str) -> &'static Pair {
 #[test]
 fn ciede_on_explicitly_upsampled_420_reproduces_the_golden() {
     let pair = &PAIRS[1];
-    assert_eq!((pair.subsampling, pair.width % 2), (ChromaSubsampling::Yuv420, 0));
+    assert_eq!(
+        (pair.subsampling, pair.width % 2),
+        (ChromaSubsampling::Yuv420, 0)
+    );
     let golden = pair.golden("features");
-    for (pos, (direct, upsampled)) in ciede_direct_and_upsampled(pair, "", "ciede2000").into_iter().enumerate() {
+    for (pos, (direct, upsampled)) in ciede_direct_and_upsampled(pair, "", "ciede2000")
+        .into_iter()
+        .enumerate()
+    {
         let expected = golden.value(pos, "ciede2000").unwrap();
         assert_eq!(direct.to_bits(), expected.to_bits(), "frame {pos}");
         assert_eq!(upsampled.to_bits(), expected.to_bits(), "frame {pos}");
@@ -164,8 +182,15 @@ fn ciede_at_odd_size_uses_the_covering_chroma_sample() {
     let first = ciede_direct_and_upsampled(pair, "", "ciede2000");
     assert_eq!(first.len(), 8);
     for (frame, &(direct, upsampled)) in first.iter().enumerate() {
-        assert!(direct.is_finite() && direct > 0.0, "frame {frame}: {direct}");
-        assert_eq!(direct.to_bits(), upsampled.to_bits(), "frame {frame}: {direct} vs {upsampled}");
+        assert!(
+            direct.is_finite() && direct > 0.0,
+            "frame {frame}: {direct}"
+        );
+        assert_eq!(
+            direct.to_bits(),
+            upsampled.to_bits(),
+            "frame {frame}: {direct} vs {upsampled}"
+        );
     }
     let again = ciede_direct_and_upsampled(pair, "", "ciede2000");
     assert_eq!(first, again, "results must not vary between runs");
@@ -183,10 +208,17 @@ fn ciede_422_fix_equals_explicit_upsampling_and_differs_from_upstream() {
     let golden = pair.golden("features");
     let fixed = ciede_direct_and_upsampled(pair, "fix_422_chroma=true", "ciede2000_fix_422_chroma");
     for (pos, &(direct, upsampled)) in fixed.iter().enumerate() {
-        assert_eq!(direct.to_bits(), upsampled.to_bits(), "frame {pos}: {direct} vs {upsampled}");
+        assert_eq!(
+            direct.to_bits(),
+            upsampled.to_bits(),
+            "frame {pos}: {direct} vs {upsampled}"
+        );
         let upstream = golden.value(pos, "ciede2000").unwrap();
         println!("frame {pos}: upstream {upstream:.6}, fixed {direct:.6}");
-        assert!(rel_diff(direct, upstream) > 1e-3, "frame {pos}: {direct} vs {upstream}");
+        assert!(
+            rel_diff(direct, upstream) > 1e-3,
+            "frame {pos}: {direct} vs {upstream}"
+        );
     }
 }
 
@@ -194,14 +226,20 @@ fn ciede_422_fix_equals_explicit_upsampling_and_differs_from_upstream() {
 fn bad_options_are_refused_with_their_name() {
     let resolve = |info: &ExtractorInfo, raw: &str| {
         let raw = parse_key_values(info.name, raw).unwrap();
-        Options::resolve(info.name, info.options, &raw).map(|_| ()).unwrap_err().to_string()
+        Options::resolve(info.name, info.options, &raw)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
     };
     let e = resolve(&ciede::INFO, "fix_422_chroma=maybe");
     assert!(e.contains("fix_422_chroma") && e.contains("maybe"), "{e}");
     let e = resolve(&ciede::INFO, "ksub_l=1");
     assert!(e.contains("ksub_l") && e.contains("unknown option"), "{e}");
     let e = resolve(&psnr_hvs::INFO, "enable_chroma=false");
-    assert!(e.contains("enable_chroma") && e.contains("unknown option"), "{e}");
+    assert!(
+        e.contains("enable_chroma") && e.contains("unknown option"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -215,7 +253,11 @@ fn unsupported_formats_are_refused() {
     assert!(create(&psnr_hvs::INFO, gray).unwrap().contains("4:0:0"));
     let deep = PictureFormat::new(64, 64, ChromaSubsampling::Yuv444, 16).unwrap();
     assert!(create(&ciede::INFO, deep).is_none());
-    assert!(create(&psnr_hvs::INFO, deep).unwrap().contains("bit depth 16"));
+    assert!(create(&psnr_hvs::INFO, deep)
+        .unwrap()
+        .contains("bit depth 16"));
     let tiny = PictureFormat::new(8, 8, ChromaSubsampling::Yuv420, 8).unwrap();
-    assert!(create(&psnr_hvs::INFO, tiny).unwrap().contains("at least 8x8"));
+    assert!(create(&psnr_hvs::INFO, tiny)
+        .unwrap()
+        .contains("at least 8x8"));
 }

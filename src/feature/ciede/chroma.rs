@@ -100,7 +100,9 @@ mod tests {
             }
         );
         // Chroma plane 40 x 4, sample value = 100 * row + column.
-        let data: Vec<u16> = (0..4).flat_map(|r| (0..40).map(move |c| 100 * r + c)).collect();
+        let data: Vec<u16> = (0..4)
+            .flat_map(|r| (0..40).map(move |c| 100 * r + c))
+            .collect();
         let plane = PlaneRef {
             data: &data,
             width: 40,

@@ -5,11 +5,15 @@
 //! libvmaf's 4:2:2 and odd-size defects and what we do about them), every
 //! pixel is converted to CIELAB ([`lab`]) and compared ([`delta_e`]), with
 //! the same `float`/`double` arithmetic as libvmaf, so scores are
-//! bit-identical.
+//! bit-identical (given the same C library maths functions: `pow`, `atan2`,
+//! `sin`, `cos` and `exp` come from the system libm, glibc's as libvmaf's
+//! on Linux).
 //!
-//! Speed comes from skipping work whose result is known exactly: identical
-//! sample triples differ by exactly 0, and a cache remembers the Lab colour
-//! of recently seen triples.
+//! Speed comes from skipping work whose result is known exactly (identical
+//! sample triples differ by exactly 0; a cache remembers the Lab colour of
+//! seen triples) and from overlapping independent work: a row is done in
+//! passes (keys, colours, differences) and differences [`LANES`] at a time.
+//! The sum itself stays in libvmaf's pixel order.
 
 pub mod chroma;
 pub mod delta_e;
@@ -22,8 +26,11 @@ use crate::picture::{
     Sample,
 };
 use chroma::ChromaLayout;
-use delta_e::{ciede2000, Lab, LIBVMAF_WEIGHTS};
+use delta_e::{ciede2000, ciede2000_lanes, Lab, LIBVMAF_WEIGHTS};
 use lab::LabCache;
+
+/// Colour pairs whose differences are computed together.
+const LANES: usize = 4;
 
 const NAME: &str = "ciede";
 const FEATURE: &str = "ciede2000";
@@ -63,6 +70,7 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
         colors: LabCache::new(format.bit_depth),
         rows: RowBuffers {
             chroma: [(); 4].map(|_| vec![0; width]),
+            keys: Vec::with_capacity(width),
             pairs: Vec::with_capacity(width),
         },
     }))
@@ -95,7 +103,10 @@ impl Extractor for Ciede {
                 )));
             }
         }
-        let sum = match (frame.reference.plane(PlaneId::Y), frame.distorted.plane(PlaneId::Y)) {
+        let sum = match (
+            frame.reference.plane(PlaneId::Y),
+            frame.distorted.plane(PlaneId::Y),
+        ) {
             (PlaneSamples::U8(_), PlaneSamples::U8(_)) => self.sum_delta_e(
                 planes(frame.reference, HostPicture::plane_u8),
                 planes(frame.distorted, HostPicture::plane_u8),
@@ -125,50 +136,111 @@ impl Ciede {
     /// Sum over all pixels of dE00, in libvmaf's order (rows, then
     /// columns, accumulated in `double`).
     fn sum_delta_e<T: Sample>(&mut self, r: [PlaneRef<'_, T>; 3], d: [PlaneRef<'_, T>; 3]) -> f64 {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            return unsafe { self.sum_delta_e_avx2(r, d) };
+        }
+        self.sum_delta_e_portable(r, d)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn sum_delta_e_avx2<T: Sample>(
+        &mut self,
+        r: [PlaneRef<'_, T>; 3],
+        d: [PlaneRef<'_, T>; 3],
+    ) -> f64 {
+        self.sum_delta_e_portable(r, d)
+    }
+
+    #[inline(always)]
+    fn sum_delta_e_portable<T: Sample>(
+        &mut self,
+        r: [PlaneRef<'_, T>; 3],
+        d: [PlaneRef<'_, T>; 3],
+    ) -> f64 {
         let (width, height) = (self.format.width as usize, self.format.height as usize);
         let mut sum = 0.0f64;
         for y in 0..height {
-            let [ru, rv, du, dv] = &mut self.rows.chroma;
+            let rows = &mut self.rows;
+            let [ru, rv, du, dv] = &mut rows.chroma;
             self.layout.fill_row(&r[1], y, ru);
             self.layout.fill_row(&r[2], y, rv);
             self.layout.fill_row(&d[1], y, du);
             self.layout.fill_row(&d[2], y, dv);
-            let (ry, dy) = (&r[0].row(y)[..width], &d[0].row(y)[..width]);
-            // First the colours of the row, whose cache look-ups are
-            // independent of each other, then the differences.
-            let pairs = &mut self.rows.pairs;
-            pairs.clear();
-            let (mut last_ref, mut last_dist) = (u64::MAX, u64::MAX);
-            let (mut ref_lab, mut dist_lab) = (Lab::default(), Lab::default());
-            for x in 0..width {
-                let ref_key = LabCache::key(ry[x].into(), ru[x].into(), rv[x].into());
-                let dist_key = LabCache::key(dy[x].into(), du[x].into(), dv[x].into());
-                // Equal samples give equal colours, whose dE00 is exactly
-                // 0 and leaves the sum as it is.
-                if ref_key == dist_key {
-                    continue;
-                }
-                if ref_key != last_ref {
-                    (last_ref, ref_lab) = (ref_key, self.colors.get(ref_key));
-                }
-                if dist_key != last_dist {
-                    (last_dist, dist_lab) = (dist_key, self.colors.get(dist_key));
-                }
-                pairs.push((ref_lab, dist_lab));
-            }
-            for &(c1, c2) in pairs.iter() {
-                sum += ciede2000(c1, c2, LIBVMAF_WEIGHTS) as f64;
-            }
+            let reference = (&r[0].row(y)[..width], &ru[..], &rv[..]);
+            let distorted = (&d[0].row(y)[..width], &du[..], &dv[..]);
+            differing_keys(reference, distorted, &self.colors, &mut rows.keys);
+            colors_of(&rows.keys, &mut self.colors, &mut rows.pairs);
+            sum = add_differences(sum, &rows.pairs);
         }
         sum
     }
+}
+
+/// The packed samples of the pixels of a row whose samples differ (equal
+/// samples give equal colours, whose dE00 is exactly 0 and leaves the sum
+/// as it is), starting the cache loads of their colours.
+fn differing_keys<T: Sample>(
+    (ry, ru, rv): (&[T], &[u16], &[u16]),
+    (dy, du, dv): (&[T], &[u16], &[u16]),
+    colors: &LabCache,
+    keys: &mut Vec<(u64, u64)>,
+) {
+    keys.clear();
+    for x in 0..ry.len() {
+        let ref_key = LabCache::key(ry[x].into(), ru[x].into(), rv[x].into());
+        let dist_key = LabCache::key(dy[x].into(), du[x].into(), dv[x].into());
+        if ref_key != dist_key {
+            colors.prefetch(ref_key);
+            colors.prefetch(dist_key);
+            keys.push((ref_key, dist_key));
+        }
+    }
+}
+
+/// The colours of `keys`; neighbours often share samples, so a repeat of
+/// the previous key skips the cache.
+fn colors_of(keys: &[(u64, u64)], colors: &mut LabCache, pairs: &mut Vec<(Lab, Lab)>) {
+    pairs.clear();
+    let (mut last_ref, mut last_dist) = (u64::MAX, u64::MAX);
+    let (mut ref_lab, mut dist_lab) = (Lab::default(), Lab::default());
+    for &(ref_key, dist_key) in keys {
+        if ref_key != last_ref {
+            (last_ref, ref_lab) = (ref_key, colors.get(ref_key));
+        }
+        if dist_key != last_dist {
+            (last_dist, dist_lab) = (dist_key, colors.get(dist_key));
+        }
+        pairs.push((ref_lab, dist_lab));
+    }
+}
+
+/// `sum` plus the dE00 of each pair, added in order in `double`.
+#[inline(always)]
+fn add_differences(mut sum: f64, pairs: &[(Lab, Lab)]) -> f64 {
+    let mut chunks = pairs.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        let c1 = std::array::from_fn(|i| chunk[i].0);
+        let c2 = std::array::from_fn(|i| chunk[i].1);
+        for d in ciede2000_lanes::<LANES>(&c1, &c2, LIBVMAF_WEIGHTS) {
+            sum += d as f64;
+        }
+    }
+    for &(c1, c2) in chunks.remainder() {
+        sum += ciede2000(c1, c2, LIBVMAF_WEIGHTS) as f64;
+    }
+    sum
 }
 
 /// Per-row scratch space.
 struct RowBuffers {
     /// One luma row's worth of chroma: reference u, v, distorted u, v.
     chroma: [Vec<u16>; 4],
-    /// The colours of the row's pixels whose samples differ, in order.
+    /// Packed samples of the row's pixels whose samples differ, in order.
+    keys: Vec<(u64, u64)>,
+    /// Their colours.
     pairs: Vec<(Lab, Lab)>,
 }
 
@@ -202,7 +274,10 @@ mod tests {
             reference: &p,
             distorted: &p,
         };
-        for (raw, name) in [("", "ciede2000"), ("fix_422_chroma=true", "ciede2000_fix_422_chroma")] {
+        for (raw, name) in [
+            ("", "ciede2000"),
+            ("fix_422_chroma=true", "ciede2000_fix_422_chroma"),
+        ] {
             let mut ex = create(&options(raw).unwrap(), &f).unwrap();
             ex.extract(&frame, &mut sink).unwrap();
             let (_, got, value) = sink.drain().next().unwrap();

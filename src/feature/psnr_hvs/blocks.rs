@@ -22,10 +22,9 @@ type I = [i32; LANES];
 const GLOBAL_VAR_SCALE: f32 = 1.0 / 63.0 * 64.0;
 const QUADRANT_VAR_SCALE: f32 = 1.0 / 15.0 * 16.0;
 
-/// The quadrant (`sub` in the C code) of block position `pos`.
+/// The quadrant (`sub` in the C code) of block row `i`, column `j`.
 #[inline(always)]
-fn quadrant(pos: usize) -> usize {
-    let (i, j) = (pos / 8, pos % 8);
+fn quadrant(i: usize, j: usize) -> usize {
     ((i & 12) >> 2) + ((j & 12) >> 1)
 }
 
@@ -42,11 +41,13 @@ impl Side {
     fn variance_ratio(&self) -> F {
         let mut gmean = [0.0f32; LANES];
         let mut means = [[0.0f32; LANES]; 4];
-        for (pos, v) in self.block.iter().enumerate() {
-            let q = quadrant(pos);
-            for l in 0..LANES {
-                gmean[l] += v[l] as f32;
-                means[q][l] += v[l] as f32;
+        for i in 0..8 {
+            for j in 0..8 {
+                let (v, m) = (&self.block[8 * i + j], &mut means[quadrant(i, j)]);
+                for l in 0..LANES {
+                    gmean[l] += v[l] as f32;
+                    m[l] += v[l] as f32;
+                }
             }
         }
         for l in 0..LANES {
@@ -57,20 +58,27 @@ impl Side {
         }
         let mut gvar = [0.0f32; LANES];
         let mut vars = [[0.0f32; LANES]; 4];
-        for (pos, v) in self.block.iter().enumerate() {
-            let q = quadrant(pos);
-            for l in 0..LANES {
-                let g = v[l] as f32 - gmean[l];
-                gvar[l] += g * g;
-                let m = v[l] as f32 - means[q][l];
-                vars[q][l] += m * m;
+        for i in 0..8 {
+            for j in 0..8 {
+                let q = quadrant(i, j);
+                let (v, mean, var) = (&self.block[8 * i + j], &means[q], &mut vars[q]);
+                for l in 0..LANES {
+                    let g = v[l] as f32 - gmean[l];
+                    gvar[l] += g * g;
+                    let m = v[l] as f32 - mean[l];
+                    var[l] += m * m;
+                }
             }
         }
         let mut ratio = [0.0f32; LANES];
         for l in 0..LANES {
             let g = gvar[l] * GLOBAL_VAR_SCALE;
             let v = vars.map(|v| v[l] * QUADRANT_VAR_SCALE);
-            ratio[l] = if g > 0.0 { (v[0] + v[1] + v[2] + v[3]) / g } else { g };
+            ratio[l] = if g > 0.0 {
+                (v[0] + v[1] + v[2] + v[3]) / g
+            } else {
+                g
+            };
         }
         ratio
     }
@@ -139,16 +147,23 @@ fn plane_score_portable<T: Sample>(
     weights: &Weights,
 ) -> f64 {
     let blocks_across = block_count(width);
-    let mut total = Total { ret: 0.0, pixels: 0 };
-    let mut s = Side { block: [[0; LANES]; 64] };
-    let mut d = Side { block: [[0; LANES]; 64] };
+    let mut total = Total {
+        ret: 0.0,
+        pixels: 0,
+    };
+    let mut s = Side {
+        block: [[0; LANES]; 64],
+    };
+    let mut d = Side {
+        block: [[0; LANES]; 64],
+    };
     for y in (0..block_count(height)).map(|b| 7 * b) {
         for first in (0..blocks_across).step_by(LANES) {
             let lanes = LANES.min(blocks_across - first);
             // Unused lanes repeat the last block; their results are dropped.
-            let x_of = |l: usize| 7 * (first + l.min(lanes - 1));
-            load(src, y, x_of, &mut s.block);
-            load(dst, y, x_of, &mut d.block);
+            let xs: [usize; LANES] = std::array::from_fn(|l| 7 * (first + l.min(lanes - 1)));
+            load(src, y, &xs, &mut s.block);
+            load(dst, y, &xs, &mut d.block);
             score_blocks(&mut s, &mut d, weights, lanes, &mut total);
         }
     }
@@ -169,16 +184,10 @@ pub fn block_count(len: usize) -> usize {
 }
 
 #[inline(always)]
-fn load<T: Sample>(
-    plane: &PlaneRef<'_, T>,
-    y: usize,
-    x_of: impl Fn(usize) -> usize,
-    block: &mut [I; 64],
-) {
+fn load<T: Sample>(plane: &PlaneRef<'_, T>, y: usize, xs: &[usize; LANES], block: &mut [I; 64]) {
     for i in 0..8 {
         let row = plane.row(y + i);
-        for l in 0..LANES {
-            let x = x_of(l);
+        for (l, &x) in xs.iter().enumerate() {
             let samples = &row[x..x + 8];
             for j in 0..8 {
                 block[8 * i + j][l] = samples[j].into() as i32;
@@ -195,19 +204,29 @@ fn score_blocks(s: &mut Side, d: &mut Side, w: &Weights, lanes: usize, total: &m
     fdct8x8(&mut d.block);
     let s_mask = s.mask_level(&s_ratio, &w.mask);
     let d_mask = d.mask_level(&d_ratio, &w.mask);
-    let mask: F = std::array::from_fn(|l| if d_mask[l] > s_mask[l] { d_mask[l] } else { s_mask[l] });
+    let mask: F = std::array::from_fn(|l| {
+        if d_mask[l] > s_mask[l] {
+            d_mask[l]
+        } else {
+            s_mask[l]
+        }
+    });
 
     let mut terms = [[0.0f32; LANES]; 64];
-    for pos in 0..64 {
-        let (sc, dc) = (&s.block[pos], &d.block[pos]);
+    let coefficients = s.block.iter().zip(&d.block);
+    for (pos, (term, (sc, dc))) in terms.iter_mut().zip(coefficients).enumerate() {
         for l in 0..LANES {
             let mut err = sc[l].wrapping_sub(dc[l]).wrapping_abs() as f32;
             if pos != 0 {
                 let threshold = mask[l] / w.mask[pos];
-                err = if err < threshold { 0.0 } else { err - threshold };
+                err = if err < threshold {
+                    0.0
+                } else {
+                    err - threshold
+                };
             }
             let weighted = err * w.csf[pos];
-            terms[pos][l] = weighted * weighted;
+            term[l] = weighted * weighted;
         }
     }
     // The plane total is one `float` sum in block order: no reordering.

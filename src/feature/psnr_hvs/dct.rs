@@ -133,7 +133,8 @@ mod tests {
         let single: [i32; 64] = std::array::from_fn(|i| ((i * 37 + 11) % 1024) as i32 - 300);
         let mut expected = single;
         fdct8x8(&mut expected);
-        let mut lanes: [[i32; 4]; 64] = std::array::from_fn(|i| [single[i], 0, single[i], -single[i]]);
+        let mut lanes: [[i32; 4]; 64] =
+            std::array::from_fn(|i| [single[i], 0, single[i], -single[i]]);
         fdct8x8(&mut lanes);
         for i in 0..64 {
             assert_eq!(lanes[i][0], expected[i]);

@@ -70,7 +70,10 @@ fn scored_size(format: &PictureFormat, id: PlaneId) -> (usize, usize) {
     } else {
         format.subsampling.chroma_shift()
     };
-    ((format.width >> sx) as usize, (format.height >> sy) as usize)
+    (
+        (format.width >> sx) as usize,
+        (format.height >> sy) as usize,
+    )
 }
 
 struct PsnrHvs {
@@ -109,8 +112,12 @@ impl Extractor for PsnrHvs {
             let (w, h) = self.sizes[i];
             let weights = &self.weights[i];
             scores[i] = match (frame.reference.plane(id), frame.distorted.plane(id)) {
-                (PlaneSamples::U8(r), PlaneSamples::U8(d)) => plane_score(&r, &d, w, h, depth, weights),
-                (PlaneSamples::U16(r), PlaneSamples::U16(d)) => plane_score(&r, &d, w, h, depth, weights),
+                (PlaneSamples::U8(r), PlaneSamples::U8(d)) => {
+                    plane_score(&r, &d, w, h, depth, weights)
+                }
+                (PlaneSamples::U16(r), PlaneSamples::U16(d)) => {
+                    plane_score(&r, &d, w, h, depth, weights)
+                }
                 _ => unreachable!("both pictures have the checked format"),
             };
             sink.emit(frame.index, PLANE_FEATURES[i], to_db(scores[i]));
@@ -133,12 +140,21 @@ mod tests {
 
     #[test]
     fn unsupported_inputs_are_refused() {
-        let e = create_for(64, 64, ChromaSubsampling::Yuv400, 8).err().unwrap().to_string();
+        let e = create_for(64, 64, ChromaSubsampling::Yuv400, 8)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("4:0:0"), "{e}");
-        let e = create_for(64, 64, ChromaSubsampling::Yuv420, 16).err().unwrap().to_string();
+        let e = create_for(64, 64, ChromaSubsampling::Yuv420, 16)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("bit depth 16"), "{e}");
         // 4:2:0 chroma of a 15-wide picture is 7 wide: no 8x8 block fits.
-        let e = create_for(15, 64, ChromaSubsampling::Yuv420, 8).err().unwrap().to_string();
+        let e = create_for(15, 64, ChromaSubsampling::Yuv420, 8)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("plane Cb") && e.contains("7x32"), "{e}");
         assert!(create_for(16, 16, ChromaSubsampling::Yuv420, 12).is_ok());
     }
@@ -154,7 +170,15 @@ mod tests {
         let d = HostPicture::new(f);
         let mut ex = create(&Options::resolve(NAME, &[], &[]).unwrap(), &f).unwrap();
         let mut sink = FeatureSink::new();
-        ex.extract(&FrameInput { index: 0, reference: &r, distorted: &d }, &mut sink).unwrap();
+        ex.extract(
+            &FrameInput {
+                index: 0,
+                reference: &r,
+                distorted: &d,
+            },
+            &mut sink,
+        )
+        .unwrap();
         let csf0 = csf::CSF_Y[0][0] as f32;
         let expected = ((800.0 * csf0) * (800.0 * csf0) / 64.0 / (255.0f32 * 255.0)) as f64;
         let got: Vec<_> = sink.drain().map(|(_, n, v)| (n, v)).collect();
