@@ -9,22 +9,23 @@ pub mod options;
 pub mod registry;
 
 pub mod adm;
-pub mod float_adm;
-pub mod float_common;
-pub mod float_motion;
-pub mod float_vif;
 pub mod cambi;
-pub mod motion;
-pub mod psnr;
-pub mod speed;
-pub mod vif;
-
+pub mod ciede;
 pub mod common;
+pub mod float_adm;
 pub mod float_ansnr;
+pub mod float_common;
 pub mod float_moment;
+pub mod float_motion;
 pub mod float_ms_ssim;
 pub mod float_psnr;
 pub mod float_ssim;
+pub mod float_vif;
+pub mod motion;
+pub mod psnr;
+pub mod psnr_hvs;
+pub mod speed;
+pub mod vif;
 
 use crate::error::Result;
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};

@@ -3,6 +3,7 @@
 use super::{adm, cambi, motion, psnr, vif, CreateFn, OptionSpec};
 use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
 use super::{float_adm, float_motion, float_vif, speed};
+use super::{ciede, psnr_hvs};
 use crate::error::{Error, Result};
 
 /// What the registry knows of an extractor before creating one.
@@ -39,6 +40,8 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &speed::chroma::INFO,
     &speed::temporal::INFO,
     &cambi::INFO,
+    &ciede::INFO,
+    &psnr_hvs::INFO,
 ];
 
 /// Finds an extractor by name.
