@@ -1,5 +1,4 @@
-//! vmafx: VMAF and its companion metrics, identical to libvmaf, on host
-//! frames (CPU) and, in later stages, GPU-resident frames.
+#![doc = include_str!("../README.md")]
 
 pub mod cli;
 pub mod collector;
