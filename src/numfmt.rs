@@ -48,6 +48,7 @@ pub fn format_f(value: f64, decimals: usize) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision)] // literals as C prints them
 mod tests {
     use super::*;
 

@@ -72,7 +72,7 @@ fn ten_bit_samples_are_little_endian_words() {
 fn truncated_yuv_names_file_and_frame() {
     let f = fmt(4, 4, ChromaSubsampling::Yuv420, 8);
     let dir = tempfile::tempdir().unwrap();
-    let p = write_tmp(&dir, "short.yuv", &vec![0u8; 24 * 2 + 10]);
+    let p = write_tmp(&dir, "short.yuv", &[0u8; 24 * 2 + 10]);
     let e = open(&p, Some(f)).err().expect("size check").to_string();
     assert!(e.contains("short.yuv") && e.contains("frame 2"), "{e}");
 }

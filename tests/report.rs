@@ -6,6 +6,7 @@
 //! checked against hand-written text that follows libvmaf's `output.c`
 //! (`vmaf_write_output_xml` / `vmaf_write_output_csv`) line by line, and for
 //! lossless numbers on the golden data.
+#![allow(clippy::excessive_precision)] // literals as C prints them
 
 mod common;
 

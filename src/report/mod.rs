@@ -211,6 +211,7 @@ pub fn write_report<W: Write>(
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision)] // literals as C prints them
 mod tests {
     use super::*;
 
