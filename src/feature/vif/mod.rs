@@ -10,6 +10,7 @@ mod decimate;
 mod filter;
 mod log2;
 mod moments;
+mod moments_u8_avx2;
 mod stats;
 mod tables;
 

@@ -34,6 +34,8 @@ struct PaddedRows {
 pub struct MomentFilter {
     width: usize,
     rows: PaddedRows,
+    #[cfg(target_arch = "x86_64")]
+    rows16: super::moments_u8_avx2::Rows16,
 }
 
 /// What one call of the pass works on.
@@ -58,6 +60,8 @@ impl MomentFilter {
                 yy: vec![0.0; n],
                 xy: vec![0.0; n],
             },
+            #[cfg(target_arch = "x86_64")]
+            rows16: super::moments_u8_avx2::Rows16::new(width),
         }
     }
 
@@ -87,6 +91,15 @@ impl MomentFilter {
         };
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
+            if let (0, 8, Some(r), Some(d)) =
+                (scale, sample_bits, T::as_u8(reference), T::as_u8(distorted))
+            {
+                // SAFETY: the CPU supports AVX2, checked just above; the
+                // rows were made for this filter's width.
+                return unsafe {
+                    super::moments_u8_avx2::accumulate(&mut self.rows16, r, d, log2, gain_limit)
+                };
+            }
             // SAFETY: the CPU supports AVX2, checked just above.
             return unsafe { accumulate_avx2(&mut self.rows, &pass) };
         }
