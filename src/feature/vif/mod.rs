@@ -12,6 +12,7 @@ mod log2;
 mod moments;
 mod moments_u8_avx2;
 mod stats;
+mod stats_avx2;
 mod tables;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};

@@ -25,6 +25,7 @@
 use super::filter::mirror;
 use super::log2::Log2Table;
 use super::stats::{MomentBlock, ScaleSums};
+use super::stats_avx2::VecSums;
 use super::tables::FILTERS;
 use crate::picture::PlaneRef;
 use std::arch::x86_64::*;
@@ -215,6 +216,7 @@ unsafe fn horizontal(
 ) {
     let filter = FILTERS[0];
     let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
+    let mut vec_sums = VecSums::new(log2, gain_limit);
     let mut j = 0;
     while j + BLOCK <= w {
         let zero = _mm256_setzero_si256();
@@ -241,19 +243,7 @@ unsafe fn horizontal(
                 let low = _mm256_srli_epi32(_mm256_add_epi32(sum(q + 1), round), 16);
                 _mm256_add_epi32(sum(q), low)
             };
-            let lanes = |v: __m256i| {
-                let mut out = [0u32; 8];
-                _mm256_storeu_si256(out.as_mut_ptr().cast(), v);
-                out
-            };
-            let block = MomentBlock {
-                mu1: lanes(sum(MU1)),
-                mu2: lanes(sum(MU2)),
-                xx: lanes(moment(XX)),
-                yy: lanes(moment(YY)),
-                xy: lanes(moment(XY)),
-            };
-            sums.add_block::<8>(&block, log2, gain_limit);
+            vec_sums.add(sum(MU1), sum(MU2), moment(XX), moment(YY), moment(XY));
         }
         j += BLOCK;
     }
@@ -274,4 +264,5 @@ unsafe fn horizontal(
         };
         sums.add_block::<1>(&block, log2, gain_limit);
     }
+    vec_sums.finish(sums);
 }
