@@ -8,6 +8,8 @@ use super::filter::{
 };
 use super::log2::Log2Table;
 use super::stats::{MomentBlock, ScaleSums};
+#[cfg(target_arch = "x86_64")]
+use super::stats_avx2::VecSums;
 use super::tables::{FILTERS, MAX_HALF};
 use crate::picture::PlaneRef;
 
@@ -113,14 +115,72 @@ unsafe fn accumulate_avx2<T: VifSample>(
     rows: &mut PaddedRows,
     pass: &Pass<'_, '_, T>,
 ) -> ScaleSums {
-    accumulate(rows, pass)
+    let mut sums = Sums {
+        scalar: ScaleSums::default(),
+        vector: Some(VecSums::new(pass.log2, pass.gain_limit)),
+    };
+    accumulate_into(rows, pass, &mut sums);
+    sums.finish()
+}
+
+/// Where the horizontal pass puts the statistic: whole blocks into the
+/// vector sums where the CPU has them, the rest into the scalar sums.
+struct Sums {
+    scalar: ScaleSums,
+    /// Only made on CPUs with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    vector: Option<VecSums>,
+}
+
+impl Sums {
+    fn finish(mut self) -> ScaleSums {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(v) = &self.vector {
+            v.finish(&mut self.scalar);
+        }
+        self.scalar
+    }
+
+    #[inline(always)]
+    fn add_block<const B: usize>(&mut self, block: &MomentBlock<B>, log2: &Log2Table, gain: f64) {
+        #[cfg(target_arch = "x86_64")]
+        if let (8, Some(v)) = (B, &mut self.vector) {
+            use std::arch::x86_64::{__m256i, _mm256_loadu_si256};
+            let load = |lanes: &[u32; B]| -> __m256i {
+                // SAFETY: B is 8: 32 bytes.
+                unsafe { _mm256_loadu_si256(lanes.as_ptr().cast()) }
+            };
+            // SAFETY: the vector sums exist only on CPUs with AVX2.
+            unsafe {
+                v.add(
+                    load(&block.mu1),
+                    load(&block.mu2),
+                    load(&block.xx),
+                    load(&block.yy),
+                    load(&block.xy),
+                )
+            };
+            return;
+        }
+        self.scalar.add_block(block, log2, gain);
+    }
 }
 
 #[inline(always)]
 fn accumulate<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>) -> ScaleSums {
+    let mut sums = Sums {
+        scalar: ScaleSums::default(),
+        #[cfg(target_arch = "x86_64")]
+        vector: None,
+    };
+    accumulate_into(rows, pass, &mut sums);
+    sums.finish()
+}
+
+#[inline(always)]
+fn accumulate_into<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>, sums: &mut Sums) {
     let (w, h) = (pass.reference.width, pass.reference.height);
     let half = pass.filter.len() / 2;
-    let mut sums = ScaleSums::default();
     for i in 0..h {
         vertical(rows, pass, i);
         let columns = MAX_HALF - half..MAX_HALF + w + half;
@@ -130,9 +190,8 @@ fn accumulate<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>) -> Sc
         for row in [&mut rows.xx, &mut rows.yy, &mut rows.xy] {
             mirror_edges(&mut row[columns.clone()], half);
         }
-        horizontal(rows, pass, &mut sums);
+        horizontal(rows, pass, sums);
     }
-    sums
 }
 
 /// Vertical pass of row `i` into the middle of the padded rows.
@@ -206,7 +265,7 @@ fn vertical_block<T: VifSample, const B: usize>(
 
 /// Horizontal pass over the padded rows, each pixel into `sums`.
 #[inline(always)]
-fn horizontal<T>(rows: &PaddedRows, pass: &Pass<'_, '_, T>, sums: &mut ScaleSums) {
+fn horizontal<T>(rows: &PaddedRows, pass: &Pass<'_, '_, T>, sums: &mut Sums) {
     let w = pass.reference.width;
     let mut j = 0;
     while j + LANES <= w {
@@ -227,7 +286,7 @@ fn horizontal_block<T, const B: usize>(
     rows: &PaddedRows,
     pass: &Pass<'_, '_, T>,
     j: usize,
-    sums: &mut ScaleSums,
+    sums: &mut Sums,
 ) {
     let taps = pass.filter.len();
     let half = taps / 2;
