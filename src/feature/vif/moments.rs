@@ -96,11 +96,17 @@ impl MomentFilter {
             if let (0, 8, Some(r), Some(d)) =
                 (scale, sample_bits, T::as_u8(reference), T::as_u8(distorted))
             {
+                let rows = &mut self.rows16;
+                if super::moments_u8_avx2::has_vnni() {
+                    // SAFETY: the CPU supports AVX2 and VNNI, checked; the
+                    // rows were made for this filter's width.
+                    return unsafe {
+                        super::moments_u8_avx2::accumulate_vnni(rows, r, d, log2, gain_limit)
+                    };
+                }
                 // SAFETY: the CPU supports AVX2, checked just above; the
                 // rows were made for this filter's width.
-                return unsafe {
-                    super::moments_u8_avx2::accumulate(&mut self.rows16, r, d, log2, gain_limit)
-                };
+                return unsafe { super::moments_u8_avx2::accumulate(rows, r, d, log2, gain_limit) };
             }
             // SAFETY: the CPU supports AVX2, checked just above.
             return unsafe { accumulate_avx2(&mut self.rows, &pass) };
@@ -426,6 +432,20 @@ pub(super) mod tests {
                 let portable = accumulate(&mut filter.rows, &pass);
                 let best = filter.accumulate(r, d, 0, 8, log2, gain_limit);
                 assert_eq!(portable, best, "8-bit {w}x{h}");
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2() {
+                    use super::super::moments_u8_avx2 as u8_avx2;
+                    // SAFETY: AVX2 (and VNNI below) checked; rows sized for w.
+                    let avx2 =
+                        unsafe { u8_avx2::accumulate(&mut filter.rows16, r, d, log2, gain_limit) };
+                    assert_eq!(portable, avx2, "8-bit AVX2 {w}x{h}");
+                    if u8_avx2::has_vnni() {
+                        let vnni = unsafe {
+                            u8_avx2::accumulate_vnni(&mut filter.rows16, r, d, log2, gain_limit)
+                        };
+                        assert_eq!(portable, vnni, "8-bit VNNI {w}x{h}");
+                    }
+                }
                 assert_ne!(portable, ScaleSums::default());
             }
             for (scale, bits) in [(0, 10), (0, 12), (0, 16), (1, 16), (2, 16), (3, 16)] {
