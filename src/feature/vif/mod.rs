@@ -7,6 +7,7 @@
 //! the per-scale score is their single-precision ratio.
 
 mod decimate;
+mod decimate_u8_avx2;
 mod filter;
 mod log2;
 mod moments;
