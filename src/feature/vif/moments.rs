@@ -1,6 +1,11 @@
 //! The moment pass: per pixel of one scale, the Gaussian-weighted local
 //! means and second moments of both pictures, fed straight into the VIF
 //! statistic row by row.
+//!
+//! This portable code is the reference and the fallback. On x86-64 with
+//! AVX2 it runs compiled for AVX2 with the statistic in intrinsics
+//! (`stats_avx2`), and scale 0 of 8-bit pictures, the bulk of the work,
+//! takes the 16-bit multiply-add path of `moments_u8_avx2`.
 
 use super::filter::{
     has_avx2, mirror, mirror_edges, round_shift_u32, SquareAccumulator, VerticalShifts, VifSample,
