@@ -1,7 +1,7 @@
 //! The decimation pass: low-pass a scale with the next scale's filter and
 //! keep its even rows and columns (odd sizes round down).
 
-use super::filter::{has_avx2, mirror, mirror_edges, round_shift_u32, LANES};
+use super::filter::{has_avx2, mirror, mirror_edges, round_shift_u32, VifSample, LANES};
 use super::tables::{FILTERS, MAX_HALF};
 use crate::picture::{PlaneRef, Sample};
 
@@ -15,6 +15,8 @@ pub struct Decimator {
     /// horizontal pass, which keeps every other column, reads contiguously.
     split_ref: EvenOdd,
     split_dis: EvenOdd,
+    #[cfg(target_arch = "x86_64")]
+    rows_u8: super::decimate_u8_avx2::Rows,
 }
 
 #[derive(Debug)]
@@ -61,6 +63,8 @@ impl Decimator {
             padded_dis: vec![0; width + 2 * MAX_HALF],
             split_ref: EvenOdd::new(width / 2 + MAX_HALF + 1),
             split_dis: EvenOdd::new(width / 2 + MAX_HALF + 1),
+            #[cfg(target_arch = "x86_64")]
+            rows_u8: super::decimate_u8_avx2::Rows::new(width),
         }
     }
 
@@ -68,7 +72,7 @@ impl Decimator {
     /// samples) with scale `scale`'s filter and keeps the even rows and
     /// columns, as 16-bit values, into tightly packed `(w / 2) x (h / 2)`
     /// planes.
-    pub fn run<T: Sample>(
+    pub fn run<T: VifSample>(
         &mut self,
         reference: PlaneRef<'_, T>,
         distorted: PlaneRef<'_, T>,
@@ -91,6 +95,16 @@ impl Decimator {
         };
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
+            if let (1, 8, Some(r), Some(d)) =
+                (scale, sample_bits, T::as_u8(reference), T::as_u8(distorted))
+            {
+                let outputs = [&mut *pass.out_ref, &mut *pass.out_dis];
+                // SAFETY: the CPU supports AVX2, checked just above; the
+                // rows were made for this decimator's width.
+                return unsafe {
+                    super::decimate_u8_avx2::decimate(&mut self.rows_u8, [r, d], outputs)
+                };
+            }
             // SAFETY: the CPU supports AVX2, checked just above.
             return unsafe { decimate_avx2(self, &mut pass) };
         }
@@ -221,7 +235,7 @@ mod tests {
     use super::*;
     use crate::feature::vif::moments::tests::test_pair;
 
-    fn check<T: Sample>(r: &[T], d: &[T], w: usize, h: usize, scale: usize, bits: u32) {
+    fn check<T: VifSample>(r: &[T], d: &[T], w: usize, h: usize, scale: usize, bits: u32) {
         let plane = |data| PlaneRef {
             data,
             width: w,

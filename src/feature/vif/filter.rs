@@ -9,7 +9,7 @@
 //! unsigned arithmetic does; every true result fits its type, so the order
 //! of the sums does not matter.
 
-use crate::picture::Sample;
+use crate::picture::{PlaneRef, Sample};
 
 /// Columns processed together: wide enough for the compiler to fill vector
 /// registers, small enough to keep accumulators in them.
@@ -86,6 +86,9 @@ pub trait VifSample: Sample {
     type SquareAcc: SquareAccumulator;
     /// `weight * a * b` in the accumulator's width (exact: it fits).
     fn weighted_product(weight: u16, a: Self, b: Self) -> Self::SquareAcc;
+    /// The plane as 8-bit samples, when that is what it holds (the 8-bit
+    /// code has its own vector path).
+    fn as_u8(plane: PlaneRef<'_, Self>) -> Option<PlaneRef<'_, u8>>;
 }
 
 impl VifSample for u8 {
@@ -95,6 +98,9 @@ impl VifSample for u8 {
         // a * b fits 16 bits, which lets 16-bit vector multiplies do it.
         u32::from(weight) * u32::from(u16::from(a) * u16::from(b))
     }
+    fn as_u8(plane: PlaneRef<'_, u8>) -> Option<PlaneRef<'_, u8>> {
+        Some(plane)
+    }
 }
 
 impl VifSample for u16 {
@@ -102,6 +108,9 @@ impl VifSample for u16 {
     #[inline(always)]
     fn weighted_product(weight: u16, a: u16, b: u16) -> u64 {
         u64::from(u32::from(weight) * u32::from(a)) * u64::from(b)
+    }
+    fn as_u8(_: PlaneRef<'_, u16>) -> Option<PlaneRef<'_, u8>> {
+        None
     }
 }
 

@@ -7,7 +7,9 @@ use std::sync::OnceLock;
 /// entries unused).
 #[derive(Debug)]
 pub struct Log2Table {
-    entries: Box<[u16; 65536]>,
+    /// One zero entry past the end, so that vector gathers, which read 32
+    /// bits, stay inside the table.
+    entries: Box<[u16; 65537]>,
 }
 
 impl Log2Table {
@@ -18,13 +20,19 @@ impl Log2Table {
     pub fn get() -> &'static Log2Table {
         static TABLE: OnceLock<Log2Table> = OnceLock::new();
         TABLE.get_or_init(|| {
-            let mut entries = Box::new([0u16; 65536]);
-            for (m, v) in entries.iter_mut().enumerate().skip(32767) {
+            let mut entries = Box::new([0u16; 65537]);
+            for (m, v) in entries[..65536].iter_mut().enumerate().skip(32767) {
                 let log2 = (m as f64).log2() as f32;
                 *v = f64::from(log2 * 2048.0).round() as u16;
             }
             Log2Table { entries }
         })
+    }
+
+    /// The entries, for vector gathers of 32 bits at `2 * mantissa` bytes
+    /// (the padding entry makes that safe for every 16-bit mantissa).
+    pub fn padded_entries(&self) -> &[u16; 65537] {
+        &self.entries
     }
 
     /// `log2(v) * 2048` of every lane, in libvmaf's fixed point.

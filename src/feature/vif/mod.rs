@@ -7,10 +7,13 @@
 //! the per-scale score is their single-precision ratio.
 
 mod decimate;
+mod decimate_u8_avx2;
 mod filter;
 mod log2;
 mod moments;
+mod moments_u8_avx2;
 mod stats;
+mod stats_avx2;
 mod tables;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};

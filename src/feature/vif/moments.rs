@@ -1,6 +1,11 @@
 //! The moment pass: per pixel of one scale, the Gaussian-weighted local
 //! means and second moments of both pictures, fed straight into the VIF
 //! statistic row by row.
+//!
+//! This portable code is the reference and the fallback. On x86-64 with
+//! AVX2 it runs compiled for AVX2 with the statistic in intrinsics
+//! (`stats_avx2`), and scale 0 of 8-bit pictures, the bulk of the work,
+//! takes the 16-bit multiply-add path of `moments_u8_avx2`.
 
 use super::filter::{
     has_avx2, mirror, mirror_edges, round_shift_u32, SquareAccumulator, VerticalShifts, VifSample,
@@ -8,6 +13,8 @@ use super::filter::{
 };
 use super::log2::Log2Table;
 use super::stats::{MomentBlock, ScaleSums};
+#[cfg(target_arch = "x86_64")]
+use super::stats_avx2::VecSums;
 use super::tables::{FILTERS, MAX_HALF};
 use crate::picture::PlaneRef;
 
@@ -34,6 +41,8 @@ struct PaddedRows {
 pub struct MomentFilter {
     width: usize,
     rows: PaddedRows,
+    #[cfg(target_arch = "x86_64")]
+    rows16: super::moments_u8_avx2::Rows16,
 }
 
 /// What one call of the pass works on.
@@ -58,6 +67,8 @@ impl MomentFilter {
                 yy: vec![0.0; n],
                 xy: vec![0.0; n],
             },
+            #[cfg(target_arch = "x86_64")]
+            rows16: super::moments_u8_avx2::Rows16::new(width),
         }
     }
 
@@ -87,6 +98,21 @@ impl MomentFilter {
         };
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
+            if let (0, 8, Some(r), Some(d)) =
+                (scale, sample_bits, T::as_u8(reference), T::as_u8(distorted))
+            {
+                let rows = &mut self.rows16;
+                if super::moments_u8_avx2::has_vnni() {
+                    // SAFETY: the CPU supports AVX2 and VNNI, checked; the
+                    // rows were made for this filter's width.
+                    return unsafe {
+                        super::moments_u8_avx2::accumulate_vnni(rows, r, d, log2, gain_limit)
+                    };
+                }
+                // SAFETY: the CPU supports AVX2, checked just above; the
+                // rows were made for this filter's width.
+                return unsafe { super::moments_u8_avx2::accumulate(rows, r, d, log2, gain_limit) };
+            }
             // SAFETY: the CPU supports AVX2, checked just above.
             return unsafe { accumulate_avx2(&mut self.rows, &pass) };
         }
@@ -100,14 +126,72 @@ unsafe fn accumulate_avx2<T: VifSample>(
     rows: &mut PaddedRows,
     pass: &Pass<'_, '_, T>,
 ) -> ScaleSums {
-    accumulate(rows, pass)
+    let mut sums = Sums {
+        scalar: ScaleSums::default(),
+        vector: Some(VecSums::new(pass.log2, pass.gain_limit)),
+    };
+    accumulate_into(rows, pass, &mut sums);
+    sums.finish()
+}
+
+/// Where the horizontal pass puts the statistic: whole blocks into the
+/// vector sums where the CPU has them, the rest into the scalar sums.
+struct Sums {
+    scalar: ScaleSums,
+    /// Only made on CPUs with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    vector: Option<VecSums>,
+}
+
+impl Sums {
+    fn finish(mut self) -> ScaleSums {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(v) = &self.vector {
+            v.finish(&mut self.scalar);
+        }
+        self.scalar
+    }
+
+    #[inline(always)]
+    fn add_block<const B: usize>(&mut self, block: &MomentBlock<B>, log2: &Log2Table, gain: f64) {
+        #[cfg(target_arch = "x86_64")]
+        if let (8, Some(v)) = (B, &mut self.vector) {
+            use std::arch::x86_64::{__m256i, _mm256_loadu_si256};
+            let load = |lanes: &[u32; B]| -> __m256i {
+                // SAFETY: B is 8: 32 bytes.
+                unsafe { _mm256_loadu_si256(lanes.as_ptr().cast()) }
+            };
+            // SAFETY: the vector sums exist only on CPUs with AVX2.
+            unsafe {
+                v.add(
+                    load(&block.mu1),
+                    load(&block.mu2),
+                    load(&block.xx),
+                    load(&block.yy),
+                    load(&block.xy),
+                )
+            };
+            return;
+        }
+        self.scalar.add_block(block, log2, gain);
+    }
 }
 
 #[inline(always)]
 fn accumulate<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>) -> ScaleSums {
+    let mut sums = Sums {
+        scalar: ScaleSums::default(),
+        #[cfg(target_arch = "x86_64")]
+        vector: None,
+    };
+    accumulate_into(rows, pass, &mut sums);
+    sums.finish()
+}
+
+#[inline(always)]
+fn accumulate_into<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>, sums: &mut Sums) {
     let (w, h) = (pass.reference.width, pass.reference.height);
     let half = pass.filter.len() / 2;
-    let mut sums = ScaleSums::default();
     for i in 0..h {
         vertical(rows, pass, i);
         let columns = MAX_HALF - half..MAX_HALF + w + half;
@@ -117,9 +201,8 @@ fn accumulate<T: VifSample>(rows: &mut PaddedRows, pass: &Pass<'_, '_, T>) -> Sc
         for row in [&mut rows.xx, &mut rows.yy, &mut rows.xy] {
             mirror_edges(&mut row[columns.clone()], half);
         }
-        horizontal(rows, pass, &mut sums);
+        horizontal(rows, pass, sums);
     }
-    sums
 }
 
 /// Vertical pass of row `i` into the middle of the padded rows.
@@ -193,7 +276,7 @@ fn vertical_block<T: VifSample, const B: usize>(
 
 /// Horizontal pass over the padded rows, each pixel into `sums`.
 #[inline(always)]
-fn horizontal<T>(rows: &PaddedRows, pass: &Pass<'_, '_, T>, sums: &mut ScaleSums) {
+fn horizontal<T>(rows: &PaddedRows, pass: &Pass<'_, '_, T>, sums: &mut Sums) {
     let w = pass.reference.width;
     let mut j = 0;
     while j + LANES <= w {
@@ -214,7 +297,7 @@ fn horizontal_block<T, const B: usize>(
     rows: &PaddedRows,
     pass: &Pass<'_, '_, T>,
     j: usize,
-    sums: &mut ScaleSums,
+    sums: &mut Sums,
 ) {
     let taps = pass.filter.len();
     let half = taps / 2;
@@ -354,6 +437,20 @@ pub(super) mod tests {
                 let portable = accumulate(&mut filter.rows, &pass);
                 let best = filter.accumulate(r, d, 0, 8, log2, gain_limit);
                 assert_eq!(portable, best, "8-bit {w}x{h}");
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2() {
+                    use super::super::moments_u8_avx2 as u8_avx2;
+                    // SAFETY: AVX2 (and VNNI below) checked; rows sized for w.
+                    let avx2 =
+                        unsafe { u8_avx2::accumulate(&mut filter.rows16, r, d, log2, gain_limit) };
+                    assert_eq!(portable, avx2, "8-bit AVX2 {w}x{h}");
+                    if u8_avx2::has_vnni() {
+                        let vnni = unsafe {
+                            u8_avx2::accumulate_vnni(&mut filter.rows16, r, d, log2, gain_limit)
+                        };
+                        assert_eq!(portable, vnni, "8-bit VNNI {w}x{h}");
+                    }
+                }
                 assert_ne!(portable, ScaleSums::default());
             }
             for (scale, bits) in [(0, 10), (0, 12), (0, 16), (1, 16), (2, 16), (3, 16)] {

@@ -5,9 +5,9 @@
 use super::log2::Log2Table;
 
 /// The model's noise variance 2.0 in Q16.
-const SIGMA_NSQ: i32 = 65536 << 1;
+pub(super) const SIGMA_NSQ: i32 = 65536 << 1;
 /// libvmaf's epsilon for the gain's denominator (Q16 of 1e-10).
-const EPS: f64 = 65536.0 * 1.0e-10;
+pub(super) const EPS: f64 = 65536.0 * 1.0e-10;
 
 /// Sums over one scale's pixels; `finish` turns them into numerator and
 /// denominator.
@@ -107,6 +107,14 @@ impl ScaleSums {
             self.num_non_log += i64::from(sigma2_sq[l] & -i32::from(flat));
             self.den_non_log += i64::from(flat);
         }
+    }
+
+    /// Adds sums taken elsewhere (by the vector code).
+    pub fn add_totals(&mut self, num_log: i64, den_log: i64, num_non_log: i64, den_non_log: i64) {
+        self.num_log += num_log;
+        self.den_log += den_log;
+        self.num_non_log += num_non_log;
+        self.den_non_log += den_non_log;
     }
 
     /// Numerator and denominator of the scale, as libvmaf stores them

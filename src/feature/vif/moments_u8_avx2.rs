@@ -1,0 +1,339 @@
+//! The moment pass at scale 0 of 8-bit pictures, with AVX2 16-bit
+//! multiply-adds (`vpmaddwd`), as libvmaf's own x86 code does it.
+//!
+//! `vpmaddwd` multiplies signed 16-bit pairs and adds each pair into 32
+//! bits. To keep every operand signed and 16 bits wide, values are held
+//! offset by their range's midpoint (samples minus 128, 16-bit values minus
+//! 32768, i.e. with the top bit flipped), and the offsets are added back
+//! with exact identities that hold because the filter's taps sum to 2^16:
+//!
+//! - `Σc·x = Σc·x' + 2^23` and `Σc·x² = Σc·x'² + 256·Σc·x' + 2^30`, and
+//!   `Σc·xy = Σc·x'y' + 128·(Σc·x' + Σc·y') + 2^30`, with `x' = x - 128`;
+//! - `Σc·v = Σc·v' + 2^31` for 16-bit `v` and `v' = v - 32768`.
+//!
+//! All sums wrap modulo 2^32 and their true values fit 32 bits, so the
+//! results are exact. The 32-bit second moments of the vertical pass are
+//! split into 16-bit halves for the horizontal pass; the horizontal result
+//! `(Σc·(hi·2^16 + lo) + 2^15) >> 16` is `Σc·hi + ((Σc·lo + 2^15) >> 16)`.
+//!
+//! The horizontal pass computes even and odd output columns in separate
+//! vectors (each 32-bit lane pairs two neighbouring taps of one column);
+//! the statistic is summed over pixels, so their order does not matter.
+
+#![cfg(target_arch = "x86_64")]
+
+use super::filter::{mirror, mirror_edges};
+use super::log2::Log2Table;
+use super::stats::{MomentBlock, ScaleSums};
+use super::stats_avx2::VecSums;
+use super::tables::FILTERS;
+use crate::picture::PlaneRef;
+use std::arch::x86_64::*;
+
+/// Taps of the scale-0 filter.
+const TAPS: usize = FILTERS[0].len();
+const HALF: usize = TAPS / 2;
+/// Tap pairs; the last pair's second tap has weight 0.
+const PAIRS: usize = TAPS.div_ceil(2);
+/// Pixels per vector block.
+const BLOCK: usize = 16;
+
+/// Vertically filtered rows of the eight 16-bit quantities, offset by
+/// -32768, `HALF` mirrored columns each side and a block of slack.
+#[derive(Debug)]
+pub struct Rows16 {
+    /// mu1, mu2, then the high and low halves of xx, yy, xy.
+    rows: [Vec<i16>; 8],
+}
+
+const MU1: usize = 0;
+const MU2: usize = 1;
+const XX: usize = 2;
+const YY: usize = 4;
+const XY: usize = 6;
+
+impl Rows16 {
+    pub fn new(width: usize) -> Self {
+        Self {
+            rows: std::array::from_fn(|_| vec![0; width + 2 * HALF + BLOCK]),
+        }
+    }
+}
+
+/// Flips the top bit: a 16-bit value to its offset signed form and back.
+#[inline(always)]
+fn offset(v: u32) -> i16 {
+    (v as u16 ^ 0x8000) as i16
+}
+
+#[inline(always)]
+fn unoffset(v: i16) -> u32 {
+    u32::from(v as u16 ^ 0x8000)
+}
+
+/// True when the CPU runs AVX-512 VNNI on 256-bit vectors.
+pub fn has_vnni() -> bool {
+    std::arch::is_x86_feature_detected!("avx512vnni")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+}
+
+/// Sums the VIF statistic over scale 0 of an 8-bit pair.
+///
+/// # Safety
+/// The CPU must support AVX2; `rows` must be made for a width of at least
+/// `reference.width`.
+pub unsafe fn accumulate(
+    rows: &mut Rows16,
+    reference: PlaneRef<'_, u8>,
+    distorted: PlaneRef<'_, u8>,
+    log2: &Log2Table,
+    gain_limit: f64,
+) -> ScaleSums {
+    avx2::accumulate(rows, reference, distorted, log2, gain_limit)
+}
+
+/// [`accumulate`] with AVX-512 VNNI's fused multiply-adds.
+///
+/// # Safety
+/// As [`accumulate`], and the CPU must support [`has_vnni`].
+pub unsafe fn accumulate_vnni(
+    rows: &mut Rows16,
+    reference: PlaneRef<'_, u8>,
+    distorted: PlaneRef<'_, u8>,
+    log2: &Log2Table,
+    gain_limit: f64,
+) -> ScaleSums {
+    vnni::accumulate(rows, reference, distorted, log2, gain_limit)
+}
+
+/// The passes, compiled once per instruction set: `dot` is
+/// `acc + madd(a, b)`, one fused instruction with VNNI. (A macro, because
+/// the target features of a function cannot be generic.)
+macro_rules! moment_pass {
+    ($module:ident, $features:literal, $dot:expr) => {
+        mod $module {
+            use super::*;
+
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn dot(acc: __m256i, a: __m256i, b: __m256i) -> __m256i {
+                $dot(acc, a, b)
+            }
+
+            /// See [`super::accumulate`].
+            #[target_feature(enable = $features)]
+            pub unsafe fn accumulate(
+                rows: &mut Rows16,
+                reference: PlaneRef<'_, u8>,
+                distorted: PlaneRef<'_, u8>,
+                log2: &Log2Table,
+                gain_limit: f64,
+            ) -> ScaleSums {
+                let (w, h) = (reference.width, reference.height);
+                assert!(rows.rows[0].len() >= w + 2 * HALF + BLOCK);
+                let mut sums = ScaleSums::default();
+                for i in 0..h {
+                    let mut ref_rows: [&[u8]; TAPS] = [&[]; TAPS];
+                    let mut dis_rows = ref_rows;
+                    for k in 0..TAPS {
+                        let y = mirror(i as isize + k as isize - HALF as isize, h);
+                        ref_rows[k] = reference.row(y);
+                        dis_rows[k] = distorted.row(y);
+                    }
+                    vertical(rows, &ref_rows, &dis_rows, w);
+                    for row in &mut rows.rows {
+                        mirror_edges(&mut row[..w + 2 * HALF], HALF);
+                    }
+                    horizontal(rows, w, log2, gain_limit, &mut sums);
+                }
+                sums
+            }
+
+            /// The vertical pass of one row into `rows` (from column `HALF`).
+            #[target_feature(enable = $features)]
+            unsafe fn vertical(
+                rows: &mut Rows16,
+                ref_rows: &[&[u8]; TAPS],
+                dis_rows: &[&[u8]; TAPS],
+                w: usize,
+            ) {
+                let filter = FILTERS[0];
+                let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
+                let flip = _mm_set1_epi8(-128);
+                let mut j = 0;
+                while j + BLOCK <= w {
+                    let zero = _mm256_setzero_si256();
+                    let mut acc = [[zero; 2]; 5];
+                    for p in 0..PAIRS {
+                        let (k0, k1) = (2 * p, 2 * p + 1);
+                        let pair = i32::from(weight(k0)) | (i32::from(weight(k1)) << 16);
+                        let c = _mm256_set1_epi32(pair);
+                        // Each 32-bit lane holds (x'[k0], x'[k1]) of one column.
+                        // The missing 18th tap (weight 0) reads the 17th row again.
+                        let k1_row = k1.min(TAPS - 1);
+                        let load = |rows: &[&[u8]; TAPS]| {
+                            let (r0, r1) = (&rows[k0][j..j + BLOCK], &rows[k1_row][j..j + BLOCK]);
+                            let a = _mm_xor_si128(_mm_loadu_si128(r0.as_ptr().cast()), flip);
+                            let b = _mm_xor_si128(_mm_loadu_si128(r1.as_ptr().cast()), flip);
+                            [
+                                _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)),
+                                _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)),
+                            ]
+                        };
+                        let (r, d) = (load(ref_rows), load(dis_rows));
+                        for half in 0..2 {
+                            let (x, y) = (r[half], d[half]);
+                            let terms = [
+                                x,
+                                y,
+                                _mm256_mullo_epi16(x, x),
+                                _mm256_mullo_epi16(y, y),
+                                _mm256_mullo_epi16(x, y),
+                            ];
+                            for (a, t) in acc.iter_mut().zip(terms) {
+                                a[half] = dot(a[half], t, c);
+                            }
+                        }
+                    }
+                    let [s1, s2, sxx, syy, sxy] = acc;
+                    let mut out = [[zero; 2]; 8];
+                    for half in 0..2 {
+                        let (x, y) = (s1[half], s2[half]);
+                        // (Σc·x + 128) >> 8 with Σc·x = x + 2^23, offset by -32768.
+                        let mean = |s| {
+                            let v = _mm256_srli_epi32(
+                                _mm256_add_epi32(s, _mm256_set1_epi32((1 << 23) + 128)),
+                                8,
+                            );
+                            _mm256_sub_epi32(v, _mm256_set1_epi32(32768))
+                        };
+                        out[MU1][half] = mean(x);
+                        out[MU2][half] = mean(y);
+                        let base = _mm256_set1_epi32(1 << 30);
+                        let xx = _mm256_add_epi32(
+                            _mm256_add_epi32(sxx[half], _mm256_slli_epi32(x, 8)),
+                            base,
+                        );
+                        let yy = _mm256_add_epi32(
+                            _mm256_add_epi32(syy[half], _mm256_slli_epi32(y, 8)),
+                            base,
+                        );
+                        let xy = _mm256_add_epi32(
+                            _mm256_add_epi32(
+                                sxy[half],
+                                _mm256_slli_epi32(_mm256_add_epi32(x, y), 7),
+                            ),
+                            base,
+                        );
+                        for (q, v) in [(XX, xx), (YY, yy), (XY, xy)] {
+                            let bias = _mm256_set1_epi32(32768);
+                            out[q][half] = _mm256_sub_epi32(_mm256_srli_epi32(v, 16), bias);
+                            out[q + 1][half] = _mm256_sub_epi32(
+                                _mm256_and_si256(v, _mm256_set1_epi32(0xffff)),
+                                bias,
+                            );
+                        }
+                    }
+                    for (row, [lo, hi]) in rows.rows.iter_mut().zip(out) {
+                        // packs interleaves 128-bit lanes; the permute restores order.
+                        let packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xd8);
+                        let dst = &mut row[HALF + j..HALF + j + BLOCK];
+                        _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
+                    }
+                    j += BLOCK;
+                }
+                for j in j..w {
+                    let (mut m1, mut m2, mut xx, mut yy, mut xy) = (0u32, 0u32, 0u32, 0u32, 0u32);
+                    for k in 0..TAPS {
+                        let c = u32::from(filter[k]);
+                        let (x, y) = (u32::from(ref_rows[k][j]), u32::from(dis_rows[k][j]));
+                        m1 += c * x;
+                        m2 += c * y;
+                        xx = xx.wrapping_add(c * x * x);
+                        yy = yy.wrapping_add(c * y * y);
+                        xy = xy.wrapping_add(c * x * y);
+                    }
+                    let at = HALF + j;
+                    rows.rows[MU1][at] = offset((m1 + 128) >> 8);
+                    rows.rows[MU2][at] = offset((m2 + 128) >> 8);
+                    for (q, v) in [(XX, xx), (YY, yy), (XY, xy)] {
+                        rows.rows[q][at] = offset(v >> 16);
+                        rows.rows[q + 1][at] = offset(v & 0xffff);
+                    }
+                }
+            }
+
+            /// The horizontal pass of the padded rows, each pixel into `sums`.
+            #[target_feature(enable = $features)]
+            unsafe fn horizontal(
+                rows: &Rows16,
+                w: usize,
+                log2: &Log2Table,
+                gain_limit: f64,
+                sums: &mut ScaleSums,
+            ) {
+                let filter = FILTERS[0];
+                let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
+                let mut vec_sums = VecSums::new(log2, gain_limit);
+                let mut j = 0;
+                while j + BLOCK <= w {
+                    let zero = _mm256_setzero_si256();
+                    // [quantity][even, odd columns]
+                    let mut acc = [[zero; 2]; 8];
+                    for p in 0..PAIRS {
+                        let k = 2 * p;
+                        let pair = i32::from(weight(k)) | (i32::from(weight(k + 1)) << 16);
+                        let c = _mm256_set1_epi32(pair);
+                        for (a, row) in acc.iter_mut().zip(&rows.rows) {
+                            // Lane m of the even vector: taps k, k+1 of column j + 2m.
+                            let src = &row[j + k..j + k + BLOCK + 1];
+                            let even = _mm256_loadu_si256(src.as_ptr().cast());
+                            let odd = _mm256_loadu_si256(src[1..].as_ptr().cast());
+                            a[0] = dot(a[0], even, c);
+                            a[1] = dot(a[1], odd, c);
+                        }
+                    }
+                    let top = _mm256_set1_epi32(i32::MIN);
+                    let round = _mm256_set1_epi32(1 << 15);
+                    for parity in 0..2 {
+                        let sum = |q: usize| _mm256_add_epi32(acc[q][parity], top);
+                        let moment = |q: usize| {
+                            let low = _mm256_srli_epi32(_mm256_add_epi32(sum(q + 1), round), 16);
+                            _mm256_add_epi32(sum(q), low)
+                        };
+                        vec_sums.add(sum(MU1), sum(MU2), moment(XX), moment(YY), moment(XY));
+                    }
+                    j += BLOCK;
+                }
+                for j in j..w {
+                    let mut s = [0u32; 8];
+                    for (k, &c) in filter.iter().enumerate() {
+                        for (acc, row) in s.iter_mut().zip(&rows.rows) {
+                            *acc = acc.wrapping_add(u32::from(c) * unoffset(row[j + k]));
+                        }
+                    }
+                    let moment = |q: usize| s[q].wrapping_add(s[q + 1].wrapping_add(1 << 15) >> 16);
+                    let block = MomentBlock {
+                        mu1: [s[MU1]],
+                        mu2: [s[MU2]],
+                        xx: [moment(XX)],
+                        yy: [moment(YY)],
+                        xy: [moment(XY)],
+                    };
+                    sums.add_block::<1>(&block, log2, gain_limit);
+                }
+                vec_sums.finish(sums);
+            }
+        }
+    };
+}
+
+moment_pass!(avx2, "avx2", |acc, a, b| _mm256_add_epi32(
+    acc,
+    _mm256_madd_epi16(a, b)
+));
+moment_pass!(
+    vnni,
+    "avx2,avx512f,avx512vnni,avx512vl",
+    _mm256_dpwssd_epi32
+);
