@@ -5,6 +5,10 @@ use crate::collector::{FeatureCollector, WriteKey};
 use crate::error::{Error, Result};
 use crate::feature::{self, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options, RawOptions};
 use crate::model::{FeatureRequest, Model};
+use crate::gpu::device::Stream;
+use crate::gpu::feature::{self as gpu_feature, GpuExtractor};
+use crate::gpu::planes::SharedPlanes;
+use crate::gpu::Gpu;
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
 use std::collections::HashMap;
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -34,6 +38,7 @@ pub struct ContextBuilder {
     models: Vec<Model>,
     threads: usize,
     subsample: u32,
+    gpu: Option<Gpu>,
 }
 
 impl ContextBuilder {
@@ -44,7 +49,15 @@ impl ContextBuilder {
             models: Vec::new(),
             threads: 1,
             subsample: 1,
+            gpu: None,
         }
+    }
+
+    /// Runs the extractors that have a GPU version on `gpu` (the others
+    /// on the calling thread).
+    pub fn gpu(mut self, gpu: Gpu) -> Self {
+        self.gpu = Some(gpu);
+        self
     }
 
     /// Adds a model: its features join the extractor set (shared with other
@@ -112,7 +125,9 @@ impl ContextBuilder {
                 options,
             });
         }
-        let engine = if self.threads <= 1 {
+        let engine = if let Some(gpu) = &self.gpu {
+            Engine::Gpu(GpuEngine::start(gpu, &slots, &self.format)?)
+        } else if self.threads <= 1 {
             Engine::Inline(
                 slots
                     .iter()
@@ -174,6 +189,7 @@ impl Context {
         match &self.engine {
             Engine::Inline(x) => x.iter().fold(PlaneMask::NONE, |m, e| m.union(e.planes())),
             Engine::Threaded(w) => w.planes,
+            Engine::Gpu(g) => g.planes_needed(),
         }
     }
 
@@ -202,6 +218,14 @@ impl Context {
         self.next_index += 1;
         let scored = index % self.subsample == 0;
         match &mut self.engine {
+            Engine::Gpu(g) => {
+                let frame = FrameInput {
+                    index,
+                    reference: &reference,
+                    distorted: &distorted,
+                };
+                g.submit(&frame, scored, &self.slots, &mut self.collector)?;
+            }
             Engine::Inline(extractors) => {
                 let frame = FrameInput {
                     index,
@@ -252,6 +276,7 @@ impl Context {
                 }
             }
             Engine::Threaded(w) => w.finish(&mut self.collector)?,
+            Engine::Gpu(g) => g.finish(&mut self.collector)?,
         }
         let frames = (0..self.next_index)
             .filter(|i| i % self.subsample == 0)
@@ -290,6 +315,125 @@ fn predict(models: &[(Model, Vec<FeatureRequest>)], frame: u32, values: &mut Vec
 enum Engine {
     Inline(Vec<Box<dyn Extractor>>),
     Threaded(Workers),
+    Gpu(GpuEngine),
+}
+
+/// Moves a sink's values and aggregates into the collector under the write
+/// key of processing step `at` and `slot`.
+fn collect(collector: &mut FeatureCollector, sink: &mut FeatureSink, at: u32, slot: usize) {
+    for (seq, (i, name, v)) in sink.drain().enumerate() {
+        collector.add((at, slot, seq), i, name, v);
+    }
+    for (name, v) in sink.drain_aggregates() {
+        collector.add_aggregate(slot, name, v);
+    }
+}
+
+/// The GPU engine: one library stream, the shared device planes, the GPU
+/// extractors of the set, and CPU extractors (inline) for features that
+/// have no GPU version yet.
+struct GpuEngine {
+    stream: Stream,
+    planes: SharedPlanes,
+    gpu: Gpu,
+    /// (slot, extractor, frames queued and not yet completed).
+    on_gpu: Vec<(usize, Box<dyn GpuExtractor>, usize)>,
+    on_cpu: Vec<(usize, Box<dyn Extractor>)>,
+}
+
+impl GpuEngine {
+    fn start(gpu: &Gpu, slots: &[Slot], format: &PictureFormat) -> Result<Self> {
+        let mut on_gpu = Vec::new();
+        let mut on_cpu = Vec::new();
+        let mut mask = PlaneMask::NONE;
+        for (i, s) in slots.iter().enumerate() {
+            match gpu_feature::create(s.info.name, &s.options, format, gpu) {
+                Some(x) => {
+                    let x = x?;
+                    mask = mask.union(x.planes());
+                    on_gpu.push((i, x, 0));
+                }
+                None => on_cpu.push((i, s.create(format)?)),
+            }
+        }
+        Ok(Self {
+            stream: gpu.stream()?,
+            planes: SharedPlanes::new(gpu, *format, mask)?,
+            gpu: gpu.clone(),
+            on_gpu,
+            on_cpu,
+        })
+    }
+
+    fn planes_needed(&self) -> PlaneMask {
+        let cpu = self.on_cpu.iter().fold(PlaneMask::NONE, |m, (_, x)| m.union(x.planes()));
+        cpu.union(self.planes.mask())
+    }
+
+    fn submit(&mut self, frame: &FrameInput<'_>, scored: bool, slots: &[Slot], collector: &mut FeatureCollector) -> Result<()> {
+        let mut sink = FeatureSink::new();
+        let wanted = |slot: usize| scored || slots[slot].temporal;
+        if self.on_gpu.iter().any(|(s, _, _)| wanted(*s)) {
+            let planes = self.planes.upload(&self.gpu, &self.stream, frame.reference, frame.distorted)?;
+            for (slot, x, queued) in &mut self.on_gpu {
+                if wanted(*slot) {
+                    x.enqueue(frame.index, &planes, &self.stream)?;
+                    *queued += 1;
+                }
+            }
+        }
+        // The host works while the device does.
+        for (slot, x) in &mut self.on_cpu {
+            if wanted(*slot) {
+                x.extract(frame, &mut sink)?;
+                collect(collector, &mut sink, frame.index, *slot);
+            }
+        }
+        // Keep one frame in flight per extractor; hand over the older ones.
+        for (slot, x, queued) in &mut self.on_gpu {
+            while *queued > 1 {
+                Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn complete_one(
+        x: &mut dyn GpuExtractor,
+        slot: usize,
+        queued: &mut usize,
+        sink: &mut FeatureSink,
+        collector: &mut FeatureCollector,
+    ) -> Result<()> {
+        if let Some(at) = x.complete(sink)? {
+            // Values are keyed by the frame they were computed for, as the
+            // CPU engine writes them: output order does not depend on the
+            // pipelining.
+            collect(collector, sink, at, slot);
+        }
+        *queued -= 1;
+        Ok(())
+    }
+
+    fn finish(mut self, collector: &mut FeatureCollector) -> Result<()> {
+        let mut sink = FeatureSink::new();
+        for (slot, x, queued) in &mut self.on_gpu {
+            while *queued > 0 {
+                Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
+            }
+        }
+        let mut order: Vec<usize> = self.on_gpu.iter().map(|(s, _, _)| *s).chain(self.on_cpu.iter().map(|(s, _)| *s)).collect();
+        order.sort_unstable();
+        for slot in order {
+            if let Some((_, x, _)) = self.on_gpu.iter_mut().find(|(s, _, _)| *s == slot) {
+                x.flush(&mut sink)?;
+            } else if let Some((_, x)) = self.on_cpu.iter_mut().find(|(s, _)| *s == slot) {
+                x.flush(&mut sink)?;
+            }
+            collect(collector, &mut sink, FLUSH, slot);
+        }
+        self.stream.synchronize()
+    }
 }
 
 type Pair = Arc<(HostPicture, HostPicture)>;

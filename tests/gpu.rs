@@ -1,0 +1,155 @@
+//! GPU extractors against the CPU ones: same feature names, same order,
+//! bit-identical per-frame values, on the golden pairs. Without a GPU each
+//! test prints why it skipped and passes.
+
+mod common;
+
+use common::{Pair, PAIRS};
+use vmafx::feature::options::parse_key_values;
+use vmafx::gpu::{self, cuda, DeviceSelector, Gpu, GpuBackend};
+use vmafx::{ContextBuilder, FeatureScores};
+
+/// The CUDA device, or why there is none (printed as the skip reason).
+fn cuda_gpu() -> Option<Gpu> {
+    if !cuda::driver_present() {
+        println!("skipped: no CUDA device (libcuda not found)");
+        return None;
+    }
+    match gpu::open(GpuBackend::Cuda, &DeviceSelector::default()) {
+        Ok(g) => {
+            println!("running on {}", g.describe());
+            Some(g)
+        }
+        Err(e) => {
+            println!("skipped: no CUDA device ({e})");
+            None
+        }
+    }
+}
+
+fn score(
+    pair: &Pair,
+    features: &[(&str, &str)],
+    subsample: u32,
+    gpu: Option<&Gpu>,
+) -> FeatureScores {
+    let mut b = ContextBuilder::new(pair.format()).subsample(subsample);
+    for (name, opts) in features {
+        b = b.feature(name, parse_key_values(name, opts).unwrap());
+    }
+    if let Some(g) = gpu {
+        b = b.gpu(g.clone());
+    }
+    let mut ctx = b.build().unwrap();
+    for (r, d) in pair.reference().into_iter().zip(pair.distorted_pictures()) {
+        ctx.submit(r, d).unwrap();
+    }
+    ctx.finish().unwrap()
+}
+
+/// Exact equality: names, order and the bits of every value.
+fn assert_identical(what: &str, cpu: &FeatureScores, gpu: &FeatureScores) {
+    assert_eq!(cpu.frames.len(), gpu.frames.len(), "{what}: frame count");
+    for ((ci, cv), (gi, gv)) in cpu.frames.iter().zip(&gpu.frames) {
+        assert_eq!(ci, gi, "{what}: frame index");
+        let cn: Vec<&str> = cv.iter().map(|(n, _)| n.as_str()).collect();
+        let gn: Vec<&str> = gv.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(cn, gn, "{what} frame {ci}: feature names");
+        for ((n, c), (_, g)) in cv.iter().zip(gv) {
+            assert_eq!(
+                c.to_bits(),
+                g.to_bits(),
+                "{what} frame {ci} {n}: CPU {c:.17e} GPU {g:.17e}"
+            );
+        }
+    }
+    let ca: Vec<_> = cpu
+        .aggregate
+        .iter()
+        .map(|(n, v)| (n.clone(), v.to_bits()))
+        .collect();
+    let ga: Vec<_> = gpu
+        .aggregate
+        .iter()
+        .map(|(n, v)| (n.clone(), v.to_bits()))
+        .collect();
+    assert_eq!(ca, ga, "{what}: aggregates");
+}
+
+fn check_all_pairs(gpu: &Gpu, features: &[(&str, &str)], subsample: u32) {
+    for pair in PAIRS {
+        let what = format!("{} {features:?} subsample {subsample}", pair.name());
+        let cpu = score(pair, features, subsample, None);
+        let on_gpu = score(pair, features, subsample, Some(gpu));
+        assert_identical(&what, &cpu, &on_gpu);
+        println!("{what}: {} frames bit-identical", cpu.frames.len());
+    }
+}
+
+#[test]
+fn psnr_matches_cpu_bit_for_bit() {
+    let Some(gpu) = cuda_gpu() else { return };
+    check_all_pairs(&gpu, &[("psnr", "")], 1);
+    check_all_pairs(&gpu, &[("psnr", "enable_mse=true:enable_apsnr=true")], 3);
+}
+
+#[test]
+fn motion_matches_cpu_bit_for_bit() {
+    let Some(gpu) = cuda_gpu() else { return };
+    check_all_pairs(&gpu, &[("motion", "debug=true")], 1);
+    check_all_pairs(
+        &gpu,
+        &[(
+            "motion",
+            "motion_five_frame_window=true:motion_moving_average=true",
+        )],
+        3,
+    );
+}
+
+#[test]
+fn gpu_and_cpu_extractors_mix() {
+    let Some(gpu) = cuda_gpu() else { return };
+    // float_psnr has no GPU version: it runs on the host beside the GPU ones.
+    let features = [
+        ("motion", ""),
+        ("float_psnr", ""),
+        ("psnr", "enable_chroma=false"),
+    ];
+    for pair in &PAIRS[..2] {
+        let cpu = score(pair, &features, 1, None);
+        let on_gpu = score(pair, &features, 1, Some(&gpu));
+        assert_identical(&pair.name(), &cpu, &on_gpu);
+    }
+}
+
+#[test]
+fn missing_runtimes_are_named() {
+    if !cuda::driver_present() {
+        let e = gpu::open(GpuBackend::Cuda, &DeviceSelector::default()).unwrap_err();
+        println!("as expected without libcuda: {e}");
+        assert!(e.to_string().contains("libcuda"), "{e}");
+    } else {
+        println!("skipped: libcuda is present, the missing-runtime error cannot be seen here");
+    }
+    if !gpu::hip::runtime_present() {
+        let e = gpu::open(GpuBackend::Hip, &DeviceSelector::default()).unwrap_err();
+        println!("as expected without ROCm: {e}");
+        assert!(e.to_string().contains("libamdhip64"), "{e}");
+    }
+}
+
+#[test]
+fn devices_are_selected_by_uuid() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let described = gpu.describe();
+    let uuid = described
+        .split(", ")
+        .find(|s| s.starts_with("GPU-"))
+        .unwrap()
+        .to_string();
+    let again = gpu::open(GpuBackend::Cuda, &DeviceSelector::parse(&uuid).unwrap()).unwrap();
+    assert_eq!(again.describe(), described);
+    let none = gpu::open(GpuBackend::Cuda, &DeviceSelector::Index(999)).unwrap_err();
+    println!("{none}");
+}
