@@ -333,23 +333,29 @@ unsafe impl Driver for CudaDriver {
 
     unsafe fn copy_2d(&self, c: &Copy2d, s: Handle) -> Result<()> {
         self.bind()?;
-        let mut p: cu::CUDA_MEMCPY2D = std::mem::zeroed();
-        match c.src {
-            Memory::Host(h) => {
-                p.srcMemoryType = cu::CUmemorytype::CU_MEMORYTYPE_HOST;
-                p.srcHost = h as *const c_void;
-            }
-            Memory::Device(d) => {
-                p.srcMemoryType = cu::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-                p.srcDevice = d;
-            }
-        }
-        p.srcPitch = c.src_pitch;
-        p.dstMemoryType = cu::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        p.dstDevice = c.dst;
-        p.dstPitch = c.dst_pitch;
-        p.WidthInBytes = c.width_bytes;
-        p.Height = c.height;
+        // Built field by field: the memory-type enums have no zero value.
+        let (src_type, src_host, src_device) = match c.src {
+            Memory::Host(h) => (cu::CUmemorytype::CU_MEMORYTYPE_HOST, h as *const c_void, 0),
+            Memory::Device(d) => (cu::CUmemorytype::CU_MEMORYTYPE_DEVICE, std::ptr::null(), d),
+        };
+        let p = cu::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: src_type,
+            srcHost: src_host,
+            srcDevice: src_device,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: c.src_pitch,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: c.dst,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: c.dst_pitch,
+            WidthInBytes: c.width_bytes,
+            Height: c.height,
+        };
         check(cu::cuMemcpy2DAsync_v2(&p, stream(s)), "cuMemcpy2DAsync")
     }
 
