@@ -126,7 +126,7 @@ impl ContextBuilder {
             });
         }
         let engine = if let Some(gpu) = &self.gpu {
-            Engine::Gpu(GpuEngine::start(gpu, &slots, &self.format)?)
+            Engine::Gpu(Box::new(GpuEngine::start(gpu, &slots, &self.format)?))
         } else if self.threads <= 1 {
             Engine::Inline(
                 slots
@@ -315,7 +315,7 @@ fn predict(models: &[(Model, Vec<FeatureRequest>)], frame: u32, values: &mut Vec
 enum Engine {
     Inline(Vec<Box<dyn Extractor>>),
     Threaded(Workers),
-    Gpu(GpuEngine),
+    Gpu(Box<GpuEngine>),
 }
 
 /// Moves a sink's values and aggregates into the collector under the write

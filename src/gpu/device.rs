@@ -114,7 +114,7 @@ impl PinnedBuffer {
         // SAFETY: as above, uniquely borrowed.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) }
     }
-    pub(crate) fn as_ptr(&self) -> *const u8 {
+    pub fn as_ptr(&self) -> *const u8 {
         self.ptr
     }
     pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {

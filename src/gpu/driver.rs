@@ -48,6 +48,8 @@ pub struct LaunchDims {
 /// # Safety
 /// Implementations trust the handles and pointers they are given to come
 /// from the same driver and to be alive; the RAII layer guarantees that.
+/// That contract covers every `unsafe fn` below.
+#[allow(clippy::missing_safety_doc)]
 pub unsafe trait Driver: Send + Sync {
     /// `CUDA` or `HIP`, for messages.
     fn backend(&self) -> &'static str;
