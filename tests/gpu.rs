@@ -208,3 +208,67 @@ fn device_layer_copies_streams_and_events() {
         w * h
     );
 }
+
+/// `--backend auto` scores on a GPU when there is one, else says once why
+/// it falls back and scores on the CPU; the report is the CPU's either way.
+#[test]
+fn cli_backend_auto_falls_back_or_matches_cpu() {
+    let root = std::env::var_os("VMAFX_TEST_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let data = root.join("examples/data");
+    if !data.join("ref_576x324.y4m").exists() {
+        println!("skipped: {} not found", data.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |backend: &str| {
+        let out = dir.path().join(format!("{backend}.json"));
+        // VMAFX_BIN: the binary carried next to this test to another machine.
+        let bin =
+            std::env::var_os("VMAFX_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_vmafx").into());
+        let o = std::process::Command::new(bin)
+            .arg("-r")
+            .arg(data.join("ref_576x324.y4m"))
+            .arg("-d")
+            .arg(data.join("dist_576x324_x264_crf30.y4m"))
+            .args([
+                "--frame_cnt",
+                "8",
+                "--no_prediction",
+                "--feature",
+                "psnr",
+                "--feature",
+                "motion",
+            ])
+            .args(["--json", "--precision", "max", "--backend", backend, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "--backend {backend}: {stderr}");
+        // Drop the timing line: everything else must be identical.
+        let report: String = std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("\"fps\""))
+            .collect();
+        (report, stderr)
+    };
+    let (cpu, _) = run("cpu");
+    let (auto, stderr) = run("auto");
+    println!("--backend auto said: {}", stderr.trim());
+    assert_eq!(
+        cpu, auto,
+        "--backend auto report differs from --backend cpu"
+    );
+    if cuda::driver_present() || gpu::hip::runtime_present() {
+        assert!(stderr.contains("scoring on"), "{stderr}");
+    } else {
+        assert_eq!(stderr.matches("scoring on the CPU").count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("libcuda") && stderr.contains("libamdhip64"),
+            "{stderr}"
+        );
+    }
+}
