@@ -126,7 +126,7 @@ impl ContextBuilder {
             });
         }
         let engine = if let Some(gpu) = &self.gpu {
-            Engine::Gpu(Box::new(GpuEngine::start(gpu, &slots, &self.format)?))
+            Engine::Gpu(Box::new(GpuEngine::start(gpu, &slots, &self.format, self.threads)?))
         } else if self.threads <= 1 {
             Engine::Inline(
                 slots
@@ -135,7 +135,8 @@ impl ContextBuilder {
                     .collect::<Result<_>>()?,
             )
         } else {
-            Engine::Threaded(Workers::start(&slots, &self.format, self.threads)?)
+            let all: Vec<usize> = (0..slots.len()).collect();
+            Engine::Threaded(Workers::start(&slots, &all, &self.format, self.threads)?)
         };
         Ok(Context {
             format: self.format,
@@ -219,12 +220,8 @@ impl Context {
         let scored = index % self.subsample == 0;
         match &mut self.engine {
             Engine::Gpu(g) => {
-                let frame = FrameInput {
-                    index,
-                    reference: &reference,
-                    distorted: &distorted,
-                };
-                g.submit(&frame, scored, &self.slots, &mut self.collector)?;
+                let pair = Arc::new((reference, distorted));
+                g.submit(index, pair, scored, &self.slots, &mut self.collector, &mut self.error)?;
             }
             Engine::Inline(extractors) => {
                 let frame = FrameInput {
@@ -330,21 +327,27 @@ fn collect(collector: &mut FeatureCollector, sink: &mut FeatureSink, at: u32, sl
 }
 
 /// The GPU engine: one library stream, the shared device planes, the GPU
-/// extractors of the set, and CPU extractors (inline) for features that
-/// have no GPU version yet.
+/// extractors of the set, and the CPU extractors of features that have no
+/// GPU version yet (inline, or on worker threads with `threads > 1`).
 struct GpuEngine {
     stream: Stream,
     planes: SharedPlanes,
     gpu: Gpu,
     /// (slot, extractor, frames queued and not yet completed).
     on_gpu: Vec<(usize, Box<dyn GpuExtractor>, usize)>,
-    on_cpu: Vec<(usize, Box<dyn Extractor>)>,
+    on_host: HostSide,
+}
+
+/// Where the CPU extractors of a GPU run go.
+enum HostSide {
+    Inline(Vec<(usize, Box<dyn Extractor>)>),
+    Threaded(Workers),
 }
 
 impl GpuEngine {
-    fn start(gpu: &Gpu, slots: &[Slot], format: &PictureFormat) -> Result<Self> {
+    fn start(gpu: &Gpu, slots: &[Slot], format: &PictureFormat, threads: usize) -> Result<Self> {
         let mut on_gpu = Vec::new();
-        let mut on_cpu = Vec::new();
+        let mut host_slots = Vec::new();
         let mut mask = PlaneMask::NONE;
         for (i, s) in slots.iter().enumerate() {
             match gpu_feature::create(s.info.name, &s.options, format, gpu) {
@@ -353,40 +356,81 @@ impl GpuEngine {
                     mask = mask.union(x.planes());
                     on_gpu.push((i, x, 0));
                 }
-                None => on_cpu.push((i, s.create(format)?)),
+                None => host_slots.push(i),
             }
         }
+        let on_host = if threads > 1 && !host_slots.is_empty() {
+            HostSide::Threaded(Workers::start(slots, &host_slots, format, threads)?)
+        } else {
+            HostSide::Inline(
+                host_slots
+                    .iter()
+                    .map(|&i| Ok((i, slots[i].create(format)?)))
+                    .collect::<Result<_>>()?,
+            )
+        };
         Ok(Self {
             stream: gpu.stream()?,
             planes: SharedPlanes::new(gpu, *format, mask)?,
             gpu: gpu.clone(),
             on_gpu,
-            on_cpu,
+            on_host,
         })
     }
 
     fn planes_needed(&self) -> PlaneMask {
-        let cpu = self.on_cpu.iter().fold(PlaneMask::NONE, |m, (_, x)| m.union(x.planes()));
-        cpu.union(self.planes.mask())
+        let host = match &self.on_host {
+            HostSide::Inline(x) => x
+                .iter()
+                .fold(PlaneMask::NONE, |m, (_, x)| m.union(x.planes())),
+            HostSide::Threaded(w) => w.planes,
+        };
+        host.union(self.planes.mask())
     }
 
-    fn submit(&mut self, frame: &FrameInput<'_>, scored: bool, slots: &[Slot], collector: &mut FeatureCollector) -> Result<()> {
+    fn submit(
+        &mut self,
+        index: u32,
+        pair: Pair,
+        scored: bool,
+        slots: &[Slot],
+        collector: &mut FeatureCollector,
+        error: &mut Option<Error>,
+    ) -> Result<()> {
         let mut sink = FeatureSink::new();
         let wanted = |slot: usize| scored || slots[slot].temporal;
         if self.on_gpu.iter().any(|(s, _, _)| wanted(*s)) {
-            let planes = self.planes.upload(&self.gpu, &self.stream, frame.reference, frame.distorted)?;
+            let planes = self
+                .planes
+                .upload(&self.gpu, &self.stream, &pair.0, &pair.1)?;
             for (slot, x, queued) in &mut self.on_gpu {
                 if wanted(*slot) {
-                    x.enqueue(frame.index, &planes, &self.stream)?;
+                    x.enqueue(index, &planes, &self.stream)?;
                     *queued += 1;
                 }
             }
         }
         // The host works while the device does.
-        for (slot, x) in &mut self.on_cpu {
-            if wanted(*slot) {
-                x.extract(frame, &mut sink)?;
-                collect(collector, &mut sink, frame.index, *slot);
+        match &mut self.on_host {
+            HostSide::Inline(extractors) => {
+                let frame = FrameInput {
+                    index,
+                    reference: &pair.0,
+                    distorted: &pair.1,
+                };
+                for (slot, x) in extractors {
+                    if wanted(*slot) {
+                        x.extract(&frame, &mut sink)?;
+                        collect(collector, &mut sink, index, *slot);
+                    }
+                }
+            }
+            HostSide::Threaded(w) => {
+                let sent = w.send(index, pair, scored);
+                w.drain_ready(collector, error);
+                if let Err(e) = sent {
+                    return Err(error.take().unwrap_or(e));
+                }
             }
         }
         // Keep one frame in flight per extractor; hand over the older ones.
@@ -421,16 +465,17 @@ impl GpuEngine {
             while *queued > 0 {
                 Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
             }
+            x.flush(&mut sink)?;
+            collect(collector, &mut sink, FLUSH, *slot);
         }
-        let mut order: Vec<usize> = self.on_gpu.iter().map(|(s, _, _)| *s).chain(self.on_cpu.iter().map(|(s, _)| *s)).collect();
-        order.sort_unstable();
-        for slot in order {
-            if let Some((_, x, _)) = self.on_gpu.iter_mut().find(|(s, _, _)| *s == slot) {
-                x.flush(&mut sink)?;
-            } else if let Some((_, x)) = self.on_cpu.iter_mut().find(|(s, _)| *s == slot) {
-                x.flush(&mut sink)?;
+        match self.on_host {
+            HostSide::Inline(mut extractors) => {
+                for (slot, x) in &mut extractors {
+                    x.flush(&mut sink)?;
+                    collect(collector, &mut sink, FLUSH, *slot);
+                }
             }
-            collect(collector, &mut sink, FLUSH, slot);
+            HostSide::Threaded(w) => w.finish(collector)?,
         }
         self.stream.synchronize()
     }
@@ -456,13 +501,14 @@ struct Workers {
 }
 
 impl Workers {
-    fn start(slots: &[Slot], format: &PictureFormat, threads: usize) -> Result<Self> {
+    /// Workers for the slots listed in `which`.
+    fn start(slots: &[Slot], which: &[usize], format: &PictureFormat, threads: usize) -> Result<Self> {
         let (result_tx, results) = crossbeam_channel::unbounded();
-        let parallel_slots: Vec<usize> = (0..slots.len()).filter(|&i| !slots[i].temporal).collect();
-        let temporal_slots: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].temporal).collect();
+        let parallel_slots: Vec<usize> = which.iter().copied().filter(|&i| !slots[i].temporal).collect();
+        let temporal_slots: Vec<usize> = which.iter().copied().filter(|&i| slots[i].temporal).collect();
         let mut handles = Vec::new();
         let mut planes = PlaneMask::NONE;
-        for s in slots {
+        for s in which.iter().map(|&i| &slots[i]) {
             planes = planes.union(s.create(format)?.planes());
         }
 

@@ -33,7 +33,19 @@ fn score(
     subsample: u32,
     gpu: Option<&Gpu>,
 ) -> FeatureScores {
-    let mut b = ContextBuilder::new(pair.format()).subsample(subsample);
+    score_threads(pair, features, subsample, gpu, 1)
+}
+
+fn score_threads(
+    pair: &Pair,
+    features: &[(&str, &str)],
+    subsample: u32,
+    gpu: Option<&Gpu>,
+    threads: usize,
+) -> FeatureScores {
+    let mut b = ContextBuilder::new(pair.format())
+        .subsample(subsample)
+        .threads(threads);
     for (name, opts) in features {
         b = b.feature(name, parse_key_values(name, opts).unwrap());
     }
@@ -110,16 +122,31 @@ fn motion_matches_cpu_bit_for_bit() {
 #[test]
 fn gpu_and_cpu_extractors_mix() {
     let Some(gpu) = cuda_gpu() else { return };
-    // float_psnr has no GPU version: it runs on the host beside the GPU ones.
+    // float_psnr and float_ssim have no GPU version: they run on the host
+    // beside the GPU ones, inline or on worker threads.
     let features = [
         ("motion", ""),
         ("float_psnr", ""),
-        ("psnr", "enable_chroma=false"),
+        ("psnr", "enable_chroma=false:enable_apsnr=true"),
+        ("float_ssim", ""),
     ];
     for pair in &PAIRS[..2] {
         let cpu = score(pair, &features, 1, None);
+        for threads in [1, 3] {
+            let on_gpu = score_threads(pair, &features, 2, Some(&gpu), threads);
+            let cpu_sub = score(pair, &features, 2, None);
+            assert_identical(
+                &format!("{} threads {threads}", pair.name()),
+                &cpu_sub,
+                &on_gpu,
+            );
+        }
         let on_gpu = score(pair, &features, 1, Some(&gpu));
         assert_identical(&pair.name(), &cpu, &on_gpu);
+        println!(
+            "{}: GPU + host extractors (inline and 3 threads) bit-identical",
+            pair.name()
+        );
     }
 }
 
