@@ -10,6 +10,14 @@ use std::ffi::{c_void, CStr, CString};
 
 const BACKEND: &str = "HIP";
 
+/// HIP 6.2, as `hipRuntimeGetVersion` encodes it (major * 10^7 + minor * 10^5 + patch).
+const MIN_RUNTIME_VERSION: i32 = 60_200_000;
+
+/// `major.minor.patch` of an encoded HIP version.
+fn version_string(v: i32) -> String {
+    format!("{}.{}.{}", v / 10_000_000, v / 100_000 % 100, v % 100_000)
+}
+
 /// Are the HIP runtime and hiprtc libraries loadable?
 pub fn runtime_present() -> bool {
     hip::is_available()
@@ -63,6 +71,19 @@ impl HipDriver {
         unsafe {
             check(hip::hipInit(0), "hipInit")
                 .map_err(|e| unavailable(format!("no usable HIP runtime: {e}")))?;
+            // The bindings follow ROCm 6.2+ layouts (hipDeviceProp_tR0600)
+            // and panic on a missing symbol: refuse older runtimes up front.
+            let mut runtime_version = 0;
+            check(
+                hip::hipRuntimeGetVersion(&mut runtime_version),
+                "hipRuntimeGetVersion",
+            )?;
+            if runtime_version < MIN_RUNTIME_VERSION {
+                return Err(unavailable(format!(
+                    "HIP runtime {} is too old: vmafx needs ROCm 6.2 or newer",
+                    version_string(runtime_version)
+                )));
+            }
             let mut count = 0;
             check(hip::hipGetDeviceCount(&mut count), "hipGetDeviceCount")
                 .map_err(|e| unavailable(format!("no HIP device: {e}")))?;
@@ -102,11 +123,6 @@ impl HipDriver {
             let arch = CStr::from_ptr(props.gcnArchName.as_ptr())
                 .to_string_lossy()
                 .into_owned();
-            let mut runtime_version = 0;
-            check(
-                hip::hipRuntimeGetVersion(&mut runtime_version),
-                "hipRuntimeGetVersion",
-            )?;
             Ok(Self {
                 index,
                 name,
