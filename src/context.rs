@@ -5,6 +5,10 @@ use crate::collector::{FeatureCollector, WriteKey};
 use crate::error::{Error, Result};
 use crate::feature::{self, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options, RawOptions};
 use crate::model::{FeatureRequest, Model};
+use crate::gpu::device::Stream;
+use crate::gpu::feature::{self as gpu_feature, GpuExtractor};
+use crate::gpu::planes::SharedPlanes;
+use crate::gpu::Gpu;
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
 use std::collections::HashMap;
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -34,6 +38,7 @@ pub struct ContextBuilder {
     models: Vec<Model>,
     threads: usize,
     subsample: u32,
+    gpu: Option<Gpu>,
 }
 
 impl ContextBuilder {
@@ -44,7 +49,15 @@ impl ContextBuilder {
             models: Vec::new(),
             threads: 1,
             subsample: 1,
+            gpu: None,
         }
+    }
+
+    /// Runs the extractors that have a GPU version on `gpu` (the others
+    /// on the calling thread).
+    pub fn gpu(mut self, gpu: Gpu) -> Self {
+        self.gpu = Some(gpu);
+        self
     }
 
     /// Adds a model: its features join the extractor set (shared with other
@@ -112,7 +125,9 @@ impl ContextBuilder {
                 options,
             });
         }
-        let engine = if self.threads <= 1 {
+        let engine = if let Some(gpu) = &self.gpu {
+            Engine::Gpu(Box::new(GpuEngine::start(gpu, &slots, &self.format, self.threads)?))
+        } else if self.threads <= 1 {
             Engine::Inline(
                 slots
                     .iter()
@@ -120,7 +135,8 @@ impl ContextBuilder {
                     .collect::<Result<_>>()?,
             )
         } else {
-            Engine::Threaded(Workers::start(&slots, &self.format, self.threads)?)
+            let all: Vec<usize> = (0..slots.len()).collect();
+            Engine::Threaded(Workers::start(&slots, &all, &self.format, self.threads)?)
         };
         Ok(Context {
             format: self.format,
@@ -174,6 +190,7 @@ impl Context {
         match &self.engine {
             Engine::Inline(x) => x.iter().fold(PlaneMask::NONE, |m, e| m.union(e.planes())),
             Engine::Threaded(w) => w.planes,
+            Engine::Gpu(g) => g.planes_needed(),
         }
     }
 
@@ -202,6 +219,10 @@ impl Context {
         self.next_index += 1;
         let scored = index % self.subsample == 0;
         match &mut self.engine {
+            Engine::Gpu(g) => {
+                let pair = Arc::new((reference, distorted));
+                g.submit(index, pair, scored, &self.slots, &mut self.collector, &mut self.error)?;
+            }
             Engine::Inline(extractors) => {
                 let frame = FrameInput {
                     index,
@@ -252,6 +273,7 @@ impl Context {
                 }
             }
             Engine::Threaded(w) => w.finish(&mut self.collector)?,
+            Engine::Gpu(g) => g.finish(&mut self.collector)?,
         }
         let frames = (0..self.next_index)
             .filter(|i| i % self.subsample == 0)
@@ -290,6 +312,173 @@ fn predict(models: &[(Model, Vec<FeatureRequest>)], frame: u32, values: &mut Vec
 enum Engine {
     Inline(Vec<Box<dyn Extractor>>),
     Threaded(Workers),
+    Gpu(Box<GpuEngine>),
+}
+
+/// Moves a sink's values and aggregates into the collector under the write
+/// key of processing step `at` and `slot`.
+fn collect(collector: &mut FeatureCollector, sink: &mut FeatureSink, at: u32, slot: usize) {
+    for (seq, (i, name, v)) in sink.drain().enumerate() {
+        collector.add((at, slot, seq), i, name, v);
+    }
+    for (name, v) in sink.drain_aggregates() {
+        collector.add_aggregate(slot, name, v);
+    }
+}
+
+/// The GPU engine: one library stream, the shared device planes, the GPU
+/// extractors of the set, and the CPU extractors of features that have no
+/// GPU version yet (inline, or on worker threads with `threads > 1`).
+struct GpuEngine {
+    stream: Stream,
+    planes: SharedPlanes,
+    gpu: Gpu,
+    /// (slot, extractor, frames queued and not yet completed).
+    on_gpu: Vec<(usize, Box<dyn GpuExtractor>, usize)>,
+    on_host: HostSide,
+}
+
+/// Where the CPU extractors of a GPU run go.
+enum HostSide {
+    Inline(Vec<(usize, Box<dyn Extractor>)>),
+    Threaded(Workers),
+}
+
+impl GpuEngine {
+    fn start(gpu: &Gpu, slots: &[Slot], format: &PictureFormat, threads: usize) -> Result<Self> {
+        let mut on_gpu = Vec::new();
+        let mut host_slots = Vec::new();
+        let mut mask = PlaneMask::NONE;
+        for (i, s) in slots.iter().enumerate() {
+            match gpu_feature::create(s.info.name, &s.options, format, gpu) {
+                Some(x) => {
+                    let x = x?;
+                    mask = mask.union(x.planes());
+                    on_gpu.push((i, x, 0));
+                }
+                None => host_slots.push(i),
+            }
+        }
+        let on_host = if threads > 1 && !host_slots.is_empty() {
+            HostSide::Threaded(Workers::start(slots, &host_slots, format, threads)?)
+        } else {
+            HostSide::Inline(
+                host_slots
+                    .iter()
+                    .map(|&i| Ok((i, slots[i].create(format)?)))
+                    .collect::<Result<_>>()?,
+            )
+        };
+        Ok(Self {
+            stream: gpu.stream()?,
+            planes: SharedPlanes::new(gpu, *format, mask)?,
+            gpu: gpu.clone(),
+            on_gpu,
+            on_host,
+        })
+    }
+
+    fn planes_needed(&self) -> PlaneMask {
+        let host = match &self.on_host {
+            HostSide::Inline(x) => x
+                .iter()
+                .fold(PlaneMask::NONE, |m, (_, x)| m.union(x.planes())),
+            HostSide::Threaded(w) => w.planes,
+        };
+        host.union(self.planes.mask())
+    }
+
+    fn submit(
+        &mut self,
+        index: u32,
+        pair: Pair,
+        scored: bool,
+        slots: &[Slot],
+        collector: &mut FeatureCollector,
+        error: &mut Option<Error>,
+    ) -> Result<()> {
+        let mut sink = FeatureSink::new();
+        let wanted = |slot: usize| scored || slots[slot].temporal;
+        if self.on_gpu.iter().any(|(s, _, _)| wanted(*s)) {
+            let planes = self
+                .planes
+                .upload(&self.gpu, &self.stream, &pair.0, &pair.1)?;
+            for (slot, x, queued) in &mut self.on_gpu {
+                if wanted(*slot) {
+                    x.enqueue(index, &planes, &self.stream)?;
+                    *queued += 1;
+                }
+            }
+        }
+        // The host works while the device does.
+        match &mut self.on_host {
+            HostSide::Inline(extractors) => {
+                let frame = FrameInput {
+                    index,
+                    reference: &pair.0,
+                    distorted: &pair.1,
+                };
+                for (slot, x) in extractors {
+                    if wanted(*slot) {
+                        x.extract(&frame, &mut sink)?;
+                        collect(collector, &mut sink, index, *slot);
+                    }
+                }
+            }
+            HostSide::Threaded(w) => {
+                let sent = w.send(index, pair, scored);
+                w.drain_ready(collector, error);
+                if let Err(e) = sent {
+                    return Err(error.take().unwrap_or(e));
+                }
+            }
+        }
+        // Keep one frame in flight per extractor; hand over the older ones.
+        for (slot, x, queued) in &mut self.on_gpu {
+            while *queued > 1 {
+                Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn complete_one(
+        x: &mut dyn GpuExtractor,
+        slot: usize,
+        queued: &mut usize,
+        sink: &mut FeatureSink,
+        collector: &mut FeatureCollector,
+    ) -> Result<()> {
+        if let Some(at) = x.complete(sink)? {
+            // Values are keyed by the frame they were computed for, as the
+            // CPU engine writes them: output order does not depend on the
+            // pipelining.
+            collect(collector, sink, at, slot);
+        }
+        *queued -= 1;
+        Ok(())
+    }
+
+    fn finish(mut self, collector: &mut FeatureCollector) -> Result<()> {
+        let mut sink = FeatureSink::new();
+        for (slot, x, queued) in &mut self.on_gpu {
+            while *queued > 0 {
+                Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
+            }
+            x.flush(&mut sink)?;
+            collect(collector, &mut sink, FLUSH, *slot);
+        }
+        match self.on_host {
+            HostSide::Inline(mut extractors) => {
+                for (slot, x) in &mut extractors {
+                    x.flush(&mut sink)?;
+                    collect(collector, &mut sink, FLUSH, *slot);
+                }
+            }
+            HostSide::Threaded(w) => w.finish(collector)?,
+        }
+        self.stream.synchronize()
+    }
 }
 
 type Pair = Arc<(HostPicture, HostPicture)>;
@@ -312,13 +501,14 @@ struct Workers {
 }
 
 impl Workers {
-    fn start(slots: &[Slot], format: &PictureFormat, threads: usize) -> Result<Self> {
+    /// Workers for the slots listed in `which`.
+    fn start(slots: &[Slot], which: &[usize], format: &PictureFormat, threads: usize) -> Result<Self> {
         let (result_tx, results) = crossbeam_channel::unbounded();
-        let parallel_slots: Vec<usize> = (0..slots.len()).filter(|&i| !slots[i].temporal).collect();
-        let temporal_slots: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].temporal).collect();
+        let parallel_slots: Vec<usize> = which.iter().copied().filter(|&i| !slots[i].temporal).collect();
+        let temporal_slots: Vec<usize> = which.iter().copied().filter(|&i| slots[i].temporal).collect();
         let mut handles = Vec::new();
         let mut planes = PlaneMask::NONE;
-        for s in slots {
+        for s in which.iter().map(|&i| &slots[i]) {
             planes = planes.union(s.create(format)?.planes());
         }
 

@@ -70,6 +70,14 @@ pub enum Error {
     /// A backend is not available on this machine.
     #[error("backend {backend} unavailable: {reason}")]
     BackendUnavailable { backend: String, reason: String },
+
+    /// A GPU runtime call or kernel compile failed.
+    #[error("{backend}: {operation} failed: {reason}")]
+    Gpu {
+        backend: String,
+        operation: String,
+        reason: String,
+    },
 }
 
 impl Error {

@@ -5,6 +5,7 @@ pub mod collector;
 pub mod context;
 pub mod error;
 pub mod feature;
+pub mod gpu;
 pub mod io;
 pub mod model;
 pub mod numfmt;

@@ -113,6 +113,10 @@ pub struct Args {
     #[arg(long = "backend", value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
 
+    /// GPU to use: an index or a UUID (`GPU-...`, as `nvidia-smi -L` prints).
+    #[arg(long = "gpu_device", default_value = "0")]
+    pub gpu_device: String,
+
     /// Print help.
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,

@@ -9,6 +9,7 @@ use crate::io::{open, FrameSource};
 use crate::model::{Model, ModelSpec};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
 use crate::report::{write_report, FrameMetrics, OutputFormat, Precision, QualitySize, Report};
+use crate::gpu::{self, DeviceSelector, Gpu, GpuBackend};
 use crate::{ContextBuilder, FeatureScores};
 use std::io::Write;
 use std::path::Path;
@@ -22,7 +23,7 @@ const DEFAULT_MODEL: &str = "version=vmaf_v0.6.1";
 
 /// Runs the command line; returns the process exit code's cause on failure.
 pub fn run(args: &Args) -> Result<()> {
-    check_backend(args.backend, args.quiet)?;
+    let gpu = select_backend(args)?;
     let precision = Precision::parse(&args.precision)?;
     let raw = raw_format(args)?;
     let mut reference = open(&args.reference, raw)?;
@@ -43,6 +44,9 @@ pub fn run(args: &Args) -> Result<()> {
     let mut builder = ContextBuilder::new(format)
         .threads(args.threads)
         .subsample(args.subsample);
+    if let Some(gpu) = gpu {
+        builder = builder.gpu(gpu);
+    }
     for model in models {
         builder = builder.model(model);
     }
@@ -96,20 +100,31 @@ pub fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
-fn check_backend(backend: Backend, quiet: bool) -> Result<()> {
-    match backend {
-        Backend::Cpu => Ok(()),
-        Backend::Auto => {
-            if !quiet {
-                eprintln!("vmafx: --backend auto: this build has no GPU backend; scoring on the CPU");
-            }
-            Ok(())
-        }
-        Backend::Cuda | Backend::Hip => Err(Error::BackendUnavailable {
-            backend: format!("{backend:?}").to_lowercase(),
-            reason: "this build has only the CPU backend (use --backend cpu or auto)".into(),
-        }),
+/// Opens the GPU `--backend` asks for (`None`: score on the CPU). `auto`
+/// tries CUDA, then HIP, and says once why it falls back to the CPU.
+fn select_backend(args: &Args) -> Result<Option<Gpu>> {
+    let selector = DeviceSelector::parse(&args.gpu_device)?;
+    let gpu = match args.backend {
+        Backend::Cpu => return Ok(None),
+        Backend::Cuda => gpu::open(GpuBackend::Cuda, &selector)?,
+        Backend::Hip => gpu::open(GpuBackend::Hip, &selector)?,
+        Backend::Auto => match gpu::open(GpuBackend::Cuda, &selector) {
+            Ok(g) => g,
+            Err(cuda) => match gpu::open(GpuBackend::Hip, &selector) {
+                Ok(g) => g,
+                Err(hip) => {
+                    if !args.quiet {
+                        eprintln!("vmafx: --backend auto: no GPU ({cuda}; {hip}); scoring on the CPU");
+                    }
+                    return Ok(None);
+                }
+            },
+        },
+    };
+    if !args.quiet {
+        eprintln!("vmafx: scoring on {}", gpu.describe());
     }
+    Ok(Some(gpu))
 }
 
 /// The geometry flags, when given; all four are needed for raw input.

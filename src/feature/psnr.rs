@@ -39,16 +39,52 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    if ![8, 10, 12, 16].contains(&format.bit_depth) {
-        return Err(Error::Extractor {
-            extractor: NAME.into(),
-            reason: format!(
-                "bit depth {} unsupported (libvmaf scores 8, 10, 12 or 16)",
-                format.bit_depth
-            ),
-        });
+    Ok(Box::new(Psnr::create(options, format)?))
+}
+
+impl Psnr {
+    /// Checks the format and resolves the options (shared with the GPU
+    /// extractor, which only computes the squared errors differently).
+    pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
+        if ![8, 10, 12, 16].contains(&format.bit_depth) {
+            return Err(Error::Extractor {
+                extractor: NAME.into(),
+                reason: format!(
+                    "bit depth {} unsupported (libvmaf scores 8, 10, 12 or 16)",
+                    format.bit_depth
+                ),
+            });
+        }
+        Ok(Psnr::new(options, *format))
     }
-    Ok(Box::new(Psnr::new(options, *format)))
+
+    /// The planes scored, with libvmaf's (floored) size.
+    pub(crate) fn scored_planes(&self) -> impl Iterator<Item = (PlaneId, usize, usize)> + '_ {
+        self.planes.iter().map(|p| (p.id, p.width, p.height))
+    }
+
+    /// Emits a frame's values from its per-plane sums of squared errors.
+    pub(crate) fn emit_frame(&mut self, index: u32, sses: &[u64], sink: &mut FeatureSink) {
+        for (i, plane) in self.planes.iter().enumerate() {
+            let sse = sses[i];
+            if self.enable_apsnr {
+                self.total_sse[i] += sse;
+                self.total_samples[i] += u64::from(plane.area());
+            }
+            let mse = sse as f64 / plane.area() as f64;
+            let floor_mse = if mse > 1e-16 { mse } else { 1e-16 };
+            let psnr = 10.0 * (self.peak_squared as f64 / floor_mse).log10();
+            let psnr = if psnr < self.psnr_max[i] {
+                psnr
+            } else {
+                self.psnr_max[i]
+            };
+            sink.emit(index, PSNR_NAMES[i], psnr);
+            if self.enable_mse {
+                sink.emit(index, MSE_NAMES[i], mse);
+            }
+        }
+    }
 }
 
 /// The part of a plane libvmaf scores.
@@ -81,7 +117,7 @@ impl ScoredPlane {
     }
 }
 
-struct Psnr {
+pub(crate) struct Psnr {
     format: PictureFormat,
     planes: Vec<ScoredPlane>,
     enable_mse: bool,
@@ -166,8 +202,9 @@ impl Extractor for Psnr {
                 )));
             }
         }
-        for (i, plane) in self.planes.iter().enumerate() {
-            let sse = match (
+        let mut sses = [0u64; 3];
+        for (sse, plane) in sses.iter_mut().zip(&self.planes) {
+            *sse = match (
                 frame.reference.plane(plane.id),
                 frame.distorted.plane(plane.id),
             ) {
@@ -179,23 +216,8 @@ impl Extractor for Psnr {
                 }
                 _ => unreachable!("both pictures have the checked format"),
             };
-            if self.enable_apsnr {
-                self.total_sse[i] += sse;
-                self.total_samples[i] += u64::from(plane.area());
-            }
-            let mse = sse as f64 / plane.area() as f64;
-            let floor_mse = if mse > 1e-16 { mse } else { 1e-16 };
-            let psnr = 10.0 * (self.peak_squared as f64 / floor_mse).log10();
-            let psnr = if psnr < self.psnr_max[i] {
-                psnr
-            } else {
-                self.psnr_max[i]
-            };
-            sink.emit(frame.index, PSNR_NAMES[i], psnr);
-            if self.enable_mse {
-                sink.emit(frame.index, MSE_NAMES[i], mse);
-            }
         }
+        self.emit_frame(frame.index, &sses, sink);
         Ok(())
     }
 

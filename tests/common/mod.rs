@@ -6,8 +6,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use vmafx::{ChromaSubsampling, HostPicture, PictureFormat};
 
+/// `$VMAFX_TEST_ROOT/tests/golden` when set (test binaries carried to
+/// another machine), else the source tree's.
 pub fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+    let root = std::env::var_os("VMAFX_TEST_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf());
+    root.join("tests/golden")
 }
 
 /// One reference/distorted pair of the golden set.

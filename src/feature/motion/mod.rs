@@ -49,20 +49,11 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    let config = Config::from_options(options);
-    if !config.force_zero && (format.width < 3 || format.height < 3) {
-        return Err(Error::Extractor {
-            extractor: NAME.into(),
-            reason: format!(
-                "picture {}x{} is too small: the blur needs at least 3x3 luma samples",
-                format.width, format.height
-            ),
-        });
-    }
+    let outputs = MotionOutputs::create(options, format)?;
     Ok(if format.bytes_per_sample() == 1 {
-        Box::new(Motion::<u8>::new(config, *format))
+        Box::new(Motion::<u8>::new(outputs, *format))
     } else {
-        Box::new(Motion::<u16>::new(config, *format))
+        Box::new(Motion::<u16>::new(outputs, *format))
     })
 }
 
@@ -134,72 +125,96 @@ impl LumaSample for u16 {
     }
 }
 
-struct Motion<T> {
+/// Everything of the extractor but the SAD itself: options, frame order,
+/// the score of a SAD, and the `motion2`/`motion3` window (shared with the
+/// GPU extractor, which computes the SAD on the device).
+pub(crate) struct MotionOutputs {
     config: Config,
-    format: PictureFormat,
-    /// Earlier reference luma planes, tightly packed: slot `i % depth` holds
-    /// frame `i` (depth 1, or 2 with the five-frame window).
-    history: Vec<Vec<T>>,
-    scratch: SadScratch,
     window: MotionWindow,
     /// Scratch for the frames the window completes.
     derived: Vec<Derived>,
     next_index: u32,
 }
 
-impl<T: LumaSample> Motion<T> {
-    fn new(config: Config, format: PictureFormat) -> Self {
-        let window = MotionWindow::new(config.blend, config.five_frame);
-        let (w, h) = (format.width as usize, format.height as usize);
-        let depth = window.min_idx() as usize;
-        let (history, scratch) = if config.force_zero {
-            (Vec::new(), SadScratch::default())
-        } else {
-            (vec![vec![T::default(); w * h]; depth], SadScratch::new(w))
-        };
-        Self {
+impl MotionOutputs {
+    pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
+        let config = Config::from_options(options);
+        if !config.force_zero && (format.width < 3 || format.height < 3) {
+            return Err(Error::Extractor {
+                extractor: NAME.into(),
+                reason: format!(
+                    "picture {}x{} is too small: the blur needs at least 3x3 luma samples",
+                    format.width, format.height
+                ),
+            });
+        }
+        Ok(Self {
+            window: MotionWindow::new(config.blend, config.five_frame),
             config,
-            format,
-            history,
-            scratch,
-            window,
             derived: Vec::with_capacity(4),
             next_index: 0,
-        }
+        })
     }
 
-    /// The frame's SAD score; also stores its luma for later frames.
-    fn sad_score(&mut self, index: u32, current: &PlaneRef<'_, T>) -> f64 {
-        let (w, h) = (current.width, current.height);
-        let slot = index as usize % self.history.len();
-        let mut score = 0.0;
-        if index >= self.window.min_idx() {
-            let earlier = PlaneRef {
-                data: &self.history[slot],
-                width: w,
-                height: h,
-                stride: w,
-            };
-            let sad = sad::blurred_difference_sad(
-                &earlier,
-                current,
-                self.format.bit_depth as u32,
-                &mut self.scratch,
-            );
-            // libvmaf: (double)sad / 256. / (w * h), the area as unsigned int.
-            let area = (w as u32).wrapping_mul(h as u32) as f64;
-            let weighted = sad as f64 / 256.0 / area * self.config.fps_weight;
-            score = if weighted < self.config.max_val {
-                weighted
-            } else {
-                self.config.max_val
-            };
+    /// True when every score is 0 and no SAD is needed.
+    pub(crate) fn force_zero(&self) -> bool {
+        self.config.force_zero
+    }
+
+    /// How many earlier frames the SAD looks back (1, or 2 with the
+    /// five-frame window): frames before it have no SAD.
+    pub(crate) fn depth(&self) -> u32 {
+        self.window.min_idx()
+    }
+
+    /// Frames must come in order from 0.
+    pub(crate) fn check_next(&self, index: u32) -> Result<()> {
+        if index != self.next_index {
+            return Err(Error::Extractor {
+                extractor: NAME.into(),
+                reason: format!(
+                    "frames must arrive in order from 0: expected frame {}, got {}",
+                    self.next_index, index
+                ),
+            });
         }
-        let stored = &mut self.history[slot];
-        for y in 0..h {
-            stored[y * w..(y + 1) * w].copy_from_slice(current.row(y));
+        Ok(())
+    }
+
+    /// Emits frame `index`'s score from its SAD (`None` before the first
+    /// comparable frame or with `motion_force_zero`) over `area` samples,
+    /// and the `motion2`/`motion3` values it completes.
+    pub(crate) fn frame(
+        &mut self,
+        index: u32,
+        sad: Option<u64>,
+        area: u32,
+        sink: &mut FeatureSink,
+    ) {
+        self.next_index = index + 1;
+        let score = match sad {
+            Some(sad) => {
+                // libvmaf: (double)sad / 256. / (w * h), the area as unsigned int.
+                let weighted = sad as f64 / 256.0 / area as f64 * self.config.fps_weight;
+                if weighted < self.config.max_val {
+                    weighted
+                } else {
+                    self.config.max_val
+                }
+            }
+            None => 0.0,
+        };
+        sink.emit(index, &self.config.names.sad, score);
+        if self.config.debug {
+            sink.emit(index, &self.config.names.motion, score);
         }
-        score
+        self.window.push(score, &mut self.derived);
+        self.emit_derived(sink);
+    }
+
+    pub(crate) fn flush(&mut self, sink: &mut FeatureSink) {
+        self.window.flush(&mut self.derived);
+        self.emit_derived(sink);
     }
 
     fn emit_derived(&mut self, sink: &mut FeatureSink) {
@@ -207,6 +222,60 @@ impl<T: LumaSample> Motion<T> {
             sink.emit(d.index, &self.config.names.motion2, d.motion2);
             sink.emit(d.index, &self.config.names.motion3, d.motion3);
         }
+    }
+}
+
+struct Motion<T> {
+    outputs: MotionOutputs,
+    format: PictureFormat,
+    /// Earlier reference luma planes, tightly packed: slot `i % depth` holds
+    /// frame `i` (depth 1, or 2 with the five-frame window).
+    history: Vec<Vec<T>>,
+    scratch: SadScratch,
+}
+
+impl<T: LumaSample> Motion<T> {
+    fn new(outputs: MotionOutputs, format: PictureFormat) -> Self {
+        let (w, h) = (format.width as usize, format.height as usize);
+        let depth = outputs.depth() as usize;
+        let (history, scratch) = if outputs.force_zero() {
+            (Vec::new(), SadScratch::default())
+        } else {
+            (vec![vec![T::default(); w * h]; depth], SadScratch::new(w))
+        };
+        Self {
+            outputs,
+            format,
+            history,
+            scratch,
+        }
+    }
+
+    /// The frame's SAD against frame `index - depth`, if it has one; also
+    /// stores its luma for later frames.
+    fn sad(&mut self, index: u32, current: &PlaneRef<'_, T>) -> Option<u64> {
+        let (w, h) = (current.width, current.height);
+        let slot = index as usize % self.history.len();
+        let mut sad = None;
+        if index >= self.outputs.depth() {
+            let earlier = PlaneRef {
+                data: &self.history[slot],
+                width: w,
+                height: h,
+                stride: w,
+            };
+            sad = Some(sad::blurred_difference_sad(
+                &earlier,
+                current,
+                self.format.bit_depth as u32,
+                &mut self.scratch,
+            ));
+        }
+        let stored = &mut self.history[slot];
+        for y in 0..h {
+            stored[y * w..(y + 1) * w].copy_from_slice(current.row(y));
+        }
+        sad
     }
 }
 
@@ -224,15 +293,7 @@ impl<T: LumaSample> Extractor for Motion<T> {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        if frame.index != self.next_index {
-            return Err(Error::Extractor {
-                extractor: NAME.into(),
-                reason: format!(
-                    "frames must arrive in order from 0: expected frame {}, got {}",
-                    self.next_index, frame.index
-                ),
-            });
-        }
+        self.outputs.check_next(frame.index)?;
         if *frame.reference.format() != self.format {
             return Err(Error::PictureMismatch(format!(
                 "motion was set up for {} pictures, got {}",
@@ -240,8 +301,8 @@ impl<T: LumaSample> Extractor for Motion<T> {
                 frame.reference.format()
             )));
         }
-        let score = if self.config.force_zero {
-            0.0
+        let sad = if self.outputs.force_zero() {
+            None
         } else {
             let luma = T::luma(frame.reference).ok_or_else(|| {
                 Error::PictureMismatch(format!(
@@ -249,22 +310,15 @@ impl<T: LumaSample> Extractor for Motion<T> {
                     self.format
                 ))
             })?;
-            self.sad_score(frame.index, &luma)
+            self.sad(frame.index, &luma)
         };
-        self.next_index += 1;
-
-        sink.emit(frame.index, &self.config.names.sad, score);
-        if self.config.debug {
-            sink.emit(frame.index, &self.config.names.motion, score);
-        }
-        self.window.push(score, &mut self.derived);
-        self.emit_derived(sink);
+        let area = self.format.width.wrapping_mul(self.format.height);
+        self.outputs.frame(frame.index, sad, area, sink);
         Ok(())
     }
 
     fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {
-        self.window.flush(&mut self.derived);
-        self.emit_derived(sink);
+        self.outputs.flush(sink);
         Ok(())
     }
 }

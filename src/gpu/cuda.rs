@@ -1,0 +1,441 @@
+//! CUDA driver: the [`Driver`] calls through the CUDA driver API and NVRTC,
+//! both loaded at run time (cudarc's `dynamic-loading`). FFI only: all
+//! logic lives in the backend-neutral layer.
+
+use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory};
+use super::DeviceSelector;
+use crate::error::{Error, Result};
+use cudarc::driver::sys as cu;
+use cudarc::nvrtc::{result as nvrtc_result, sys as nvrtc_sys};
+use std::ffi::{c_void, CStr, CString};
+
+const BACKEND: &str = "CUDA";
+
+/// Is the NVRTC library loadable (kernels can be compiled)?
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { nvrtc_sys::is_culib_present() }
+}
+
+/// Is the CUDA driver library (libcuda) loadable?
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cu::is_culib_present() }
+}
+
+fn unavailable(reason: impl Into<String>) -> Error {
+    Error::BackendUnavailable {
+        backend: "cuda".into(),
+        reason: reason.into(),
+    }
+}
+
+fn check(result: cu::CUresult, operation: &str) -> Result<()> {
+    if result == cu::CUresult::CUDA_SUCCESS {
+        return Ok(());
+    }
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: cuGetErrorName writes a static string pointer.
+    let name = unsafe {
+        if cu::cuGetErrorName(result, &mut name) == cu::CUresult::CUDA_SUCCESS && !name.is_null() {
+            CStr::from_ptr(name).to_string_lossy().into_owned()
+        } else {
+            format!("{result:?}")
+        }
+    };
+    Err(Error::Gpu {
+        backend: BACKEND.into(),
+        operation: operation.into(),
+        reason: name,
+    })
+}
+
+/// One CUDA device and its primary context.
+pub struct CudaDriver {
+    device: cu::CUdevice,
+    context: cu::CUcontext,
+    index: i32,
+    name: String,
+    uuid: String,
+    compute_capability: (i32, i32),
+    driver_version: i32,
+}
+
+// SAFETY: the context handle may be used from any thread once made
+// current there; every call below does so.
+unsafe impl Send for CudaDriver {}
+unsafe impl Sync for CudaDriver {}
+
+impl CudaDriver {
+    /// Opens the selected device. Without libcuda, or without a device,
+    /// the error says which.
+    pub fn open(selector: &DeviceSelector) -> Result<Self> {
+        if !driver_present() {
+            return Err(unavailable(
+                "the CUDA driver library (libcuda.so) was not found",
+            ));
+        }
+        // SAFETY: plain driver API calls with valid out-pointers.
+        unsafe {
+            check(cu::cuInit(0), "cuInit")
+                .map_err(|e| unavailable(format!("no usable CUDA driver: {e}")))?;
+            let mut count = 0;
+            check(cu::cuDeviceGetCount(&mut count), "cuDeviceGetCount")?;
+            if count == 0 {
+                return Err(unavailable(
+                    "libcuda is present but there is no CUDA device",
+                ));
+            }
+            let mut found = None;
+            for index in 0..count {
+                let mut device = 0;
+                check(cu::cuDeviceGet(&mut device, index), "cuDeviceGet")?;
+                let mut raw = std::mem::zeroed::<cu::CUuuid>();
+                check(cu::cuDeviceGetUuid_v2(&mut raw, device), "cuDeviceGetUuid")?;
+                let uuid = super::format_uuid(&raw.bytes.map(|b| b as u8));
+                if selector.matches(index as u32, &uuid) {
+                    found = Some((index, device, uuid));
+                    break;
+                }
+            }
+            let (index, device, uuid) = found.ok_or_else(|| {
+                unavailable(format!(
+                    "no CUDA device matches {selector} ({count} present)"
+                ))
+            })?;
+            let mut name = [0 as std::ffi::c_char; 256];
+            check(
+                cu::cuDeviceGetName(name.as_mut_ptr(), 256, device),
+                "cuDeviceGetName",
+            )?;
+            let name = CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+            let attr = |a| {
+                let mut v = 0;
+                check(
+                    cu::cuDeviceGetAttribute(&mut v, a, device),
+                    "cuDeviceGetAttribute",
+                )
+                .map(|_| v)
+            };
+            let compute_capability = (
+                attr(cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+                attr(cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+            );
+            let mut driver_version = 0;
+            check(
+                cu::cuDriverGetVersion(&mut driver_version),
+                "cuDriverGetVersion",
+            )?;
+            let mut context = std::ptr::null_mut();
+            check(
+                cu::cuDevicePrimaryCtxRetain(&mut context, device),
+                "cuDevicePrimaryCtxRetain",
+            )?;
+            Ok(Self {
+                device,
+                context,
+                index,
+                name,
+                uuid,
+                compute_capability,
+                driver_version,
+            })
+        }
+    }
+
+    fn bind(&self) -> Result<()> {
+        // SAFETY: the context is retained for our lifetime.
+        check(
+            unsafe { cu::cuCtxSetCurrent(self.context) },
+            "cuCtxSetCurrent",
+        )
+    }
+}
+
+impl Drop for CudaDriver {
+    fn drop(&mut self) {
+        // SAFETY: balances the retain in `open`; every resource holds an
+        // Arc to us, so none is left.
+        unsafe {
+            cu::cuDevicePrimaryCtxRelease_v2(self.device);
+        }
+    }
+}
+
+fn stream(h: Handle) -> cu::CUstream {
+    h.0 as cu::CUstream
+}
+fn event(h: Handle) -> cu::CUevent {
+    h.0 as cu::CUevent
+}
+
+/// Compiles CUDA C++ to PTX for a virtual architecture (`compute_XY`).
+/// Needs only NVRTC, no device (CI uses it to check every kernel).
+pub fn compile_ptx(source: &str, name: &str, arch: &str) -> Result<Vec<u8>> {
+    let fail = |what: String| Error::Gpu {
+        backend: BACKEND.into(),
+        operation: format!("NVRTC compile of {name}"),
+        reason: what,
+    };
+    if !nvrtc_present() {
+        return Err(fail("the NVRTC library (libnvrtc.so) was not found".into()));
+    }
+    let src = CString::new(source).map_err(|_| fail("source holds a NUL byte".into()))?;
+    let cname = CString::new(name).map_err(|_| fail("name holds a NUL byte".into()))?;
+    let program =
+        nvrtc_result::create_program(&src, Some(&cname)).map_err(|e| fail(format!("{e:?}")))?;
+    let options = [
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_string(),
+    ];
+    // SAFETY: `program` is alive until destroyed below.
+    unsafe {
+        let compiled = nvrtc_result::compile_program(program, &options);
+        let out = match compiled {
+            Ok(()) => nvrtc_result::get_ptx(program)
+                .map(|ptx| {
+                    ptx.iter()
+                        .map(|&c| c as u8)
+                        .take_while(|&c| c != 0)
+                        .chain([0])
+                        .collect()
+                })
+                .map_err(|e| fail(format!("{e:?}"))),
+            Err(e) => {
+                let log = nvrtc_result::get_program_log(program)
+                    .map(|l| {
+                        l.iter()
+                            .map(|&c| c as u8 as char)
+                            .take_while(|&c| c != '\0')
+                            .collect::<String>()
+                    })
+                    .unwrap_or_default();
+                Err(fail(format!("{e:?}\n{log}")))
+            }
+        };
+        let _ = nvrtc_result::destroy_program(program);
+        out
+    }
+}
+
+unsafe impl Driver for CudaDriver {
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "CUDA device {} ({}, {}, compute {}.{})",
+            self.index, self.name, self.uuid, self.compute_capability.0, self.compute_capability.1
+        )
+    }
+
+    fn code_target(&self) -> String {
+        format!(
+            "ptx-compute_{}{}-driver{}",
+            self.compute_capability.0, self.compute_capability.1, self.driver_version
+        )
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<DevicePtr> {
+        self.bind()?;
+        let mut ptr = 0;
+        check(
+            unsafe { cu::cuMemAlloc_v2(&mut ptr, bytes.max(1)) },
+            "cuMemAlloc",
+        )?;
+        Ok(ptr)
+    }
+
+    unsafe fn free(&self, ptr: DevicePtr) {
+        if self.bind().is_ok() {
+            cu::cuMemFree_v2(ptr);
+        }
+    }
+
+    fn alloc_pinned(&self, bytes: usize) -> Result<*mut u8> {
+        self.bind()?;
+        let mut ptr = std::ptr::null_mut();
+        check(
+            unsafe { cu::cuMemHostAlloc(&mut ptr, bytes.max(1), 0) },
+            "cuMemHostAlloc",
+        )?;
+        Ok(ptr as *mut u8)
+    }
+
+    unsafe fn free_pinned(&self, ptr: *mut u8) {
+        if self.bind().is_ok() {
+            cu::cuMemFreeHost(ptr as *mut c_void);
+        }
+    }
+
+    fn stream_create(&self) -> Result<Handle> {
+        self.bind()?;
+        let mut s = std::ptr::null_mut();
+        let flags = cu::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
+        check(
+            unsafe { cu::cuStreamCreate(&mut s, flags) },
+            "cuStreamCreate",
+        )?;
+        Ok(Handle(s as usize))
+    }
+
+    unsafe fn stream_destroy(&self, s: Handle) {
+        if self.bind().is_ok() {
+            cu::cuStreamDestroy_v2(stream(s));
+        }
+    }
+
+    unsafe fn stream_synchronize(&self, s: Handle) -> Result<()> {
+        self.bind()?;
+        check(cu::cuStreamSynchronize(stream(s)), "cuStreamSynchronize")
+    }
+
+    fn event_create(&self) -> Result<Handle> {
+        self.bind()?;
+        let mut e = std::ptr::null_mut();
+        let flags = cu::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+        check(unsafe { cu::cuEventCreate(&mut e, flags) }, "cuEventCreate")?;
+        Ok(Handle(e as usize))
+    }
+
+    unsafe fn event_destroy(&self, e: Handle) {
+        if self.bind().is_ok() {
+            cu::cuEventDestroy_v2(event(e));
+        }
+    }
+
+    unsafe fn event_record(&self, e: Handle, s: Handle) -> Result<()> {
+        self.bind()?;
+        check(cu::cuEventRecord(event(e), stream(s)), "cuEventRecord")
+    }
+
+    unsafe fn stream_wait_event(&self, s: Handle, e: Handle) -> Result<()> {
+        self.bind()?;
+        check(
+            cu::cuStreamWaitEvent(stream(s), event(e), 0),
+            "cuStreamWaitEvent",
+        )
+    }
+
+    unsafe fn event_query(&self, e: Handle) -> Result<bool> {
+        self.bind()?;
+        match cu::cuEventQuery(event(e)) {
+            cu::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            r => check(r, "cuEventQuery").map(|_| true),
+        }
+    }
+
+    unsafe fn event_synchronize(&self, e: Handle) -> Result<()> {
+        self.bind()?;
+        check(cu::cuEventSynchronize(event(e)), "cuEventSynchronize")
+    }
+
+    unsafe fn copy_2d(&self, c: &Copy2d, s: Handle) -> Result<()> {
+        self.bind()?;
+        // Built field by field: the memory-type enums have no zero value.
+        let (src_type, src_host, src_device) = match c.src {
+            Memory::Host(h) => (cu::CUmemorytype::CU_MEMORYTYPE_HOST, h as *const c_void, 0),
+            Memory::Device(d) => (cu::CUmemorytype::CU_MEMORYTYPE_DEVICE, std::ptr::null(), d),
+        };
+        let p = cu::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: src_type,
+            srcHost: src_host,
+            srcDevice: src_device,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: c.src_pitch,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: c.dst,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: c.dst_pitch,
+            WidthInBytes: c.width_bytes,
+            Height: c.height,
+        };
+        check(cu::cuMemcpy2DAsync_v2(&p, stream(s)), "cuMemcpy2DAsync")
+    }
+
+    unsafe fn copy_to_host(
+        &self,
+        dst: *mut u8,
+        src: DevicePtr,
+        bytes: usize,
+        s: Handle,
+    ) -> Result<()> {
+        self.bind()?;
+        check(
+            cu::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, stream(s)),
+            "cuMemcpyDtoHAsync",
+        )
+    }
+
+    unsafe fn memset_u32(&self, dst: DevicePtr, value: u32, count: usize, s: Handle) -> Result<()> {
+        self.bind()?;
+        check(
+            cu::cuMemsetD32Async(dst, value, count, stream(s)),
+            "cuMemsetD32Async",
+        )
+    }
+
+    fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>> {
+        let (major, minor) = self.compute_capability;
+        compile_ptx(source, name, &format!("compute_{major}{minor}"))
+    }
+
+    fn module_load(&self, image: &[u8]) -> Result<Handle> {
+        self.bind()?;
+        let mut m = std::ptr::null_mut();
+        check(
+            unsafe { cu::cuModuleLoadData(&mut m, image.as_ptr() as *const c_void) },
+            "cuModuleLoadData",
+        )?;
+        Ok(Handle(m as usize))
+    }
+
+    unsafe fn module_unload(&self, m: Handle) {
+        if self.bind().is_ok() {
+            cu::cuModuleUnload(m.0 as cu::CUmodule);
+        }
+    }
+
+    unsafe fn function(&self, m: Handle, name: &str) -> Result<Handle> {
+        self.bind()?;
+        let cname = CString::new(name).expect("kernel names are literals");
+        let mut f = std::ptr::null_mut();
+        check(
+            cu::cuModuleGetFunction(&mut f, m.0 as cu::CUmodule, cname.as_ptr()),
+            &format!("cuModuleGetFunction({name})"),
+        )?;
+        Ok(Handle(f as usize))
+    }
+
+    unsafe fn launch(
+        &self,
+        f: Handle,
+        d: &LaunchDims,
+        s: Handle,
+        params: &mut [*mut c_void],
+    ) -> Result<()> {
+        self.bind()?;
+        check(
+            cu::cuLaunchKernel(
+                f.0 as cu::CUfunction,
+                d.grid.0,
+                d.grid.1,
+                d.grid.2,
+                d.block.0,
+                d.block.1,
+                d.block.2,
+                d.shared_bytes,
+                stream(s),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            ),
+            "cuLaunchKernel",
+        )
+    }
+}

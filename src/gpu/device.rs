@@ -1,0 +1,287 @@
+//! The backend-neutral device layer: a [`Gpu`] handle and RAII resources
+//! (device buffers, pinned host buffers, streams, events, modules) that
+//! release themselves on drop, so error paths cannot leak.
+
+use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims};
+use crate::error::Result;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// An open device. Cheap to clone; resources keep it alive.
+#[derive(Clone)]
+pub struct Gpu {
+    driver: Arc<dyn Driver>,
+}
+
+impl Gpu {
+    pub(crate) fn new(driver: Arc<dyn Driver>) -> Self {
+        Self { driver }
+    }
+
+    pub fn backend(&self) -> &'static str {
+        self.driver.backend()
+    }
+
+    /// Name, index and UUID of the device.
+    pub fn describe(&self) -> String {
+        self.driver.describe()
+    }
+
+    pub(crate) fn driver(&self) -> &dyn Driver {
+        &*self.driver
+    }
+
+    pub fn buffer(&self, bytes: usize) -> Result<DeviceBuffer> {
+        Ok(DeviceBuffer {
+            ptr: self.driver.alloc(bytes)?,
+            bytes,
+            gpu: self.clone(),
+        })
+    }
+
+    pub fn pinned(&self, bytes: usize) -> Result<PinnedBuffer> {
+        Ok(PinnedBuffer {
+            ptr: self.driver.alloc_pinned(bytes)?,
+            bytes,
+            gpu: self.clone(),
+        })
+    }
+
+    pub fn stream(&self) -> Result<Stream> {
+        Ok(Stream {
+            handle: self.driver.stream_create()?,
+            gpu: self.clone(),
+        })
+    }
+
+    pub fn event(&self) -> Result<Event> {
+        Ok(Event {
+            handle: self.driver.event_create()?,
+            gpu: self.clone(),
+        })
+    }
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// Device memory, freed on drop.
+pub struct DeviceBuffer {
+    gpu: Gpu,
+    ptr: DevicePtr,
+    bytes: usize,
+}
+
+impl DeviceBuffer {
+    pub fn ptr(&self) -> DevicePtr {
+        self.ptr
+    }
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated by this driver; users finish their streams
+        // before dropping (the owners synchronise in their Drop).
+        unsafe { self.gpu.driver.free(self.ptr) }
+    }
+}
+
+/// Page-locked host memory, freed on drop.
+pub struct PinnedBuffer {
+    gpu: Gpu,
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+// SAFETY: plain memory owned by this value.
+unsafe impl Send for PinnedBuffer {}
+
+impl PinnedBuffer {
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `bytes` bytes allocated at `ptr`, owned by us.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.bytes) }
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) }
+    }
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr
+    }
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr
+    }
+}
+
+impl Drop for PinnedBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated by this driver.
+        unsafe { self.gpu.driver.free_pinned(self.ptr) }
+    }
+}
+
+/// An in-order queue of device work.
+pub struct Stream {
+    gpu: Gpu,
+    handle: Handle,
+}
+
+// SAFETY: streams may be used from any thread.
+unsafe impl Send for Stream {}
+
+impl Stream {
+    /// Waits on the host until all work queued so far has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: our own live stream.
+        unsafe { self.gpu.driver.stream_synchronize(self.handle) }
+    }
+
+    /// Makes later work on this stream wait for `event` (on the device).
+    pub fn wait(&self, event: &Event) -> Result<()> {
+        // SAFETY: both alive, same driver.
+        unsafe { self.gpu.driver.stream_wait_event(self.handle, event.handle) }
+    }
+
+    /// Queues a 2D copy into device memory.
+    ///
+    /// # Safety
+    /// Source and destination must cover the copied rows and stay alive and
+    /// unmodified (host source) until the copy has run.
+    pub unsafe fn copy_2d(&self, copy: &Copy2d) -> Result<()> {
+        self.gpu.driver.copy_2d(copy, self.handle)
+    }
+
+    /// Queues a copy of `dst.len()` bytes from device memory to pinned memory.
+    ///
+    /// # Safety
+    /// `dst` must not be read before the copy has run (wait on an event).
+    pub unsafe fn copy_to_pinned(&self, dst: &mut PinnedBuffer, src: &DeviceBuffer) -> Result<()> {
+        let bytes = dst.bytes.min(src.bytes);
+        self.gpu
+            .driver
+            .copy_to_host(dst.as_mut_ptr(), src.ptr, bytes, self.handle)
+    }
+
+    /// Queues filling a buffer with a 32-bit value.
+    pub fn fill_u32(&self, dst: &DeviceBuffer, value: u32) -> Result<()> {
+        // SAFETY: the buffer is alive and holds len / 4 words.
+        unsafe {
+            self.gpu
+                .driver
+                .memset_u32(dst.ptr, value, dst.bytes / 4, self.handle)
+        }
+    }
+
+    /// Queues a kernel launch.
+    ///
+    /// # Safety
+    /// `params` must point at values matching the kernel's parameters, and
+    /// any device memory the kernel touches must stay alive until it ran.
+    pub unsafe fn launch(
+        &self,
+        function: &Function,
+        dims: &LaunchDims,
+        params: &mut [*mut c_void],
+    ) -> Result<()> {
+        self.gpu
+            .driver
+            .launch(function.handle, dims, self.handle, params)
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: ours; pending work finishes first so buffers outlive it.
+        unsafe {
+            let _ = self.gpu.driver.stream_synchronize(self.handle);
+            self.gpu.driver.stream_destroy(self.handle);
+        }
+    }
+}
+
+/// A marker in a stream: record, wait (device side), query, synchronise.
+pub struct Event {
+    gpu: Gpu,
+    handle: Handle,
+}
+
+// SAFETY: events may be used from any thread.
+unsafe impl Send for Event {}
+
+impl Event {
+    pub fn record(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: both alive, same driver.
+        unsafe { self.gpu.driver.event_record(self.handle, stream.handle) }
+    }
+
+    /// True once the work before the last record has completed.
+    pub fn is_done(&self) -> Result<bool> {
+        // SAFETY: our own live event.
+        unsafe { self.gpu.driver.event_query(self.handle) }
+    }
+
+    /// Waits on the host for the work before the last record.
+    pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: our own live event.
+        unsafe { self.gpu.driver.event_synchronize(self.handle) }
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: ours.
+        unsafe { self.gpu.driver.event_destroy(self.handle) }
+    }
+}
+
+/// A loaded module; its functions live as long as it does.
+pub struct Module {
+    gpu: Gpu,
+    handle: Handle,
+}
+
+// SAFETY: modules may be used from any thread.
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+impl Module {
+    pub(crate) fn load(gpu: &Gpu, image: &[u8]) -> Result<Self> {
+        Ok(Self {
+            handle: gpu.driver.module_load(image)?,
+            gpu: gpu.clone(),
+        })
+    }
+
+    pub fn function(self: &Arc<Self>, name: &str) -> Result<Function> {
+        Ok(Function {
+            // SAFETY: our module is alive.
+            handle: unsafe { self.gpu.driver.function(self.handle, name)? },
+            _module: self.clone(),
+        })
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: ours; Functions hold an Arc, so none is left.
+        unsafe { self.gpu.driver.module_unload(self.handle) }
+    }
+}
+
+/// A kernel entry point.
+pub struct Function {
+    handle: Handle,
+    _module: Arc<Module>,
+}
+
+// SAFETY: function handles may be used from any thread.
+unsafe impl Send for Function {}

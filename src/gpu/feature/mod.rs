@@ -1,0 +1,59 @@
+//! GPU extractors: the same libvmaf names, options and outputs as their CPU
+//! counterparts, with the per-pixel work in kernels.
+//!
+//! A GPU extractor queues a frame's work on the context's stream
+//! ([`GpuExtractor::enqueue`]) and hands its values over later
+//! ([`GpuExtractor::complete`]), so the host reads the next frame while the
+//! device works. Each frame clears its accumulators before its kernels.
+
+mod motion;
+mod psnr;
+mod readback;
+
+use super::device::{Gpu, Stream};
+use super::planes::FramePlanes;
+use crate::error::Result;
+use crate::feature::{FeatureSink, Options};
+use crate::picture::{PictureFormat, PlaneMask};
+
+pub trait GpuExtractor: Send {
+    fn name(&self) -> &'static str;
+
+    /// The planes the kernels read (the context uploads only these).
+    fn planes(&self) -> PlaneMask;
+
+    /// Queues frame `index`'s work on `stream`. Frames come in order.
+    fn enqueue(&mut self, index: u32, planes: &FramePlanes<'_>, stream: &Stream) -> Result<()>;
+
+    /// Waits for the oldest queued frame and emits its values; returns its
+    /// index, or `None` when nothing is queued.
+    fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>>;
+
+    /// Emits what is left after the last frame (all frames completed).
+    fn flush(&mut self, _sink: &mut FeatureSink) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The GPU version of extractor `name`, if there is one.
+pub fn create(
+    name: &str,
+    options: &Options,
+    format: &PictureFormat,
+    gpu: &Gpu,
+) -> Option<Result<Box<dyn GpuExtractor>>> {
+    match name {
+        "psnr" => Some(
+            psnr::GpuPsnr::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
+        "motion" => Some(
+            motion::GpuMotion::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
+        _ => None,
+    }
+}
+
+/// Names of the extractors with a GPU version.
+pub const AVAILABLE: &[&str] = &["psnr", "motion"];

@@ -1,0 +1,176 @@
+//! Integer `motion` on the GPU: the blurred-difference SAD in kernels
+//! (kernels/motion.cu) against earlier reference luma kept on the device;
+//! scores and the `motion2`/`motion3` window are the CPU extractor's, so
+//! per-frame values are bit-identical.
+
+use super::readback::Readback;
+use super::GpuExtractor;
+use crate::error::Result;
+use crate::feature::motion::MotionOutputs;
+use crate::feature::{FeatureSink, Options};
+use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
+use crate::gpu::driver::{Copy2d, LaunchDims, Memory};
+use crate::gpu::kernels;
+use crate::gpu::planes::FramePlanes;
+use crate::picture::{PictureFormat, PlaneId, PlaneMask};
+use std::ffi::c_void;
+
+/// Threads per block: the SAD kernel's shared scratch has this many entries.
+const THREADS: u32 = 256;
+
+struct Kernels {
+    vertical: Function,
+    horizontal: Function,
+}
+
+pub(super) struct GpuMotion {
+    outputs: MotionOutputs,
+    format: PictureFormat,
+    /// Earlier reference luma planes: slot `i % depth` holds frame `i`.
+    history: Vec<DeviceBuffer>,
+    history_pitch: usize,
+    /// The vertical pass, `width * height` i32.
+    vertical: Option<DeviceBuffer>,
+    kernels: Option<Kernels>,
+    results: Readback,
+    /// The next frame `enqueue` expects.
+    next_index: u32,
+}
+
+impl GpuMotion {
+    pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
+        let outputs = MotionOutputs::create(options, format)?;
+        let (w, h) = (format.width as usize, format.height as usize);
+        let history_pitch = (w * format.bytes_per_sample()).div_ceil(256) * 256;
+        let (history, vertical, kernels) = if outputs.force_zero() {
+            (Vec::new(), None, None)
+        } else {
+            let module = kernels::load(gpu, "motion.cu")?;
+            let suffix = if format.bytes_per_sample() == 1 {
+                "u8"
+            } else {
+                "u16"
+            };
+            (
+                (0..outputs.depth())
+                    .map(|_| gpu.buffer(history_pitch * h))
+                    .collect::<Result<_>>()?,
+                Some(gpu.buffer(w * h * 4)?),
+                Some(Kernels {
+                    vertical: module.function(&format!("motion_vertical_{suffix}"))?,
+                    horizontal: module.function("motion_horizontal_sad")?,
+                }),
+            )
+        };
+        Ok(Self {
+            results: Readback::new(gpu, 1)?,
+            outputs,
+            format: *format,
+            history,
+            history_pitch,
+            vertical,
+            kernels,
+            next_index: 0,
+        })
+    }
+}
+
+impl GpuExtractor for GpuMotion {
+    fn name(&self) -> &'static str {
+        "motion"
+    }
+
+    fn planes(&self) -> PlaneMask {
+        PlaneMask::LUMA
+    }
+
+    fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
+        if index != self.next_index {
+            return Err(crate::error::Error::Extractor {
+                extractor: "motion".into(),
+                reason: format!(
+                    "frames must arrive in order from 0: expected frame {}, got {index}",
+                    self.next_index
+                ),
+            });
+        }
+        self.next_index += 1;
+        let (Some(k), Some(vertical)) = (&self.kernels, &self.vertical) else {
+            self.results.skip(index);
+            return Ok(());
+        };
+        let cur = frame.reference(PlaneId::Y)?;
+        let slot = &self.history[index as usize % self.history.len()];
+        if index >= self.outputs.depth() {
+            let totals = self.results.begin(stream)?.ptr();
+            let (mut pp, mut ppitch) = (slot.ptr(), self.history_pitch as u32);
+            let (mut cp, mut cpitch) = (cur.ptr, cur.pitch as u32);
+            let (mut w, mut h) = (cur.width as u32, cur.height as u32);
+            let mut bd = self.format.bit_depth as u32;
+            let mut out = vertical.ptr();
+            let mut params: [*mut c_void; 8] = [
+                &mut pp as *mut _ as *mut c_void,
+                &mut ppitch as *mut _ as *mut c_void,
+                &mut cp as *mut _ as *mut c_void,
+                &mut cpitch as *mut _ as *mut c_void,
+                &mut w as *mut _ as *mut c_void,
+                &mut h as *mut _ as *mut c_void,
+                &mut bd as *mut _ as *mut c_void,
+                &mut out as *mut _ as *mut c_void,
+            ];
+            let dims = LaunchDims {
+                grid: (w.div_ceil(THREADS), h, 1),
+                block: (THREADS, 1, 1),
+                shared_bytes: 0,
+            };
+            // SAFETY: parameters match motion_vertical_*; buffers are ours
+            // or context-owned and outlive the stream's work.
+            unsafe { stream.launch(&k.vertical, &dims, &mut params)? };
+            let mut total = totals;
+            let mut params: [*mut c_void; 4] = [
+                &mut out as *mut _ as *mut c_void,
+                &mut w as *mut _ as *mut c_void,
+                &mut h as *mut _ as *mut c_void,
+                &mut total as *mut _ as *mut c_void,
+            ];
+            let dims = LaunchDims {
+                grid: (h.min(65535), 1, 1),
+                block: (THREADS, 1, 1),
+                shared_bytes: 0,
+            };
+            // SAFETY: parameters match motion_horizontal_sad.
+            unsafe { stream.launch(&k.horizontal, &dims, &mut params)? };
+            self.results.end(index, stream)?;
+        } else {
+            self.results.skip(index);
+        }
+        // Keep this frame's luma for later frames (device to device, after
+        // the kernels that read the slot's previous contents, in stream order).
+        let copy = Copy2d {
+            src: Memory::Device(cur.ptr),
+            src_pitch: cur.pitch,
+            dst: slot.ptr(),
+            dst_pitch: self.history_pitch,
+            width_bytes: cur.width * self.format.bytes_per_sample(),
+            height: cur.height,
+        };
+        // SAFETY: both buffers cover the rows and outlive the stream's work.
+        unsafe { stream.copy_2d(&copy) }
+    }
+
+    fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
+        Ok(match self.results.complete()? {
+            None => None,
+            Some((index, values)) => {
+                let area = self.format.width.wrapping_mul(self.format.height);
+                self.outputs.frame(index, values.map(|v| v[0]), area, sink);
+                Some(index)
+            }
+        })
+    }
+
+    fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {
+        self.outputs.flush(sink);
+        Ok(())
+    }
+}

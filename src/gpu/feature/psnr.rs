@@ -1,0 +1,106 @@
+//! `psnr` on the GPU: per-plane sums of squared errors in a kernel
+//! (kernels/psnr.cu), everything else shared with the CPU extractor, so
+//! per-frame values are bit-identical.
+
+use super::readback::Readback;
+use super::GpuExtractor;
+use crate::error::Result;
+use crate::feature::psnr::Psnr;
+use crate::feature::{FeatureSink, Options};
+use crate::gpu::device::{Function, Gpu, Stream};
+use crate::gpu::driver::LaunchDims;
+use crate::gpu::kernels;
+use crate::gpu::planes::FramePlanes;
+use crate::picture::{PictureFormat, PlaneId, PlaneMask};
+use std::ffi::c_void;
+
+/// Threads per block: the kernel's shared scratch has this many entries.
+const THREADS: u32 = 256;
+
+pub(super) struct GpuPsnr {
+    scorer: Psnr,
+    planes: Vec<(PlaneId, usize, usize)>,
+    sse: Function,
+    results: Readback,
+}
+
+impl GpuPsnr {
+    pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
+        let scorer = Psnr::create(options, format)?;
+        let planes: Vec<_> = scorer.scored_planes().collect();
+        let module = kernels::load(gpu, "psnr.cu")?;
+        let sse = module.function(if format.bytes_per_sample() == 1 {
+            "psnr_sse_u8"
+        } else {
+            "psnr_sse_u16"
+        })?;
+        Ok(Self {
+            results: Readback::new(gpu, planes.len())?,
+            scorer,
+            planes,
+            sse,
+        })
+    }
+}
+
+impl GpuExtractor for GpuPsnr {
+    fn name(&self) -> &'static str {
+        "psnr"
+    }
+
+    fn planes(&self) -> PlaneMask {
+        if self.planes.len() == 3 {
+            PlaneMask::ALL
+        } else {
+            PlaneMask::LUMA
+        }
+    }
+
+    fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
+        let totals = self.results.begin(stream)?.ptr();
+        for (i, &(id, width, height)) in self.planes.iter().enumerate() {
+            let (r, d) = (frame.reference(id)?, frame.distorted(id)?);
+            if width == 0 || height == 0 {
+                continue;
+            }
+            let (mut rp, mut rpitch) = (r.ptr, r.pitch as u32);
+            let (mut dp, mut dpitch) = (d.ptr, d.pitch as u32);
+            let (mut w, mut h) = (width as u32, height as u32);
+            let mut total = totals + 8 * i as u64;
+            let mut params: [*mut c_void; 7] = [
+                &mut rp as *mut _ as *mut c_void,
+                &mut rpitch as *mut _ as *mut c_void,
+                &mut dp as *mut _ as *mut c_void,
+                &mut dpitch as *mut _ as *mut c_void,
+                &mut w as *mut _ as *mut c_void,
+                &mut h as *mut _ as *mut c_void,
+                &mut total as *mut _ as *mut c_void,
+            ];
+            let dims = LaunchDims {
+                grid: (h.min(65535), 1, 1),
+                block: (THREADS, 1, 1),
+                shared_bytes: 0,
+            };
+            // SAFETY: the parameters match psnr_sse_*; the planes and the
+            // accumulators stay alive (context-owned) until the stream ran.
+            unsafe { stream.launch(&self.sse, &dims, &mut params)? };
+        }
+        self.results.end(index, stream)
+    }
+
+    fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
+        Ok(match self.results.complete()? {
+            None => None,
+            Some((index, values)) => {
+                let sses = values.expect("psnr launches every frame");
+                self.scorer.emit_frame(index, &sses, sink);
+                Some(index)
+            }
+        })
+    }
+
+    fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {
+        use crate::feature::Extractor;
+        self.scorer.flush(sink)
+    }
+}

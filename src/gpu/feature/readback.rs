@@ -1,0 +1,92 @@
+//! Per-frame integer results of a GPU extractor: device accumulators that
+//! each frame clears before its kernels, copied back to pinned memory and
+//! read once their event fires. Two slots, so frame `i + 1` can be queued
+//! before frame `i` is read.
+
+use crate::error::{Error, Result};
+use crate::gpu::device::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
+use std::collections::VecDeque;
+
+struct Slot {
+    device: DeviceBuffer,
+    host: PinnedBuffer,
+    done: Event,
+}
+
+pub(super) struct Readback {
+    slots: [Slot; 2],
+    /// Queued frames, oldest first, with the slot holding their values
+    /// (`None`: the frame launched nothing).
+    queue: VecDeque<(u32, Option<usize>)>,
+    next_slot: usize,
+    words: usize,
+}
+
+impl Readback {
+    /// Accumulators of `words` u64 values per frame.
+    pub(super) fn new(gpu: &Gpu, words: usize) -> Result<Self> {
+        let slot = || -> Result<Slot> {
+            Ok(Slot {
+                device: gpu.buffer(words * 8)?,
+                host: gpu.pinned(words * 8)?,
+                done: gpu.event()?,
+            })
+        };
+        Ok(Self {
+            slots: [slot()?, slot()?],
+            queue: VecDeque::new(),
+            next_slot: 0,
+            words,
+        })
+    }
+
+    /// Clears the next slot's accumulators on `stream` and returns them for
+    /// the frame's kernels; [`Readback::end`] must follow.
+    pub(super) fn begin(&mut self, stream: &Stream) -> Result<&DeviceBuffer> {
+        if self.queue.iter().filter(|(_, s)| s.is_some()).count() >= self.slots.len() {
+            return Err(Error::Gpu {
+                backend: "readback".into(),
+                operation: "begin".into(),
+                reason: "both result slots are in flight: complete a frame first".into(),
+            });
+        }
+        let slot = &self.slots[self.next_slot];
+        stream.fill_u32(&slot.device, 0)?;
+        Ok(&slot.device)
+    }
+
+    /// Queues the copy of the accumulators filled since `begin`.
+    pub(super) fn end(&mut self, index: u32, stream: &Stream) -> Result<()> {
+        let s = self.next_slot;
+        let slot = &mut self.slots[s];
+        // SAFETY: `host` is read only after `done` fires.
+        unsafe { stream.copy_to_pinned(&mut slot.host, &slot.device)? };
+        slot.done.record(stream)?;
+        self.queue.push_back((index, Some(s)));
+        self.next_slot = (s + 1) % self.slots.len();
+        Ok(())
+    }
+
+    /// Records a frame that launched no work (its values need none).
+    pub(super) fn skip(&mut self, index: u32) {
+        self.queue.push_back((index, None));
+    }
+
+    /// Waits for the oldest frame: its index and values (`None` for a
+    /// skipped frame); `None` when nothing is queued.
+    pub(super) fn complete(&mut self) -> Result<Option<(u32, Option<Vec<u64>>)>> {
+        let Some((index, slot)) = self.queue.pop_front() else {
+            return Ok(None);
+        };
+        let Some(s) = slot else {
+            return Ok(Some((index, None)));
+        };
+        let slot = &self.slots[s];
+        slot.done.synchronize()?;
+        let values = slot.host.as_slice()[..self.words * 8]
+            .chunks_exact(8)
+            .map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes")))
+            .collect();
+        Ok(Some((index, Some(values))))
+    }
+}

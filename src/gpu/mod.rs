@@ -1,0 +1,156 @@
+//! GPU backends: CUDA (NVIDIA) and HIP (AMD) behind one backend-neutral
+//! device layer.
+//!
+//! * [`driver`]: the small trait a vendor runtime implements; [`cuda`] and
+//!   [`hip`] are the only files that call FFI, and load their runtime at run
+//!   time (a machine without it gets [`Error::BackendUnavailable`]).
+//! * [`device`]: RAII buffers, pinned buffers, streams, events, modules.
+//! * [`kernels`]: kernels/*.cu compiled at run time, cached on disk.
+//! * [`planes`]: a frame's planes uploaded once into context-owned buffers.
+//! * [`feature`]: GPU extractors, same names and outputs as the CPU ones.
+
+pub mod cuda;
+pub mod device;
+pub mod driver;
+pub mod feature;
+pub mod hip;
+pub mod kernels;
+pub mod planes;
+
+pub use device::Gpu;
+
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// Which GPU runtime to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuBackend {
+    Cuda,
+    Hip,
+}
+
+impl fmt::Display for GpuBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Cuda => "cuda",
+            Self::Hip => "hip",
+        })
+    }
+}
+
+/// Which device of a backend: by index, or by UUID (`GPU-xxxxxxxx-...`
+/// as `nvidia-smi -L` prints it, with or without the prefix and dashes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceSelector {
+    Index(u32),
+    Uuid(String),
+}
+
+impl Default for DeviceSelector {
+    fn default() -> Self {
+        Self::Index(0)
+    }
+}
+
+impl DeviceSelector {
+    /// Parses a number as an index, anything else as a UUID.
+    pub fn parse(s: &str) -> Result<Self> {
+        if let Ok(i) = s.parse() {
+            return Ok(Self::Index(i));
+        }
+        let hex = normalize_uuid(s);
+        if hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            Ok(Self::Uuid(hex))
+        } else {
+            Err(Error::InvalidArgument(format!(
+                "device '{s}': expected an index or a UUID like GPU-01234567-89ab-cdef-0123-456789abcdef"
+            )))
+        }
+    }
+
+    /// Does the device with this index and (formatted) UUID match?
+    pub fn matches(&self, index: u32, uuid: &str) -> bool {
+        match self {
+            Self::Index(i) => *i == index,
+            Self::Uuid(u) => *u == normalize_uuid(uuid),
+        }
+    }
+}
+
+impl fmt::Display for DeviceSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Index(i) => write!(f, "index {i}"),
+            Self::Uuid(u) => write!(f, "UUID {u}"),
+        }
+    }
+}
+
+fn normalize_uuid(s: &str) -> String {
+    let s = s.trim();
+    let s = s.strip_prefix("GPU-").unwrap_or(s);
+    s.chars()
+        .filter(|&c| c != '-')
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
+/// `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as nvidia-smi prints UUIDs.
+pub(crate) fn format_uuid(bytes: &[u8; 16]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// Opens a device of `backend`. Errors name what is missing: the runtime
+/// library, a device, or the selected device.
+pub fn open(backend: GpuBackend, selector: &DeviceSelector) -> Result<Gpu> {
+    let driver: std::sync::Arc<dyn driver::Driver> = match backend {
+        GpuBackend::Cuda => std::sync::Arc::new(cuda::CudaDriver::open(selector)?),
+        GpuBackend::Hip => std::sync::Arc::new(hip::HipDriver::open(selector)?),
+    };
+    Ok(Gpu::new(driver))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_parse_indices_and_uuids() {
+        assert_eq!(
+            DeviceSelector::parse("1").unwrap(),
+            DeviceSelector::Index(1)
+        );
+        let s = DeviceSelector::parse("GPU-0123ABCD-89ab-cdef-0123-456789abcdef").unwrap();
+        let bytes = [
+            0x01, 0x23, 0xab, 0xcd, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab,
+            0xcd, 0xef,
+        ];
+        assert!(s.matches(5, &format_uuid(&bytes)));
+        assert!(!s.matches(0, &format_uuid(&[0; 16])));
+        assert!(DeviceSelector::parse("GPU-xyz").is_err());
+    }
+
+    #[test]
+    fn missing_runtime_is_a_clear_error() {
+        if !cuda::driver_present() {
+            let e = open(GpuBackend::Cuda, &DeviceSelector::default())
+                .err()
+                .unwrap();
+            assert!(e.to_string().contains("libcuda"), "{e}");
+        }
+        if !hip::runtime_present() {
+            let e = open(GpuBackend::Hip, &DeviceSelector::default())
+                .err()
+                .unwrap();
+            assert!(e.to_string().contains("libamdhip64"), "{e}");
+        }
+    }
+}

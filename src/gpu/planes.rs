@@ -1,0 +1,175 @@
+//! Shared planes: each plane some extractor reads is uploaded once per
+//! frame into device buffers the context owns, and every GPU extractor
+//! reads it there.
+//!
+//! Uploads go through pinned staging buffers: `upload` copies the host
+//! picture into staging on the CPU and queues the staging → device copy,
+//! so the caller may refill its picture as soon as `upload` returns, and
+//! nothing waits for kernels. Two staging sets alternate; a set is reused
+//! only once its previous copy has completed (an event per set).
+
+use super::device::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
+use super::driver::{Copy2d, DevicePtr, Memory};
+use crate::error::{Error, Result};
+use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneSamples};
+
+/// Device row pitch alignment, in bytes.
+const PITCH_ALIGN: usize = 256;
+
+/// A plane in device memory, as kernels see it.
+#[derive(Debug, Clone, Copy)]
+pub struct DevicePlane {
+    pub ptr: DevicePtr,
+    /// Row pitch in bytes.
+    pub pitch: usize,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// The device copies of one frame pair's needed planes.
+pub struct FramePlanes<'a> {
+    planes: &'a [[Option<DevicePlane>; 3]; 2],
+}
+
+impl FramePlanes<'_> {
+    pub fn reference(&self, plane: PlaneId) -> Result<DevicePlane> {
+        self.get(0, plane)
+    }
+    pub fn distorted(&self, plane: PlaneId) -> Result<DevicePlane> {
+        self.get(1, plane)
+    }
+    fn get(&self, side: usize, plane: PlaneId) -> Result<DevicePlane> {
+        self.planes[side][plane.index()].ok_or_else(|| Error::Gpu {
+            backend: "planes".into(),
+            operation: "read".into(),
+            reason: format!("plane {plane} was not uploaded (no extractor declared it)"),
+        })
+    }
+}
+
+struct Staging {
+    buffers: Vec<PinnedBuffer>,
+    copied: Event,
+}
+
+/// Device buffers for the needed planes of a reference and a distorted
+/// picture, and the staging to fill them.
+pub struct SharedPlanes {
+    format: PictureFormat,
+    mask: PlaneMask,
+    /// Owns the memory `views` point into.
+    _device: Vec<DeviceBuffer>,
+    views: [[Option<DevicePlane>; 3]; 2],
+    staging: [Staging; 2],
+    frames: u64,
+}
+
+impl SharedPlanes {
+    pub fn new(gpu: &Gpu, format: PictureFormat, mask: PlaneMask) -> Result<Self> {
+        let bps = format.bytes_per_sample();
+        let planes: Vec<PlaneId> = mask
+            .planes()
+            .filter(|p| p.index() < format.plane_count())
+            .collect();
+        let mut device = Vec::new();
+        let mut views = [[None; 3]; 2];
+        for side in views.iter_mut() {
+            for &p in &planes {
+                let (w, h) = format.plane_size(p);
+                let pitch = (w * bps).div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
+                let buffer = gpu.buffer(pitch * h)?;
+                side[p.index()] = Some(DevicePlane {
+                    ptr: buffer.ptr(),
+                    pitch,
+                    width: w,
+                    height: h,
+                });
+                device.push(buffer);
+            }
+        }
+        let staging_set = || -> Result<Staging> {
+            Ok(Staging {
+                buffers: Vec::new(),
+                copied: gpu.event()?,
+            })
+        };
+        Ok(Self {
+            format,
+            mask,
+            _device: device,
+            views,
+            staging: [staging_set()?, staging_set()?],
+            frames: 0,
+        })
+    }
+
+    pub fn mask(&self) -> PlaneMask {
+        self.mask
+    }
+
+    /// Queues the upload of the needed planes of a pair on `stream`. On
+    /// return the pictures are no longer read.
+    pub fn upload(
+        &mut self,
+        gpu: &Gpu,
+        stream: &Stream,
+        reference: &HostPicture,
+        distorted: &HostPicture,
+    ) -> Result<FramePlanes<'_>> {
+        let set = &mut self.staging[(self.frames % 2) as usize];
+        self.frames += 1;
+        // The copy that last read this staging set must be done.
+        set.copied.synchronize()?;
+        let mut n = 0;
+        for (side, picture) in [reference, distorted].into_iter().enumerate() {
+            if picture.format() != &self.format {
+                return Err(Error::PictureMismatch(format!(
+                    "GPU planes were set up for {}, got {}",
+                    self.format,
+                    picture.format()
+                )));
+            }
+            for plane in PlaneId::ALL {
+                let Some(view) = self.views[side][plane.index()] else {
+                    continue;
+                };
+                let (bytes, pitch) = plane_bytes(picture, plane);
+                if set.buffers.len() <= n {
+                    set.buffers.push(gpu.pinned(bytes.len())?);
+                }
+                let staging = &mut set.buffers[n];
+                n += 1;
+                staging.as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
+                let copy = Copy2d {
+                    src: Memory::Host(staging.as_ptr()),
+                    src_pitch: pitch,
+                    dst: view.ptr,
+                    dst_pitch: view.pitch,
+                    width_bytes: view.width * self.format.bytes_per_sample(),
+                    height: view.height,
+                };
+                // SAFETY: staging and the device plane cover the rows; the
+                // staging set is not touched again before `copied` fires.
+                unsafe { stream.copy_2d(&copy)? };
+            }
+        }
+        set.copied.record(stream)?;
+        Ok(FramePlanes {
+            planes: &self.views,
+        })
+    }
+}
+
+/// A plane's stored bytes (rows `pitch` bytes apart).
+fn plane_bytes(picture: &HostPicture, plane: PlaneId) -> (&[u8], usize) {
+    match picture.plane(plane) {
+        PlaneSamples::U8(p) => (&p.data[..p.stride * p.height], p.stride),
+        PlaneSamples::U16(p) => {
+            let data = &p.data[..p.stride * p.height];
+            // SAFETY: u16 has no invalid bit patterns and u8 no alignment.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, data.len() * 2) };
+            (bytes, p.stride * 2)
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! GPU extractors against the CPU ones: same feature names, same order,
+//! bit-identical per-frame values, on the golden pairs. Without a GPU each
+//! test prints why it skipped and passes.
+
+mod common;
+
+use common::{Pair, PAIRS};
+use vmafx::feature::options::parse_key_values;
+use vmafx::gpu::{self, cuda, DeviceSelector, Gpu, GpuBackend};
+use vmafx::{ContextBuilder, FeatureScores};
+
+/// The CUDA device, or why there is none (printed as the skip reason).
+fn cuda_gpu() -> Option<Gpu> {
+    if !cuda::driver_present() {
+        println!("skipped: no CUDA device (libcuda not found)");
+        return None;
+    }
+    match gpu::open(GpuBackend::Cuda, &DeviceSelector::default()) {
+        Ok(g) => {
+            println!("running on {}", g.describe());
+            Some(g)
+        }
+        Err(e) => {
+            println!("skipped: no CUDA device ({e})");
+            None
+        }
+    }
+}
+
+fn score(
+    pair: &Pair,
+    features: &[(&str, &str)],
+    subsample: u32,
+    gpu: Option<&Gpu>,
+) -> FeatureScores {
+    score_threads(pair, features, subsample, gpu, 1)
+}
+
+fn score_threads(
+    pair: &Pair,
+    features: &[(&str, &str)],
+    subsample: u32,
+    gpu: Option<&Gpu>,
+    threads: usize,
+) -> FeatureScores {
+    let mut b = ContextBuilder::new(pair.format())
+        .subsample(subsample)
+        .threads(threads);
+    for (name, opts) in features {
+        b = b.feature(name, parse_key_values(name, opts).unwrap());
+    }
+    if let Some(g) = gpu {
+        b = b.gpu(g.clone());
+    }
+    let mut ctx = b.build().unwrap();
+    for (r, d) in pair.reference().into_iter().zip(pair.distorted_pictures()) {
+        ctx.submit(r, d).unwrap();
+    }
+    ctx.finish().unwrap()
+}
+
+/// Exact equality: names, order and the bits of every value.
+fn assert_identical(what: &str, cpu: &FeatureScores, gpu: &FeatureScores) {
+    assert_eq!(cpu.frames.len(), gpu.frames.len(), "{what}: frame count");
+    for ((ci, cv), (gi, gv)) in cpu.frames.iter().zip(&gpu.frames) {
+        assert_eq!(ci, gi, "{what}: frame index");
+        let cn: Vec<&str> = cv.iter().map(|(n, _)| n.as_str()).collect();
+        let gn: Vec<&str> = gv.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(cn, gn, "{what} frame {ci}: feature names");
+        for ((n, c), (_, g)) in cv.iter().zip(gv) {
+            assert_eq!(
+                c.to_bits(),
+                g.to_bits(),
+                "{what} frame {ci} {n}: CPU {c:.17e} GPU {g:.17e}"
+            );
+        }
+    }
+    let ca: Vec<_> = cpu
+        .aggregate
+        .iter()
+        .map(|(n, v)| (n.clone(), v.to_bits()))
+        .collect();
+    let ga: Vec<_> = gpu
+        .aggregate
+        .iter()
+        .map(|(n, v)| (n.clone(), v.to_bits()))
+        .collect();
+    assert_eq!(ca, ga, "{what}: aggregates");
+}
+
+fn check_all_pairs(gpu: &Gpu, features: &[(&str, &str)], subsample: u32) {
+    for pair in PAIRS {
+        let what = format!("{} {features:?} subsample {subsample}", pair.name());
+        let cpu = score(pair, features, subsample, None);
+        let on_gpu = score(pair, features, subsample, Some(gpu));
+        assert_identical(&what, &cpu, &on_gpu);
+        println!("{what}: {} frames bit-identical", cpu.frames.len());
+    }
+}
+
+#[test]
+fn psnr_matches_cpu_bit_for_bit() {
+    let Some(gpu) = cuda_gpu() else { return };
+    check_all_pairs(&gpu, &[("psnr", "")], 1);
+    check_all_pairs(&gpu, &[("psnr", "enable_mse=true:enable_apsnr=true")], 3);
+}
+
+#[test]
+fn motion_matches_cpu_bit_for_bit() {
+    let Some(gpu) = cuda_gpu() else { return };
+    check_all_pairs(&gpu, &[("motion", "debug=true")], 1);
+    check_all_pairs(
+        &gpu,
+        &[(
+            "motion",
+            "motion_five_frame_window=true:motion_moving_average=true",
+        )],
+        3,
+    );
+}
+
+#[test]
+fn gpu_and_cpu_extractors_mix() {
+    let Some(gpu) = cuda_gpu() else { return };
+    // float_psnr and float_ssim have no GPU version: they run on the host
+    // beside the GPU ones, inline or on worker threads.
+    let features = [
+        ("motion", ""),
+        ("float_psnr", ""),
+        ("psnr", "enable_chroma=false:enable_apsnr=true"),
+        ("float_ssim", ""),
+    ];
+    for pair in &PAIRS[..2] {
+        let cpu = score(pair, &features, 1, None);
+        for threads in [1, 3] {
+            let on_gpu = score_threads(pair, &features, 2, Some(&gpu), threads);
+            let cpu_sub = score(pair, &features, 2, None);
+            assert_identical(
+                &format!("{} threads {threads}", pair.name()),
+                &cpu_sub,
+                &on_gpu,
+            );
+        }
+        let on_gpu = score(pair, &features, 1, Some(&gpu));
+        assert_identical(&pair.name(), &cpu, &on_gpu);
+        println!(
+            "{}: GPU + host extractors (inline and 3 threads) bit-identical",
+            pair.name()
+        );
+    }
+}
+
+#[test]
+fn missing_runtimes_are_named() {
+    if !cuda::driver_present() {
+        let e = gpu::open(GpuBackend::Cuda, &DeviceSelector::default()).unwrap_err();
+        println!("as expected without libcuda: {e}");
+        assert!(e.to_string().contains("libcuda"), "{e}");
+    } else {
+        println!("skipped: libcuda is present, the missing-runtime error cannot be seen here");
+    }
+    if !gpu::hip::runtime_present() {
+        let e = gpu::open(GpuBackend::Hip, &DeviceSelector::default()).unwrap_err();
+        println!("as expected without ROCm: {e}");
+        assert!(e.to_string().contains("libamdhip64"), "{e}");
+    }
+}
+
+#[test]
+fn devices_are_selected_by_uuid() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let described = gpu.describe();
+    let uuid = described
+        .split(", ")
+        .find(|s| s.starts_with("GPU-"))
+        .unwrap()
+        .to_string();
+    let again = gpu::open(GpuBackend::Cuda, &DeviceSelector::parse(&uuid).unwrap()).unwrap();
+    assert_eq!(again.describe(), described);
+    let none = gpu::open(GpuBackend::Cuda, &DeviceSelector::Index(999)).unwrap_err();
+    println!("{none}");
+}
+
+#[test]
+fn device_layer_copies_streams_and_events() {
+    use vmafx::gpu::driver::{Copy2d, Memory};
+    let Some(gpu) = cuda_gpu() else { return };
+    // A 37x5 "plane" with a host pitch of 40, uploaded to a device pitch of
+    // 256, copied device to device into a tight buffer on a second stream
+    // that waits for the first through an event, then read back.
+    let (w, h, host_pitch, dev_pitch) = (37usize, 5usize, 40usize, 256usize);
+    let mut host = gpu.pinned(host_pitch * h).unwrap();
+    for (i, b) in host.as_mut_slice().iter_mut().enumerate() {
+        *b = (i * 7 % 251) as u8;
+    }
+    let pitched = gpu.buffer(dev_pitch * h).unwrap();
+    let tight = gpu.buffer(w * h).unwrap();
+    let mut back = gpu.pinned(w * h).unwrap();
+    let (upload, work) = (gpu.stream().unwrap(), gpu.stream().unwrap());
+    let (uploaded, done) = (gpu.event().unwrap(), gpu.event().unwrap());
+    unsafe {
+        upload
+            .copy_2d(&Copy2d {
+                src: Memory::Host(host.as_ptr()),
+                src_pitch: host_pitch,
+                dst: pitched.ptr(),
+                dst_pitch: dev_pitch,
+                width_bytes: w,
+                height: h,
+            })
+            .unwrap();
+        uploaded.record(&upload).unwrap();
+        work.wait(&uploaded).unwrap();
+        work.copy_2d(&Copy2d {
+            src: Memory::Device(pitched.ptr()),
+            src_pitch: dev_pitch,
+            dst: tight.ptr(),
+            dst_pitch: w,
+            width_bytes: w,
+            height: h,
+        })
+        .unwrap();
+        work.copy_to_pinned(&mut back, &tight).unwrap();
+    }
+    done.record(&work).unwrap();
+    while !done.is_done().unwrap() {
+        std::thread::yield_now();
+    }
+    let expected: Vec<u8> = (0..h)
+        .flat_map(|y| host.as_slice()[y * host_pitch..y * host_pitch + w].to_vec())
+        .collect();
+    assert_eq!(back.as_slice(), &expected[..]);
+    println!(
+        "2D upload, device-to-device copy across streams (event wait) and readback: {} bytes match",
+        w * h
+    );
+}
+
+/// `--backend auto` scores on a GPU when there is one, else says once why
+/// it falls back and scores on the CPU; the report is the CPU's either way.
+#[test]
+fn cli_backend_auto_falls_back_or_matches_cpu() {
+    let root = std::env::var_os("VMAFX_TEST_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let data = root.join("examples/data");
+    if !data.join("ref_576x324.y4m").exists() {
+        println!("skipped: {} not found", data.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |backend: &str| {
+        let out = dir.path().join(format!("{backend}.json"));
+        // VMAFX_BIN: the binary carried next to this test to another machine.
+        let bin =
+            std::env::var_os("VMAFX_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_vmafx").into());
+        let o = std::process::Command::new(bin)
+            .arg("-r")
+            .arg(data.join("ref_576x324.y4m"))
+            .arg("-d")
+            .arg(data.join("dist_576x324_x264_crf30.y4m"))
+            .args([
+                "--frame_cnt",
+                "8",
+                "--no_prediction",
+                "--feature",
+                "psnr",
+                "--feature",
+                "motion",
+            ])
+            .args(["--json", "--precision", "max", "--backend", backend, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "--backend {backend}: {stderr}");
+        // Drop the timing line: everything else must be identical.
+        let report: String = std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("\"fps\""))
+            .collect();
+        (report, stderr)
+    };
+    let (cpu, _) = run("cpu");
+    let (auto, stderr) = run("auto");
+    println!("--backend auto said: {}", stderr.trim());
+    assert_eq!(
+        cpu, auto,
+        "--backend auto report differs from --backend cpu"
+    );
+    if cuda::driver_present() || gpu::hip::runtime_present() {
+        assert!(stderr.contains("scoring on"), "{stderr}");
+    } else {
+        assert_eq!(stderr.matches("scoring on the CPU").count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("libcuda") && stderr.contains("libamdhip64"),
+            "{stderr}"
+        );
+    }
+}
