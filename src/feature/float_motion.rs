@@ -7,7 +7,11 @@
 //! are emitted for the previous frame and [`Extractor::flush`] emits the
 //! last one.
 
-use super::float_common::{check_format, convolve, copy_luma, to_f32, FloatPlane, PaddedRow};
+use super::common::float_plane::FloatPlane;
+use super::common::format_check::check_format;
+use super::common::mirrored_filter::{convolve, PaddedRow};
+use super::common::picture_copy::copy_luma;
+use super::common::to_f32;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneMask};

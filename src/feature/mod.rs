@@ -10,7 +10,6 @@ pub mod registry;
 
 pub mod adm;
 pub mod float_adm;
-pub mod float_common;
 pub mod float_motion;
 pub mod float_vif;
 pub mod cambi;

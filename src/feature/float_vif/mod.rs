@@ -7,7 +7,9 @@ mod kernels;
 pub use compute::{compute_vif, log2_approx, VifParams, VifScratch, VifSums};
 pub use kernels::kernels_for;
 
-use super::float_common::{check_format, copy_luma, FloatPlane};
+use super::common::float_plane::FloatPlane;
+use super::common::format_check::check_format;
+use super::common::picture_copy::copy_luma;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneMask};

@@ -7,13 +7,13 @@ use super::estimate::{speed_score, BlockStats, Estimator, WeightMode};
 use super::geometry::{Geometry, Size};
 use super::kernels::{antialias_filter, lowpass_filter};
 use super::resample::Resampler;
-use crate::feature::common::picture_copy::sample_divisor;
+use crate::feature::common::picture_copy::{convert_row, sample_divisor};
 use crate::picture::{HostPicture, PlaneId, PlaneRef, PlaneSamples, Sample};
 
 /// The decimation before estimation is 2^4, as four dyadic scales.
 const SCALES: u32 = 4;
 /// libvmaf moves samples to a zero-centred range before SpEED.
-const SAMPLE_OFFSET: f32 = -128.0;
+const SAMPLE_OFFSET: i32 = -128;
 
 /// A SpEED score and whether a covariance matrix was singular.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -208,28 +208,26 @@ pub fn load_plane(
     dst: &mut [f32],
     stride: usize,
 ) {
-    let divisor = sample_divisor(picture.format().bit_depth).unwrap_or(1.0);
-    // The divisors are powers of two, so multiplying by the inverse gives
-    // the quotient exactly.
-    let scale = 1.0 / divisor;
-    match picture.plane(plane) {
-        PlaneSamples::U8(p) => load(p, width, rows, scale, dst, stride),
-        PlaneSamples::U16(p) => load(p, width, rows, scale, dst, stride),
-    }
-}
-
-fn load<T: Sample>(
-    p: PlaneRef<'_, T>,
-    width: usize,
-    rows: &[usize],
-    scale: f32,
-    dst: &mut [f32],
-    stride: usize,
-) {
-    for &y in rows {
-        let out = &mut dst[y * stride..][..width];
-        for (o, &s) in out.iter_mut().zip(&p.row(y)[..width]) {
-            *o = Into::<u32>::into(s) as f32 * scale + SAMPLE_OFFSET;
+    fn load<T: Sample>(
+        p: PlaneRef<'_, T>,
+        rows: &[usize],
+        divisor: f32,
+        dst: &mut [f32],
+        stride: usize,
+        width: usize,
+    ) {
+        for &y in rows {
+            convert_row(
+                p.row(y),
+                divisor,
+                SAMPLE_OFFSET,
+                &mut dst[y * stride..][..width],
+            );
         }
+    }
+    let divisor = sample_divisor(picture.format().bit_depth).unwrap_or(1.0);
+    match picture.plane(plane) {
+        PlaneSamples::U8(p) => load(p, rows, divisor, dst, stride, width),
+        PlaneSamples::U16(p) => load(p, rows, divisor, dst, stride, width),
     }
 }

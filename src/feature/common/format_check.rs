@@ -1,0 +1,15 @@
+//! The check every extractor makes before it reads a frame.
+
+use crate::error::{Error, Result};
+use crate::picture::{HostPicture, PictureFormat};
+
+/// Checks the picture geometry matches what the extractor was created for.
+pub fn check_format(extractor: &str, expected: &PictureFormat, got: &HostPicture) -> Result<()> {
+    if got.format() != expected {
+        return Err(Error::PictureMismatch(format!(
+            "{extractor}: created for {expected}, got a {} picture",
+            got.format()
+        )));
+    }
+    Ok(())
+}
