@@ -1,5 +1,5 @@
 //! Building blocks shared by the extractors: libvmaf's float picture
-//! conversion and mirrored separable filter, the IQA
+//! conversion and mirrored separable filter, the VIF Gaussians, the IQA
 //! filters and SSIM core, and the PSNR constants.
 
 pub mod float_plane;
@@ -10,6 +10,7 @@ pub mod mirrored_filter;
 pub mod picture_copy;
 pub mod psnr_scale;
 pub mod ssim_db;
+pub mod vif_kernels;
 
 /// Converts C's `static const float x[] = { <double literals> }`: each
 /// literal is rounded to `double` first, then to `float`.

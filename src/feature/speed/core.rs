@@ -5,9 +5,10 @@ use super::config::SpeedConfig;
 use super::convolve::{self, FloatPlane};
 use super::estimate::{speed_score, BlockStats, Estimator, WeightMode};
 use super::geometry::{Geometry, Size};
-use super::kernels::{antialias_filter, lowpass_filter};
+use super::kernels::antialias_filter;
 use super::resample::Resampler;
 use crate::feature::common::picture_copy::{convert_row, sample_divisor};
+use crate::feature::common::vif_kernels::scale_filter;
 use crate::picture::{HostPicture, PlaneId, PlaneRef, PlaneSamples, Sample};
 
 /// The decimation before estimation is 2^4, as four dyadic scales.
@@ -83,7 +84,7 @@ impl SpeedCore {
             config,
             prescaler,
             antialias,
-            lowpass: lowpass_filter(SCALES, config.kernelscale),
+            lowpass: scale_filter(SCALES as usize, config.kernelscale),
             scaled: vec![0.0; scaled_len],
             row: vec![0.0; g.alloc.width],
             rows,
