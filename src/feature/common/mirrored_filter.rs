@@ -1,5 +1,6 @@
 //! The separable, edge-mirrored convolution of libvmaf's float extractors
-//! (`common/convolution.c`, `vif_tools.c`), and its building blocks.
+//! (`common/convolution.c`, `vif_tools.c`), and its building blocks, among
+//! them the edge rule that VIF, motion and SpEED filters also use.
 //!
 //! Bit-exactness notes: every sum starts from `0.0` and adds the taps in
 //! filter order, in `f32`, with no fused multiply-add, exactly as the C loops
@@ -7,9 +8,10 @@
 
 use super::float_plane::FloatPlane;
 
-/// Index of tap `i` (may lie outside `0..n`) mirrored into the plane the
-/// way libvmaf's float filters do: about the edge sample, which is not
-/// repeated (`-i` before the start, `2n - i - 2` past the end).
+/// Index of tap `i` (may lie outside `0..n`, by less than `n`) mirrored
+/// into the plane the way libvmaf's VIF, motion and SpEED filters do: about
+/// the edge sample, which is not repeated (reflect-101: `-i` before the
+/// start, `2n - i - 2` past the end).
 #[inline]
 pub fn mirror(i: isize, n: usize) -> usize {
     let n = n as isize;
@@ -19,6 +21,17 @@ pub fn mirror(i: isize, n: usize) -> usize {
         (2 * n - i - 2) as usize
     } else {
         i as usize
+    }
+}
+
+/// Fills the `half` values beyond each edge of `row`, whose middle
+/// `row.len() - 2 * half` values are the data, by [`mirror`]'s rule.
+#[inline]
+pub fn mirror_edges<V: Copy>(row: &mut [V], half: usize) {
+    let last = row.len() - half - 1;
+    for f in 1..=half {
+        row[half - f] = row[half + f];
+        row[last + f] = row[last - f];
     }
 }
 
@@ -85,11 +98,7 @@ impl PaddedRow {
     /// Fills the pads from the body with [`mirror`]'s rule.
     #[inline(always)]
     pub fn mirror_edges(&mut self) {
-        let (r, w) = (self.radius, self.width);
-        for m in 1..=r {
-            self.buf[r - m] = self.buf[r + m];
-            self.buf[r + w - 1 + m] = self.buf[r + w - 1 - m];
-        }
+        mirror_edges(&mut self.buf[..self.width + 2 * self.radius], self.radius);
     }
 
     /// The horizontal pass at every position: `out[j] = sum_k f[k] *
@@ -142,9 +151,14 @@ mod tests {
     fn mirror_skips_the_edge_sample() {
         assert_eq!(mirror(-2, 5), 2);
         assert_eq!(mirror(-1, 5), 1);
+        assert_eq!(mirror(0, 5), 0);
         assert_eq!(mirror(4, 5), 4);
         assert_eq!(mirror(5, 5), 3);
         assert_eq!(mirror(6, 5), 2);
+        assert_eq!(mirror(4, 3), 0);
+        let mut row = [0, 0, 10, 11, 12, 0, 0];
+        mirror_edges(&mut row, 2);
+        assert_eq!(row, [12, 11, 10, 11, 12, 11, 10]);
     }
 
     /// The padded horizontal pass equals the direct definition.

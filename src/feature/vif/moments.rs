@@ -3,12 +3,12 @@
 //! statistic row by row.
 
 use super::filter::{
-    has_avx2, mirror, mirror_edges, round_shift_u32, SquareAccumulator, VerticalShifts, VifSample,
-    LANES,
+    has_avx2, round_shift_u32, SquareAccumulator, VerticalShifts, VifSample, LANES,
 };
 use super::log2::Log2Table;
 use super::stats::{MomentBlock, ScaleSums};
 use super::tables::{FILTERS, MAX_HALF};
+use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use crate::picture::PlaneRef;
 
 /// Columns per block of the vertical pass.
