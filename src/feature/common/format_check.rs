@@ -1,6 +1,7 @@
 //! The check every extractor makes before it reads a frame.
 
 use crate::error::{Error, Result};
+use crate::feature::FrameInput;
 use crate::picture::{HostPicture, PictureFormat};
 
 /// Checks the picture geometry matches what the extractor was created for.
@@ -12,4 +13,14 @@ pub fn check_format(extractor: &str, expected: &PictureFormat, got: &HostPicture
         )));
     }
     Ok(())
+}
+
+/// [`check_format`] of both pictures of `frame`.
+pub fn check_frame_format(
+    extractor: &str,
+    expected: &PictureFormat,
+    frame: &FrameInput<'_>,
+) -> Result<()> {
+    check_format(extractor, expected, frame.reference)?;
+    check_format(extractor, expected, frame.distorted)
 }

@@ -9,6 +9,7 @@ use super::kernels::antialias_filter;
 use super::resample::Resampler;
 use crate::feature::common::picture_copy::{convert_row, sample_divisor};
 use crate::feature::common::vif_kernels::scale_filter;
+use crate::feature::FrameInput;
 use crate::picture::{HostPicture, PlaneId, PlaneRef, PlaneSamples, Sample};
 
 /// The decimation before estimation is 2^4, as four dyadic scales.
@@ -98,8 +99,39 @@ impl SpeedCore {
     }
 
     /// A zeroed buffer for one plane, rows [`Self::stride`] apart.
-    pub fn frame_buffer(&self) -> Vec<f32> {
+    fn frame_buffer(&self) -> Vec<f32> {
         vec![0.0; self.buffer.width * self.buffer.height]
+    }
+
+    /// Zeroed frame buffers for a reference and a distorted plane.
+    pub fn plane_pair(&self) -> PlanePair {
+        PlanePair {
+            reference: self.frame_buffer(),
+            distorted: self.frame_buffer(),
+        }
+    }
+
+    /// Loads the leftmost `width` samples of `plane` of both pictures of
+    /// `frame` into `pair`: the rows scoring reads, as libvmaf's
+    /// `picture_copy` converts them (8-bit scale, offset -128).
+    pub fn load(&self, frame: &FrameInput<'_>, plane: PlaneId, width: usize, pair: &mut PlanePair) {
+        let (rows, stride) = (self.rows(), self.stride());
+        load_plane(
+            frame.reference,
+            plane,
+            width,
+            rows,
+            &mut pair.reference,
+            stride,
+        );
+        load_plane(
+            frame.distorted,
+            plane,
+            width,
+            rows,
+            &mut pair.distorted,
+            stride,
+        );
     }
 
     /// The rows of a plane that scoring reads: frame buffers need only
@@ -113,8 +145,9 @@ impl SpeedCore {
         self.buffer.width
     }
 
-    /// Compares two planes held in frame buffers.
-    pub fn score(&mut self, reference: &[f32], distorted: &[f32]) -> SpeedScore {
+    /// Compares the two planes of `planes`.
+    pub fn score(&mut self, planes: &PlanePair) -> SpeedScore {
+        let (reference, distorted) = (&planes.reference, &planes.distorted);
         let sigma_nn = self.config.sigma_nn;
         self.filter_and_downscale(reference);
         let stride = self.geometry.operating.width;
@@ -199,9 +232,15 @@ impl SpeedCore {
     }
 }
 
+/// A reference and a distorted plane in frame buffers.
+pub struct PlanePair {
+    pub reference: Vec<f32>,
+    pub distorted: Vec<f32>,
+}
+
 /// Loads `rows` of the leftmost `width` samples of a plane into a frame
 /// buffer as libvmaf's `picture_copy` does: scaled to 8 bits, offset -128.
-pub fn load_plane(
+fn load_plane(
     picture: &HostPicture,
     plane: PlaneId,
     width: usize,
