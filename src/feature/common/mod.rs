@@ -1,12 +1,13 @@
 //! Building blocks shared by the extractors: libvmaf's float picture
 //! conversion and mirrored separable filter, the VIF Gaussians, the IQA
-//! filters and SSIM core, and the PSNR constants.
+//! filters and SSIM core, the PSNR constants and the motion3 blend.
 
 pub mod float_plane;
 pub mod format_check;
 pub mod iqa_filter;
 pub mod iqa_ssim;
 pub mod mirrored_filter;
+pub mod motion_blend;
 pub mod picture_copy;
 pub mod psnr_scale;
 pub mod ssim_db;
