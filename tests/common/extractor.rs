@@ -32,28 +32,12 @@ pub fn run_extractor(
     distorted: &[HostPicture],
 ) -> Vec<FrameValues> {
     let name = extractor.name();
-    assert_eq!(
-        reference.len(),
-        distorted.len(),
-        "{name}: frame counts differ"
-    );
     let mut sink = FeatureSink::new();
-    for (i, (r, d)) in reference.iter().zip(distorted).enumerate() {
-        let frame = FrameInput {
-            index: i as u32,
-            reference: r,
-            distorted: d,
-        };
-        extractor.extract(&frame, &mut sink).unwrap();
-    }
+    extract_each(extractor, reference, distorted, &mut sink, |_, _| {});
     extractor.flush(&mut sink).unwrap();
     let mut frames = vec![FrameValues::new(); reference.len()];
     for (i, feature, value) in sink.drain() {
-        let old = frames[i as usize].insert(feature.clone(), value);
-        assert!(
-            old.is_none(),
-            "{name}: {feature} emitted twice for frame {i}"
-        );
+        insert_once(&mut frames[i as usize], name, i, feature, value);
     }
     frames
 }
@@ -67,35 +51,51 @@ pub fn run_frame_by_frame(
     distorted: &[HostPicture],
 ) -> Vec<FrameValues> {
     let name = extractor.name();
+    let mut frames = Vec::with_capacity(reference.len());
+    let mut sink = FeatureSink::new();
+    extract_each(extractor, reference, distorted, &mut sink, |i, sink| {
+        let mut values = FrameValues::new();
+        for (index, feature, value) in sink.drain() {
+            assert_eq!(index, i, "{name}: {feature} emitted for another frame");
+            insert_once(&mut values, name, index, feature, value);
+        }
+        frames.push(values);
+    });
+    frames
+}
+
+/// Extracts every frame pair, in order, into `sink`; `after(index, sink)`
+/// runs after each.
+fn extract_each(
+    extractor: &mut dyn Extractor,
+    reference: &[HostPicture],
+    distorted: &[HostPicture],
+    sink: &mut FeatureSink,
+    mut after: impl FnMut(u32, &mut FeatureSink),
+) {
+    let name = extractor.name();
     assert_eq!(
         reference.len(),
         distorted.len(),
         "{name}: frame counts differ"
     );
-    let mut sink = FeatureSink::new();
-    let mut frames = Vec::with_capacity(reference.len());
     for (i, (r, d)) in reference.iter().zip(distorted).enumerate() {
         let frame = FrameInput {
             index: i as u32,
             reference: r,
             distorted: d,
         };
-        extractor.extract(&frame, &mut sink).unwrap();
-        let mut values = FrameValues::new();
-        for (index, feature, value) in sink.drain() {
-            assert_eq!(
-                index, i as u32,
-                "{name}: {feature} emitted for another frame"
-            );
-            let old = values.insert(feature.clone(), value);
-            assert!(
-                old.is_none(),
-                "{name}: {feature} emitted twice for frame {i}"
-            );
-        }
-        frames.push(values);
+        extractor.extract(&frame, sink).unwrap();
+        after(frame.index, sink);
     }
-    frames
+}
+
+fn insert_once(values: &mut FrameValues, name: &str, index: u32, feature: String, value: f64) {
+    let old = values.insert(feature.clone(), value);
+    assert!(
+        old.is_none(),
+        "{name}: {feature} emitted twice for frame {index}"
+    );
 }
 
 /// [`run_extractor`] of a new `name` extractor with `options` over every
