@@ -5,38 +5,16 @@
 
 mod common;
 
+use common::extractor::{create_extractor, run_frame_by_frame, FrameValues};
 use common::{rel_diff, Pair, PAIRS};
 use std::collections::BTreeMap;
 use vmafx::feature::{find, options::parse_key_values, FeatureSink, FrameInput, Options};
 
 /// Runs `adm` with `options` on every frame of `pair`: per frame, the
-/// emitted (name, value) pairs.
-fn run_adm(pair: &Pair, options: &str) -> Vec<Vec<(String, f64)>> {
-    let info = find("adm").unwrap();
-    let raw = parse_key_values("adm", options).unwrap();
-    let opts = Options::resolve("adm", info.options, &raw).unwrap();
-    let mut adm = (info.create)(&opts, &pair.format()).unwrap();
-    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
-    assert_eq!(refs.len(), dists.len(), "{}: frame counts", pair.name());
-    refs.iter()
-        .zip(&dists)
-        .enumerate()
-        .map(|(i, (r, d))| {
-            let mut sink = FeatureSink::new();
-            let frame = FrameInput {
-                index: i as u32,
-                reference: r,
-                distorted: d,
-            };
-            adm.extract(&frame, &mut sink).unwrap();
-            sink.drain()
-                .map(|(index, name, value)| {
-                    assert_eq!(index, i as u32);
-                    (name, value)
-                })
-                .collect()
-        })
-        .collect()
+/// emitted values.
+fn run_adm(pair: &Pair, options: &str) -> Vec<FrameValues> {
+    let mut adm = create_extractor("adm", options, &pair.format()).unwrap();
+    run_frame_by_frame(adm.as_mut(), &pair.reference(), &pair.distorted_pictures())
 }
 
 /// Worst relative difference per feature name (suffix removed).
@@ -62,7 +40,7 @@ fn compare(pair: &Pair, run: &str, options: &str, suffix: &str, worst: &mut Wors
                 (k.starts_with("integer_adm") || k.starts_with("integer_aim"))
                     && k.ends_with(suffix)
             })
-            .filter(|k| values.iter().any(|(n, _)| n == *k))
+            .filter(|k| values.contains_key(*k))
             .count();
         assert_eq!(
             expected_names,

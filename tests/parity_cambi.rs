@@ -7,102 +7,33 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use vmafx::feature::{self, options::parse_key_values, FeatureSink, FrameInput, Options};
+use common::extractor::{create_extractor, run_extractor, Worst};
+use vmafx::feature::{self, FeatureSink, FrameInput};
 use vmafx::{ChromaSubsampling, Error, PictureFormat};
 
 /// The values are bit-identical to libvmaf's.
 const TOLERANCE: f64 = 0.0;
 
 fn create(opts: &str, format: &PictureFormat) -> vmafx::Result<Box<dyn feature::Extractor>> {
-    let info = feature::find("cambi")?;
-    let raw = parse_key_values("cambi", opts)?;
-    let options = Options::resolve("cambi", info.options, &raw)?;
-    (info.create)(&options, format)
+    create_extractor("cambi", opts, format)
 }
 
-/// Runs cambi over a pair and returns its values by frame.
-fn run(pair: &common::Pair, opts: &str) -> Vec<BTreeMap<String, f64>> {
-    let refs = pair.reference();
-    let dists = pair.distorted_pictures();
-    assert_eq!(
-        refs.len(),
-        dists.len(),
-        "{}: frame counts differ",
-        pair.name()
-    );
+/// Runs cambi with `opts` over every frame of `pair` and compares `outputs`
+/// with golden file `golden`.
+fn compare(pair: &common::Pair, opts: &str, golden: &str, outputs: &[&str], worst: &mut Worst) {
     let mut extractor = create(opts, &pair.format()).unwrap();
     assert!(!extractor.temporal());
-    let mut frames = vec![BTreeMap::new(); refs.len()];
-    let mut sink = FeatureSink::new();
-    for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
-        let input = FrameInput {
-            index: i as u32,
-            reference: r,
-            distorted: d,
-        };
-        extractor.extract(&input, &mut sink).unwrap();
-    }
-    extractor.flush(&mut sink).unwrap();
-    for (index, name, value) in sink.drain() {
-        frames[index as usize].insert(name, value);
-    }
-    frames
-}
-
-/// Compares every frame of `run` with golden file `golden` for `outputs`,
-/// recording the worst relative difference per output.
-fn compare(
-    pair: &common::Pair,
-    opts: &str,
-    golden: &str,
-    outputs: &[&str],
-    worst: &mut BTreeMap<String, (f64, String)>,
-) {
-    let golden = pair.golden(golden);
-    let ours = run(pair, opts);
-    assert_eq!(
-        ours.len(),
-        golden.frames.len(),
-        "{}: frame count",
-        pair.name()
+    let ours = run_extractor(
+        extractor.as_mut(),
+        &pair.reference(),
+        &pair.distorted_pictures(),
     );
-    for (i, values) in ours.iter().enumerate() {
-        assert_eq!(
-            values.len(),
-            outputs.len(),
-            "{} frame {i}: {values:?}",
-            pair.name()
-        );
-        for &feature in outputs {
-            let expected = golden
-                .value(i, feature)
-                .unwrap_or_else(|| panic!("{}: golden lacks {feature}", pair.name()));
-            let actual = *values.get(feature).unwrap_or_else(|| {
-                panic!("{} frame {i}: cambi did not emit {feature}", pair.name())
-            });
-            let what = format!("{} frame {i} {feature}", pair.name());
-            let d = common::rel_diff(actual, expected);
-            let entry = worst
-                .entry(feature.to_string())
-                .or_insert((0.0, String::new()));
-            if d > entry.0 || entry.1.is_empty() {
-                *entry = (d, what.clone());
-            }
-            common::assert_close(&what, actual, expected, TOLERANCE);
-        }
-    }
-}
-
-fn report(worst: &BTreeMap<String, (f64, String)>) {
-    for (feature, (d, at)) in worst {
-        println!("worst relative diff {feature:<36} {d:.3e} ({at})");
-    }
+    worst.compare(pair, &pair.golden(golden), &ours, outputs, "", TOLERANCE);
 }
 
 #[test]
 fn full_reference_cambi_matches_libvmaf_on_every_pair() {
-    let mut worst = BTreeMap::new();
+    let mut worst = Worst::default();
     for pair in common::PAIRS {
         compare(
             pair,
@@ -112,21 +43,21 @@ fn full_reference_cambi_matches_libvmaf_on_every_pair() {
             &mut worst,
         );
     }
-    report(&worst);
+    worst.print("cambi full_ref=true");
 }
 
 #[test]
 fn no_reference_cambi_matches_libvmaf() {
-    let mut worst = BTreeMap::new();
+    let mut worst = Worst::default();
     for pair in common::PAIRS {
         compare(pair, "", "features", &["cambi"], &mut worst);
     }
-    report(&worst);
+    worst.print("cambi, no reference");
 }
 
 #[test]
 fn model_v1_0_16_cambi_matches_libvmaf_on_every_pair() {
-    let mut worst = BTreeMap::new();
+    let mut worst = Worst::default();
     for pair in common::PAIRS {
         compare(
             pair,
@@ -136,19 +67,11 @@ fn model_v1_0_16_cambi_matches_libvmaf_on_every_pair() {
             &mut worst,
         );
     }
-    report(&worst);
+    worst.print("cambi, v1.0.16 model options");
 }
 
 fn expect_bad_option(opts: &str, option: &str) {
-    let format = common::PAIRS[0].format();
-    match create(opts, &format) {
-        Err(e @ Error::BadOption { .. }) => {
-            let msg = e.to_string();
-            assert!(msg.contains("cambi") && msg.contains(option), "{msg}");
-        }
-        Err(e) => panic!("cambi:{opts}: expected a bad-option error, got {e}"),
-        Ok(_) => panic!("cambi:{opts}: accepted"),
-    }
+    common::extractor::expect_bad_option("cambi", opts, option);
 }
 
 #[test]

@@ -5,8 +5,10 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use vmafx::feature::{self, options::parse_key_values, FeatureSink, FrameInput, Options};
+use common::extractor::{
+    assert_threaded_run_matches, create_extractor as create, expect_bad_option, run_on_pair, Worst,
+};
+use vmafx::feature::{FeatureSink, FrameInput};
 use vmafx::{Error, PictureFormat};
 
 /// Per-frame tolerance: the values are bit-identical to libvmaf's. (This
@@ -57,98 +59,17 @@ const RUNS: &[(&str, &str, &[&str])] = &[
     ),
 ];
 
-fn create(
-    name: &str,
-    opts: &str,
-    format: &PictureFormat,
-) -> vmafx::Result<Box<dyn feature::Extractor>> {
-    let info = feature::find(name)?;
-    let raw = parse_key_values(name, opts)?;
-    let options = Options::resolve(name, info.options, &raw)?;
-    (info.create)(&options, format)
-}
-
-/// Runs one extractor over a pair and returns its values by frame.
-fn run(pair: &common::Pair, name: &str, opts: &str) -> Vec<BTreeMap<String, f64>> {
-    let refs = pair.reference();
-    let dists = pair.distorted_pictures();
-    assert_eq!(
-        refs.len(),
-        dists.len(),
-        "{}: frame counts differ",
-        pair.name()
-    );
-    let mut extractor = create(name, opts, &pair.format()).unwrap();
-    let mut frames = vec![BTreeMap::new(); refs.len()];
-    let mut sink = FeatureSink::new();
-    for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
-        let input = FrameInput {
-            index: i as u32,
-            reference: r,
-            distorted: d,
-        };
-        extractor.extract(&input, &mut sink).unwrap();
-    }
-    extractor.flush(&mut sink).unwrap();
-    for (index, feature, value) in sink.drain() {
-        frames[index as usize].insert(feature, value);
-    }
-    frames
-}
-
 #[test]
 fn float_extractors_match_libvmaf_on_every_pair() {
-    let mut worst: BTreeMap<&str, (f64, String)> = BTreeMap::new();
+    let mut worst = Worst::default();
     for pair in common::PAIRS {
         let golden = pair.golden("features");
         for &(name, opts, outputs) in RUNS {
-            let ours = run(pair, name, opts);
-            assert_eq!(
-                ours.len(),
-                golden.frames.len(),
-                "{} {name}: frame count",
-                pair.name()
-            );
-            for (i, values) in ours.iter().enumerate() {
-                assert_eq!(
-                    values.len(),
-                    outputs.len(),
-                    "{} {name} frame {i}: {values:?}",
-                    pair.name()
-                );
-                for &feature in outputs {
-                    let expected = golden
-                        .value(i, feature)
-                        .unwrap_or_else(|| panic!("{}: golden lacks {feature}", pair.name()));
-                    let actual = *values.get(feature).unwrap_or_else(|| {
-                        panic!("{} frame {i}: {name} did not emit {feature}", pair.name())
-                    });
-                    let what = format!("{} frame {i} {feature}", pair.name());
-                    let d = common::rel_diff(actual, expected);
-                    let entry = worst.entry(feature).or_insert((0.0, String::new()));
-                    if d > entry.0 || entry.1.is_empty() {
-                        *entry = (d, what.clone());
-                    }
-                    common::assert_close(&what, actual, expected, TOLERANCE);
-                }
-            }
+            let ours = run_on_pair(pair, name, opts);
+            worst.compare(pair, &golden, &ours, outputs, "", TOLERANCE);
         }
     }
-    for (feature, (d, at)) in &worst {
-        println!("worst relative diff {feature:<24} {d:.3e} ({at})");
-    }
-}
-
-fn expect_bad_option(name: &str, opts: &str, option: &str) {
-    let format = common::PAIRS[0].format();
-    match create(name, opts, &format) {
-        Err(e @ Error::BadOption { .. }) => {
-            let msg = e.to_string();
-            assert!(msg.contains(name) && msg.contains(option), "{msg}");
-        }
-        Err(e) => panic!("{name}:{opts}: expected a bad-option error, got {e}"),
-        Ok(_) => panic!("{name}:{opts}: accepted"),
-    }
+    worst.print("float_psnr, float_moment, float_ansnr, float_ssim, float_ms_ssim");
 }
 
 #[test]
@@ -166,8 +87,8 @@ fn bad_options_are_refused_with_their_name() {
 #[test]
 fn db_output_converts_and_clips() {
     let pair = &common::PAIRS[0];
-    let linear = run(pair, "float_ssim", "")[0]["float_ssim"];
-    let db = run(pair, "float_ssim", "enable_db=true")[0]["float_ssim"];
+    let linear = run_on_pair(pair, "float_ssim", "")[0]["float_ssim"];
+    let db = run_on_pair(pair, "float_ssim", "enable_db=true")[0]["float_ssim"];
     assert_eq!(db, -10.0 * (1.0 - linear).log10());
     // Identical pictures give SSIM 1 = infinite dB; clip_db caps it at
     // ceil(10 log10(255^2 / (0.5 / (w h)))).
@@ -218,24 +139,7 @@ fn unsupported_inputs_are_refused() {
 #[test]
 fn threaded_context_gives_the_same_values() {
     let pair = common::PAIRS.last().unwrap();
-    let golden = pair.golden("features");
-    let mut builder = vmafx::ContextBuilder::new(pair.format()).threads(2);
-    for &(name, opts, _) in RUNS {
-        builder = builder.feature(name, parse_key_values(name, opts).unwrap());
-    }
-    let mut context = builder.build().unwrap();
-    for (r, d) in pair.reference().into_iter().zip(pair.distorted_pictures()) {
-        context.submit(r, d).unwrap();
-    }
-    let scores = context.finish().unwrap();
-    assert_eq!(scores.frames.len(), golden.frames.len());
+    let features: Vec<_> = RUNS.iter().map(|&(name, opts, _)| (name, opts)).collect();
     let outputs: usize = RUNS.iter().map(|r| r.2.len()).sum();
-    for (i, (index, values)) in scores.frames.iter().enumerate() {
-        assert_eq!(*index as usize, i);
-        assert_eq!(values.len(), outputs, "frame {i}: {values:?}");
-        for (feature, value) in values {
-            let what = format!("{} frame {i} {feature} (threaded)", pair.name());
-            common::assert_close(&what, *value, golden.value(i, feature).unwrap(), TOLERANCE);
-        }
-    }
+    assert_threaded_run_matches(pair, &features, outputs, TOLERANCE);
 }

@@ -4,70 +4,21 @@
 
 mod common;
 
+use common::extractor::{create_extractor, run_extractor, FrameValues, Worst};
 use common::{rel_diff, Pair, PAIRS};
-use std::collections::BTreeMap;
-use vmafx::feature::{self, FeatureSink, FrameInput, Options};
+use vmafx::feature::{FeatureSink, FrameInput};
 use vmafx::{Error, HostPicture};
 
-type Frames = Vec<BTreeMap<String, f64>>;
-
-/// Runs one extractor with `key=value` options over whole sequences and
-/// gathers what it emits, per frame (flush included).
-fn run(name: &str, options: &[(&str, &str)], reference: &[HostPicture], distorted: &[HostPicture]) -> Frames {
-    let info = feature::find(name).unwrap();
-    let raw: Vec<(String, String)> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let opts = Options::resolve(name, info.options, &raw).unwrap();
-    let mut x = (info.create)(&opts, reference[0].format()).unwrap();
-    let mut sink = FeatureSink::new();
-    for (i, (r, d)) in reference.iter().zip(distorted).enumerate() {
-        let frame = FrameInput {
-            index: i as u32,
-            reference: r,
-            distorted: d,
-        };
-        x.extract(&frame, &mut sink).unwrap();
-    }
-    x.flush(&mut sink).unwrap();
-    let mut frames: Frames = vec![BTreeMap::new(); reference.len()];
-    for (i, n, v) in sink.values() {
-        let old = frames[*i as usize].insert(n.clone(), *v);
-        assert!(old.is_none(), "{name}: {n} emitted twice for frame {i}");
-    }
-    frames
-}
-
-/// Worst relative difference per feature, over all pairs and frames.
-#[derive(Default)]
-struct Worst(BTreeMap<String, (f64, String)>);
-
-impl Worst {
-    fn note(&mut self, feature: &str, d: f64, at: String) {
-        let e = self.0.entry(feature.to_string()).or_insert((0.0, String::new()));
-        if d > e.0 || e.1.is_empty() {
-            *e = (d, at);
-        }
-    }
-
-    fn report(&self, title: &str) {
-        eprintln!("worst relative difference per feature ({title}):");
-        for (f, (d, at)) in &self.0 {
-            eprintln!("  {f:<24} {d:.3e}  {at}");
-        }
-    }
-
-    /// Every feature within `tol`, except those in `exact` which must match
-    /// bit for bit.
-    fn check(&self, tol: f64, exact: &[&str]) {
-        for (f, (d, at)) in &self.0 {
-            let limit = if exact.contains(&f.as_str()) { 0.0 } else { tol };
-            assert!(*d <= limit, "{f}: relative diff {d:.3e} > {limit:.0e} at {at}");
-        }
-    }
+/// Runs one extractor with `key=value:...` options over whole sequences
+/// and gathers what it emits, per frame (flush included).
+fn run(name: &str, options: &str, reference: &[HostPicture], distorted: &[HostPicture]) -> Vec<FrameValues> {
+    let mut x = create_extractor(name, options, reference[0].format()).unwrap();
+    run_extractor(x.as_mut(), reference, distorted)
 }
 
 /// Compares `ours` with the golden `run` of `pair` for every feature in
 /// `names` (missing in ours is a failure; missing in the golden too).
-fn compare(pair: &Pair, run: &str, ours: &Frames, names: &[String], worst: &mut Worst) {
+fn compare(pair: &Pair, run: &str, ours: &[FrameValues], names: &[String], worst: &mut Worst) {
     let golden = pair.golden(run);
     assert_eq!(golden.frames.len(), ours.len(), "{}: frame count", pair.name());
     for (i, (num, metrics)) in golden.frames.iter().enumerate() {
@@ -137,14 +88,14 @@ fn float_vif_matches_feature_goldens() {
     let mut worst = Worst::default();
     for pair in PAIRS {
         let (r, d) = pictures(pair);
-        let ours = run("float_vif", &[("debug", "true")], &r, &d);
+        let ours = run("float_vif", "debug=true", &r, &d);
         let all = [names(&VIF, ""), names(&VIF_DEBUG, "")].concat();
         compare(pair, "features", &ours, &all, &mut worst);
         compare(pair, "vmaf_float_v0.6.1", &ours, &names(&VIF, ""), &mut worst);
         compare(pair, "models_v0.6", &ours, &names(&VIF, ""), &mut worst);
     }
-    worst.report("float_vif");
-    worst.check(TOL, &[]);
+    worst.print("float_vif");
+    worst.assert_within(TOL, &[]);
 }
 
 #[test]
@@ -152,11 +103,11 @@ fn float_vif_egl_matches_model_goldens() {
     let mut worst = Worst::default();
     for pair in PAIRS {
         let (r, d) = pictures(pair);
-        let ours = run("float_vif", &[("vif_enhn_gain_limit", "1.0")], &r, &d);
+        let ours = run("float_vif", "vif_enhn_gain_limit=1.0", &r, &d);
         compare(pair, "models_v0.6", &ours, &names(&VIF, "_egl_1"), &mut worst);
     }
-    worst.report("float_vif egl=1");
-    worst.check(TOL, &[]);
+    worst.print("float_vif egl=1");
+    worst.assert_within(TOL, &[]);
 }
 
 #[test]
@@ -164,13 +115,13 @@ fn float_motion_matches_feature_goldens() {
     let mut worst = Worst::default();
     for pair in PAIRS {
         let (r, d) = pictures(pair);
-        let ours = run("float_motion", &[], &r, &d);
+        let ours = run("float_motion", "", &r, &d);
         compare(pair, "features", &ours, &names(&MOTION, ""), &mut worst);
         compare(pair, "vmaf_float_v0.6.1", &ours, &names(&MOTION, ""), &mut worst);
         compare(pair, "models_v0.6", &ours, &names(&MOTION, ""), &mut worst);
     }
-    worst.report("float_motion");
-    worst.check(TOL, &[]);
+    worst.print("float_motion");
+    worst.assert_within(TOL, &[]);
 }
 
 #[test]
@@ -178,14 +129,14 @@ fn float_adm_matches_feature_goldens() {
     let mut worst = Worst::default();
     for pair in PAIRS {
         let (r, d) = pictures(pair);
-        let ours = run("float_adm", &[("debug", "true")], &r, &d);
+        let ours = run("float_adm", "debug=true", &r, &d);
         let all = [names(&ADM, ""), names(&ADM_DEBUG, "")].concat();
         compare(pair, "features", &ours, &all, &mut worst);
         compare(pair, "vmaf_float_v0.6.1", &ours, &names(&ADM, ""), &mut worst);
         compare(pair, "models_v0.6", &ours, &names(&ADM, ""), &mut worst);
     }
-    worst.report("float_adm");
-    worst.check(TOL, &["aim"]);
+    worst.print("float_adm");
+    worst.assert_within(TOL, &["aim"]);
 }
 
 #[test]
@@ -193,20 +144,18 @@ fn float_adm_egl_matches_model_goldens() {
     let mut worst = Worst::default();
     for pair in PAIRS {
         let (r, d) = pictures(pair);
-        let ours = run("float_adm", &[("adm_enhn_gain_limit", "1.0")], &r, &d);
+        let ours = run("float_adm", "adm_enhn_gain_limit=1.0", &r, &d);
         compare(pair, "models_v0.6", &ours, &names(&ADM, "_egl_1"), &mut worst);
     }
-    worst.report("float_adm egl=1");
-    worst.check(TOL, &["aim_egl_1"]);
+    worst.print("float_adm egl=1");
+    worst.assert_within(TOL, &["aim_egl_1"]);
 }
 
-/// Creating `name` with `options` for `format` fails, naming `needle`.
-fn create_error(name: &str, options: &[(&str, &str)], format: vmafx::PictureFormat) -> String {
-    let info = feature::find(name).unwrap();
-    let raw: Vec<(String, String)> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let result = Options::resolve(name, info.options, &raw).and_then(|o| (info.create)(&o, &format).map(|_| ()));
-    match result {
-        Ok(()) => panic!("{name} {options:?}: accepted"),
+/// Creating `name` with `key=value:...` options for `format` fails: the
+/// error text.
+fn create_error(name: &str, options: &str, format: vmafx::PictureFormat) -> String {
+    match create_extractor(name, options, &format) {
+        Ok(_) => panic!("{name} {options:?}: accepted"),
         Err(e) => e.to_string(),
     }
 }
@@ -218,23 +167,22 @@ fn luma_format(w: u32, h: u32) -> vmafx::PictureFormat {
 #[test]
 fn bad_options_are_refused_with_their_name() {
     let f = luma_format(64, 48);
-    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
-    let cases: &[Case] = &[
-        ("float_vif", &[("vif_enhn_gain_limit", "0.5")], "vif_enhn_gain_limit"),
-        ("float_vif", &[("vif_kernelscale", "3.3")], "vif_kernelscale"),
-        ("float_vif", &[("vif_kernelscale", "x")], "vif_kernelscale"),
-        ("float_vif", &[("vif_skip_scale0", "true")], "vif_skip_scale0"),
-        ("float_vif", &[("vif_sigma_nsq", "6")], "vif_sigma_nsq"),
-        ("float_vif", &[("nope", "1")], "nope"),
-        ("float_adm", &[("adm_enhn_gain_limit", "200")], "adm_enhn_gain_limit"),
-        ("float_adm", &[("adm_csf_mode", "1")], "adm_csf_mode"),
-        ("float_adm", &[("adm_skip_aim_scale", "4")], "adm_skip_aim_scale"),
-        ("float_adm", &[("adm_p_norm", "0.5")], "adm_p_norm"),
-        ("float_adm", &[("debug", "maybe")], "debug"),
-        ("float_motion", &[("motion_add_uv", "true")], "motion_add_uv"),
-        ("float_motion", &[("motion_add_scale1", "true")], "motion_add_scale1"),
-        ("float_motion", &[("motion_filter_size", "3")], "motion_filter_size"),
-        ("float_motion", &[("motion_fps_weight", "-1")], "motion_fps_weight"),
+    let cases = [
+        ("float_vif", "vif_enhn_gain_limit=0.5", "vif_enhn_gain_limit"),
+        ("float_vif", "vif_kernelscale=3.3", "vif_kernelscale"),
+        ("float_vif", "vif_kernelscale=x", "vif_kernelscale"),
+        ("float_vif", "vif_skip_scale0=true", "vif_skip_scale0"),
+        ("float_vif", "vif_sigma_nsq=6", "vif_sigma_nsq"),
+        ("float_vif", "nope=1", "nope"),
+        ("float_adm", "adm_enhn_gain_limit=200", "adm_enhn_gain_limit"),
+        ("float_adm", "adm_csf_mode=1", "adm_csf_mode"),
+        ("float_adm", "adm_skip_aim_scale=4", "adm_skip_aim_scale"),
+        ("float_adm", "adm_p_norm=0.5", "adm_p_norm"),
+        ("float_adm", "debug=maybe", "debug"),
+        ("float_motion", "motion_add_uv=true", "motion_add_uv"),
+        ("float_motion", "motion_add_scale1=true", "motion_add_scale1"),
+        ("float_motion", "motion_filter_size=3", "motion_filter_size"),
+        ("float_motion", "motion_fps_weight=-1", "motion_fps_weight"),
     ];
     for (name, options, needle) in cases {
         let e = create_error(name, options, f);
@@ -245,13 +193,13 @@ fn bad_options_are_refused_with_their_name() {
 #[test]
 fn too_small_pictures_are_refused() {
     for (name, w, h) in [("float_vif", 15, 64), ("float_adm", 64, 16), ("float_motion", 2, 64)] {
-        let e = create_error(name, &[], luma_format(w, h));
+        let e = create_error(name, "", luma_format(w, h));
         assert!(e.contains(name) && e.contains("too small"), "{e}");
     }
     // The smallest accepted sizes run.
     for (name, w, h) in [("float_vif", 16, 16), ("float_adm", 17, 17), ("float_motion", 3, 3)] {
         let pics = vec![HostPicture::new(luma_format(w, h)); 2];
-        let out = run(name, &[], &pics, &pics);
+        let out = run(name, "", &pics, &pics);
         assert!(out.iter().all(|f| f.values().all(|v| v.is_finite())), "{name}: {out:?}");
     }
 }
@@ -259,9 +207,7 @@ fn too_small_pictures_are_refused() {
 #[test]
 fn picture_of_another_format_is_an_error() {
     for name in ["float_vif", "float_adm", "float_motion"] {
-        let info = feature::find(name).unwrap();
-        let opts = Options::resolve(name, info.options, &[]).unwrap();
-        let mut x = (info.create)(&opts, &luma_format(64, 48)).unwrap();
+        let mut x = create_extractor(name, "", &luma_format(64, 48)).unwrap();
         let other = HostPicture::new(luma_format(48, 64));
         let frame = FrameInput {
             index: 0,
@@ -278,7 +224,7 @@ fn feature_params_suffix_output_names() {
     let pics = vec![HostPicture::new(luma_format(64, 48)); 3];
     let vif = run(
         "float_vif",
-        &[("vif_kernelscale", "2.0"), ("debug", "true")],
+        "vif_kernelscale=2.0:debug=true",
         &pics[..1],
         &pics[..1],
     );
@@ -288,7 +234,7 @@ fn feature_params_suffix_output_names() {
     );
     let adm = run(
         "float_adm",
-        &[("adm_dlm_weight", "0.7"), ("adm_min_val", "0.5"), ("debug", "true")],
+        "adm_dlm_weight=0.7:adm_min_val=0.5:debug=true",
         &pics[..1],
         &pics[..1],
     );
@@ -304,7 +250,7 @@ fn feature_params_suffix_output_names() {
     // Forced to zero: every frame gets its three zeros at once, no flush.
     // A true boolean parameter adds its bare alias (libvmaf 3.2.0, as in the
     // goldens' `integer_motion3_mffw_mmxv_18_mma`).
-    let motion = run("float_motion", &[("motion_force_zero", "true")], &pics, &pics);
+    let motion = run("float_motion", "motion_force_zero=true", &pics, &pics);
     for f in &motion {
         assert_eq!(f.len(), 3, "{f:?}");
         assert!(["motion_force_0", "motion2_force_0", "motion3_force_0"]
@@ -316,10 +262,10 @@ fn feature_params_suffix_output_names() {
 #[test]
 fn motion_of_a_single_frame_is_zero() {
     let pics = vec![HostPicture::new(luma_format(64, 48))];
-    let m = run("float_motion", &[], &pics, &pics);
+    let m = run("float_motion", "", &pics, &pics);
     assert_eq!(m[0].get("motion"), Some(&0.0));
     assert_eq!(m[0].get("motion2"), Some(&0.0));
     assert_eq!(m[0].get("motion3"), Some(&0.0));
-    let quiet = run("float_motion", &[("debug", "false")], &pics, &pics);
+    let quiet = run("float_motion", "debug=false", &pics, &pics);
     assert!(!quiet[0].contains_key("motion"));
 }

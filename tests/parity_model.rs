@@ -212,18 +212,8 @@ fn v0_6_models_and_bootstrap_outputs_match_every_golden_frame() {
 
 #[test]
 fn v1_0_16_models_match_every_golden_frame() {
-    const MODELS: [&str; 8] = [
-        "vmaf_v1.0.16_3d0h",
-        "vmaf_v1.0.16_3d0h_2160",
-        "vmaf_v1.0.16_5d0h",
-        "vmaf_v1.0.16_1d5h_2160",
-        "vmaf_v1.0.16_hfr_3d0h",
-        "vmaf_v1.0.16_hfr_3d0h_2160",
-        "vmaf_v1.0.16_hfr_5d0h",
-        "vmaf_v1.0.16_hfr_1d5h_2160",
-    ];
     let mut corrected_frames = 0;
-    for version in MODELS {
+    for version in common::V1_0_16_MODELS {
         let model = load(version, Some(version));
         let (mut n, mut worst) = (0, 0.0f64);
         for pair in PAIRS {

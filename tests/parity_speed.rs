@@ -5,8 +5,10 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use vmafx::feature::{self, options::parse_key_values, FeatureSink, FrameInput, Options};
+use common::extractor::{
+    assert_threaded_run_matches, create_extractor as create, expect_bad_option, run_on_pair, Worst,
+};
+use vmafx::feature::{self, options::parse_key_values, Options};
 use vmafx::{Error, PictureFormat};
 
 /// Per-frame tolerance: the values are bit-identical to libvmaf's.
@@ -40,107 +42,17 @@ fn options(name: &str, opts: &str) -> vmafx::Result<Options> {
     Options::resolve(name, info.options, &raw)
 }
 
-fn create(
-    name: &str,
-    opts: &str,
-    format: &PictureFormat,
-) -> vmafx::Result<Box<dyn feature::Extractor>> {
-    (feature::find(name)?.create)(&options(name, opts)?, format)
-}
-
-/// Runs one extractor over a pair and returns its values by frame.
-fn run(pair: &common::Pair, name: &str, opts: &str) -> Vec<BTreeMap<String, f64>> {
-    let refs = pair.reference();
-    let dists = pair.distorted_pictures();
-    assert_eq!(
-        refs.len(),
-        dists.len(),
-        "{}: frame counts differ",
-        pair.name()
-    );
-    let mut extractor = create(name, opts, &pair.format()).unwrap();
-    let mut frames = vec![BTreeMap::new(); refs.len()];
-    let mut sink = FeatureSink::new();
-    for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
-        let input = FrameInput {
-            index: i as u32,
-            reference: r,
-            distorted: d,
-        };
-        extractor.extract(&input, &mut sink).unwrap();
-    }
-    extractor.flush(&mut sink).unwrap();
-    for (index, feature, value) in sink.drain() {
-        frames[index as usize].insert(feature, value);
-    }
-    frames
-}
-
-/// The worst relative difference per golden feature name, and where.
-#[derive(Default)]
-struct Worst(BTreeMap<String, (f64, String)>);
-
-impl Worst {
-    /// Compares every frame's outputs, named `{output}{suffix}` by the
-    /// extractor as by libvmaf, with the golden values of those names.
-    fn compare(
-        &mut self,
-        pair: &common::Pair,
-        golden: &common::Golden,
-        ours: &[BTreeMap<String, f64>],
-        outputs: &[&str],
-        suffix: &str,
-    ) {
-        assert_eq!(
-            ours.len(),
-            golden.frames.len(),
-            "{}: frame count",
-            pair.name()
-        );
-        for (i, values) in ours.iter().enumerate() {
-            assert_eq!(
-                values.len(),
-                outputs.len(),
-                "{} frame {i}: {values:?}",
-                pair.name()
-            );
-            for &output in outputs {
-                let golden_name = format!("{output}{suffix}");
-                let expected = golden
-                    .value(i, &golden_name)
-                    .unwrap_or_else(|| panic!("{}: golden lacks {golden_name}", pair.name()));
-                let actual = *values
-                    .get(&golden_name)
-                    .unwrap_or_else(|| panic!("{}: we emit no {golden_name}: {values:?}", pair.name()));
-                let what = format!("{} frame {i} {golden_name}", pair.name());
-                let d = common::rel_diff(actual, expected);
-                let entry = self.0.entry(golden_name).or_insert((0.0, String::new()));
-                if d > entry.0 || entry.1.is_empty() {
-                    *entry = (d, what.clone());
-                }
-                common::assert_close(&what, actual, expected, TOLERANCE);
-            }
-        }
-    }
-
-    fn print(&self) {
-        for (feature, (d, at)) in &self.0 {
-            println!("worst relative diff {feature:<56} {d:.3e} ({at})");
-        }
-    }
-}
-
 #[test]
 fn default_options_match_libvmaf_on_every_pair() {
     let mut worst = Worst::default();
     for pair in common::PAIRS {
         let golden = pair.golden("features");
-        let chroma = run(pair, "speed_chroma", "");
-        worst.compare(pair, &golden, &chroma, &CHROMA_OUTPUTS, "");
-        let temporal = run(pair, "speed_temporal", "");
-        worst.compare(pair, &golden, &temporal, &["speed_temporal"], "");
+        let chroma = run_on_pair(pair, "speed_chroma", "");
+        worst.compare(pair, &golden, &chroma, &CHROMA_OUTPUTS, "", TOLERANCE);
+        let temporal = run_on_pair(pair, "speed_temporal", "");
+        worst.compare(pair, &golden, &temporal, &["speed_temporal"], "", TOLERANCE);
     }
-    worst.print();
+    worst.print("default options");
 }
 
 #[test]
@@ -159,11 +71,11 @@ fn model_option_sets_match_libvmaf_on_every_pair() {
                 assert!(pair.width < 400, "{}: golden lacks {suffix}", pair.name());
                 continue;
             }
-            let ours = run(pair, "speed_chroma", opts);
-            worst.compare(pair, &golden, &ours, &CHROMA_OUTPUTS, suffix);
+            let ours = run_on_pair(pair, "speed_chroma", opts);
+            worst.compare(pair, &golden, &ours, &CHROMA_OUTPUTS, suffix, TOLERANCE);
         }
     }
-    worst.print();
+    worst.print("v1.0.16 model option sets");
 }
 
 #[test]
@@ -191,18 +103,6 @@ fn too_small_pictures_are_refused() {
         create("speed_temporal", "", &tiny),
         Err(Error::Extractor { .. })
     ));
-}
-
-fn expect_bad_option(name: &str, opts: &str, option: &str) {
-    let format = common::PAIRS[0].format();
-    match create(name, opts, &format) {
-        Err(e @ Error::BadOption { .. }) => {
-            let msg = e.to_string();
-            assert!(msg.contains(name) && msg.contains(option), "{msg}");
-        }
-        Err(e) => panic!("{name}:{opts}: expected a bad-option error, got {e}"),
-        Ok(_) => panic!("{name}:{opts}: accepted"),
-    }
 }
 
 #[test]
@@ -259,24 +159,6 @@ fn unsupported_inputs_are_refused() {
 #[test]
 fn threaded_context_gives_the_same_values() {
     let pair = common::PAIRS.last().unwrap();
-    let golden = pair.golden("features");
-    let mut context = vmafx::ContextBuilder::new(pair.format())
-        .threads(2)
-        .feature("speed_chroma", Vec::new())
-        .feature("speed_temporal", Vec::new())
-        .build()
-        .unwrap();
-    for (r, d) in pair.reference().into_iter().zip(pair.distorted_pictures()) {
-        context.submit(r, d).unwrap();
-    }
-    let scores = context.finish().unwrap();
-    assert_eq!(scores.frames.len(), golden.frames.len());
-    for (i, (index, values)) in scores.frames.iter().enumerate() {
-        assert_eq!(*index as usize, i);
-        assert_eq!(values.len(), 4, "frame {i}: {values:?}");
-        for (feature, value) in values {
-            let what = format!("{} frame {i} {feature} (threaded)", pair.name());
-            common::assert_close(&what, *value, golden.value(i, feature).unwrap(), TOLERANCE);
-        }
-    }
+    let features = [("speed_chroma", ""), ("speed_temporal", "")];
+    assert_threaded_run_matches(pair, &features, 4, TOLERANCE);
 }

@@ -4,50 +4,24 @@
 
 mod common;
 
+use common::extractor::{create_extractor, run_frame_by_frame, FrameValues};
 use common::{Pair, PAIRS};
 use std::collections::BTreeMap;
 use vmafx::feature::options::parse_key_values;
 use vmafx::feature::vif::INFO;
-use vmafx::feature::{FeatureSink, FrameInput, Options};
+use vmafx::feature::Options;
 use vmafx::HostPicture;
 
 /// Runs `vif` with `options` over every frame of `pair`: per frame, the
-/// emitted (name, value) pairs.
+/// emitted values.
 fn run(
     pair: &Pair,
     reference: &[HostPicture],
     distorted: &[HostPicture],
     options: &str,
-) -> Vec<BTreeMap<String, f64>> {
-    let raw = parse_key_values("vif", options).unwrap();
-    let options = Options::resolve("vif", INFO.options, &raw).unwrap();
-    let mut vif = (INFO.create)(&options, &pair.format()).unwrap();
-    reference
-        .iter()
-        .zip(distorted)
-        .enumerate()
-        .map(|(i, (r, d))| {
-            let mut sink = FeatureSink::new();
-            let frame = FrameInput {
-                index: i as u32,
-                reference: r,
-                distorted: d,
-            };
-            vif.extract(&frame, &mut sink).unwrap();
-            sink.values()
-                .iter()
-                .map(|(index, name, value)| {
-                    assert_eq!(
-                        *index,
-                        i as u32,
-                        "{}: emitted for another frame",
-                        pair.name()
-                    );
-                    (name.clone(), *value)
-                })
-                .collect()
-        })
-        .collect()
+) -> Vec<FrameValues> {
+    let mut vif = create_extractor("vif", options, &pair.format()).unwrap();
+    run_frame_by_frame(vif.as_mut(), reference, distorted)
 }
 
 /// Worst relative difference per feature, over the pairs checked.
@@ -58,7 +32,7 @@ impl Worst {
     /// Compares every frame's outputs with the golden run `run_name`: they
     /// must be exactly its `integer_vif*` features of the option set whose
     /// names end in `suffix`, with identical values.
-    fn check(&mut self, pair: &Pair, run_name: &str, ours: &[BTreeMap<String, f64>], suffix: &str) {
+    fn check(&mut self, pair: &Pair, run_name: &str, ours: &[FrameValues], suffix: &str) {
         let golden = pair.golden(run_name);
         assert_eq!(
             golden.frames.len(),

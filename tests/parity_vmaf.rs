@@ -171,17 +171,6 @@ fn six_v06_models_in_one_run_including_bootstrap() {
     }
 }
 
-const V1_MODELS: [&str; 8] = [
-    "vmaf_v1.0.16_3d0h",
-    "vmaf_v1.0.16_3d0h_2160",
-    "vmaf_v1.0.16_5d0h",
-    "vmaf_v1.0.16_1d5h_2160",
-    "vmaf_v1.0.16_hfr_3d0h",
-    "vmaf_v1.0.16_hfr_3d0h_2160",
-    "vmaf_v1.0.16_hfr_5d0h",
-    "vmaf_v1.0.16_hfr_1d5h_2160",
-];
-
 /// The v1.0.16 models whose SpEED step prescales the picture: libvmaf
 /// crashes on the 321x179 pair ("image too small").
 const V1_PRESCALED: [&str; 4] =
@@ -191,7 +180,7 @@ const V1_PRESCALED: [&str; 4] =
 fn v1_models_in_one_run() {
     for pair in PAIRS {
         let small = pair.width < 352;
-        let models: Vec<String> = V1_MODELS
+        let models: Vec<String> = common::V1_0_16_MODELS
             .iter()
             .filter(|m| !(small && V1_PRESCALED.contains(m)))
             .map(|m| format!("version={m}:name={m}"))

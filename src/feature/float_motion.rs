@@ -7,7 +7,12 @@
 //! are emitted for the previous frame and [`Extractor::flush`] emits the
 //! last one.
 
-use super::float_common::{check_format, convolve, copy_luma, to_f32, FloatPlane, PaddedRow};
+use super::common::float_plane::FloatPlane;
+use super::common::format_check::check_format;
+use super::common::mirrored_filter::{convolve, PaddedRow};
+use super::common::motion_blend::{blend_clipped, c_min};
+use super::common::picture_copy::copy_luma;
+use super::common::to_f32;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneMask};
@@ -58,23 +63,17 @@ struct Shaping {
 impl Shaping {
     /// `MIN(score * motion_fps_weight, motion_max_val)`
     fn clip(&self, score: f64) -> f64 {
-        min(score * self.fps_weight, self.max_val)
+        c_min(score * self.fps_weight, self.max_val)
     }
 
     /// `MIN(motion_blend(score * motion_fps_weight, ...), motion_max_val)`
     fn blend_clip(&self, score: f64) -> f64 {
-        let s = score * self.fps_weight;
-        let blended = s * self.blend_factor + (1.0 - self.blend_factor) * min(self.blend_offset, s);
-        min(blended, self.max_val)
-    }
-}
-
-/// C's `MIN(x, y)`: `x < y ? x : y`.
-fn min(x: f64, y: f64) -> f64 {
-    if x < y {
-        x
-    } else {
-        y
+        blend_clipped(
+            score * self.fps_weight,
+            self.blend_factor,
+            self.blend_offset,
+            self.max_val,
+        )
     }
 }
 

@@ -14,7 +14,6 @@ pub mod ciede;
 pub mod common;
 pub mod float_adm;
 pub mod float_ansnr;
-pub mod float_common;
 pub mod float_moment;
 pub mod float_motion;
 pub mod float_ms_ssim;

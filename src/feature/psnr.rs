@@ -11,6 +11,7 @@
 //! for 4:2:0): on odd sizes the last chroma column (row) of our pictures,
 //! which hold the rounded-up size, is left out.
 
+use super::common::format_check::check_frame_format;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{
@@ -193,15 +194,7 @@ impl Extractor for Psnr {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        for pic in [frame.reference, frame.distorted] {
-            if *pic.format() != self.format {
-                return Err(Error::PictureMismatch(format!(
-                    "psnr was set up for {} pictures, got {}",
-                    self.format,
-                    pic.format()
-                )));
-            }
-        }
+        check_frame_format("psnr", &self.format, frame)?;
         let mut sses = [0u64; 3];
         for (sse, plane) in sses.iter_mut().zip(&self.planes) {
             *sse = match (

@@ -2,6 +2,8 @@
 //! libvmaf 3.2.0 runs into `tests/golden` (see its README).
 #![allow(dead_code)]
 
+pub mod extractor;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use vmafx::{ChromaSubsampling, HostPicture, PictureFormat};
@@ -125,6 +127,18 @@ pub const PAIRS: &[Pair] = &[
         subsampling: Yuv420,
         bit_depth: 8,
     },
+];
+
+/// The v1.0.16 models the `models_v1.0.16` goldens were run with.
+pub const V1_0_16_MODELS: [&str; 8] = [
+    "vmaf_v1.0.16_3d0h",
+    "vmaf_v1.0.16_3d0h_2160",
+    "vmaf_v1.0.16_5d0h",
+    "vmaf_v1.0.16_1d5h_2160",
+    "vmaf_v1.0.16_hfr_3d0h",
+    "vmaf_v1.0.16_hfr_3d0h_2160",
+    "vmaf_v1.0.16_hfr_5d0h",
+    "vmaf_v1.0.16_hfr_1d5h_2160",
 ];
 
 pub fn decompress(path: &Path) -> Vec<u8> {

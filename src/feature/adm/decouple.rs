@@ -127,26 +127,10 @@ fn decouple_fine_impl(
     for i in region.top..region.bottom {
         let row = i * w + region.left..i * w + region.right;
         let n = row.len();
-        let (oh, ov, od) = (
-            &reference.h[row.clone()],
-            &reference.v[row.clone()],
-            &reference.d[row.clone()],
-        );
-        let (th, tv, td) = (
-            &dis.h[row.clone()],
-            &dis.v[row.clone()],
-            &dis.d[row.clone()],
-        );
-        let (rh, rv, rd) = (
-            &mut restored.h[row.clone()],
-            &mut restored.v[row.clone()],
-            &mut restored.d[row.clone()],
-        );
-        let (ah, av, ad) = (
-            &mut additive.h[row.clone()],
-            &mut additive.v[row.clone()],
-            &mut additive.d[row],
-        );
+        let [oh, ov, od] = reference.slices(row.clone());
+        let [th, tv, td] = dis.slices(row.clone());
+        let [rh, rv, rd] = restored.slices_mut(row.clone());
+        let [ah, av, ad] = additive.slices_mut(row);
         let (oh, ov, od, th, tv, td) = (&oh[..n], &ov[..n], &od[..n], &th[..n], &tv[..n], &td[..n]);
         let (rh, rv, rd, ah, av, ad) = (
             &mut rh[..n],
@@ -236,26 +220,10 @@ fn decouple_coarse_impl(
     let cos_sq = cos_1deg_sq();
     for i in region.top..region.bottom {
         let row = i * w + region.left..i * w + region.right;
-        let (oh, ov, od) = (
-            &reference.h[row.clone()],
-            &reference.v[row.clone()],
-            &reference.d[row.clone()],
-        );
-        let (th, tv, td) = (
-            &dis.h[row.clone()],
-            &dis.v[row.clone()],
-            &dis.d[row.clone()],
-        );
-        let (rh, rv, rd) = (
-            &mut restored.h[row.clone()],
-            &mut restored.v[row.clone()],
-            &mut restored.d[row.clone()],
-        );
-        let (ah, av, ad) = (
-            &mut additive.h[row.clone()],
-            &mut additive.v[row.clone()],
-            &mut additive.d[row],
-        );
+        let [oh, ov, od] = reference.slices(row.clone());
+        let [th, tv, td] = dis.slices(row.clone());
+        let [rh, rv, rd] = restored.slices_mut(row.clone());
+        let [ah, av, ad] = additive.slices_mut(row);
         for j in 0..rh.len() {
             let (o, t) = ([oh[j], ov[j], od[j]], [th[j], tv[j], td[j]]);
             // libvmaf's int64 arithmetic; exact in i128 would differ only

@@ -6,6 +6,7 @@
 use super::simd::simd_dispatch;
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
 use crate::picture::{PlaneRef, Sample};
+use std::ops::Range;
 
 /// Detail subbands of one picture at one scale, `width` x `height`, packed.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +37,26 @@ impl<T: Copy + Default> Bands<T> {
     /// The three bands in libvmaf's theta order (h, v, d).
     pub fn all(&self) -> [&[T]; 3] {
         [&self.h, &self.v, &self.d]
+    }
+
+    /// Positions `range` of the three bands, in theta order (h, v, d).
+    #[inline(always)]
+    pub fn slices(&self, range: Range<usize>) -> [&[T]; 3] {
+        [
+            &self.h[range.clone()],
+            &self.v[range.clone()],
+            &self.d[range],
+        ]
+    }
+
+    /// [`Self::slices`], mutable.
+    #[inline(always)]
+    pub fn slices_mut(&mut self, range: Range<usize>) -> [&mut [T]; 3] {
+        [
+            &mut self.h[range.clone()],
+            &mut self.v[range.clone()],
+            &mut self.d[range],
+        ]
     }
 
     /// Uses the first `width` x `height` coefficients (within capacity).
@@ -225,7 +246,7 @@ fn analyze_picture_impl<S: Sample>(
         match details.as_deref_mut() {
             None => horizontal_fine(lo, &taps.cols, approx_lo, approx_hi),
             Some(d) => {
-                let (dh, dv, dd) = (&mut d.h[out.clone()], &mut d.v[out.clone()], &mut d.d[out]);
+                let [dh, dv, dd] = d.slices_mut(out);
                 horizontal_fine(lo, &taps.cols, approx_lo, dv);
                 horizontal_fine(hi, &taps.cols, dh, dd);
                 if simd_overrun {
@@ -380,13 +401,8 @@ fn analyze_approx_pair_impl(
         let out = i * out_w..(i + 1) * out_w;
         for (p, level) in levels.iter_mut().enumerate() {
             let (lo_base, hi_base) = (2 * p * width, (2 * p + 1) * width);
-            let d = &mut *level.details;
-            let (da, dh, dv, dd) = (
-                &mut level.approx[out.clone()],
-                &mut d.h[out.clone()],
-                &mut d.v[out.clone()],
-                &mut d.d[out.clone()],
-            );
+            let da = &mut level.approx[out.clone()];
+            let [dh, dv, dd] = level.details.slices_mut(out.clone());
             horizontal_coarse(
                 &tmp[lo_base..lo_base + width],
                 &taps.cols,

@@ -32,6 +32,7 @@ mod region;
 mod simd;
 mod tables;
 
+use super::common::format_check::check_frame_format;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneMask};
@@ -181,15 +182,7 @@ impl Extractor for Adm {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        for picture in [frame.reference, frame.distorted] {
-            if picture.format() != &self.format {
-                return Err(Error::PictureMismatch(format!(
-                    "adm was created for {} pictures, got {}",
-                    self.format,
-                    picture.format()
-                )));
-            }
-        }
+        check_frame_format("adm", &self.format, frame)?;
         let scores = self.pipeline.run(frame.reference, frame.distorted);
         output::emit(frame.index, &scores, &self.pooling, &self.names, sink);
         Ok(())

@@ -2,23 +2,25 @@
 //!
 //! The float extractors work on 8-bit-range values whatever the input depth:
 //! libvmaf divides 10/12/16-bit samples by 4/16/256 (in `float`) and then adds
-//! an integer offset (`-128` for ANSNR, VIF and ADM, `0` elsewhere). Every
-//! step is an `f32` operation, which we keep so results stay bit-identical.
+//! an integer offset (`-128` for ANSNR, VIF, ADM, motion and SpEED, `0`
+//! elsewhere). Every step is an `f32` operation, which we keep so results
+//! stay bit-identical.
 
+use super::float_plane::FloatPlane;
 use crate::error::{Error, Result};
 use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneRef, PlaneSamples, Sample};
+
+/// `2^(bit_depth - 8)`: libvmaf's divisor at 10, 12 and 16 bits (4, 16,
+/// 256), and 1 at 8 bits.
+fn power_of_two_divisor(bit_depth: u8) -> f32 {
+    (1u32 << (bit_depth.max(8) - 8)) as f32
+}
 
 /// The divisor libvmaf applies to samples of `bit_depth` bits, or `None` for
 /// depths its `picture_copy` does not handle (it would misread 9, 11, 13-15
 /// bit pictures as 8-bit ones).
 pub fn sample_divisor(bit_depth: u8) -> Option<f32> {
-    match bit_depth {
-        8 => Some(1.0),
-        10 => Some(4.0),
-        12 => Some(16.0),
-        16 => Some(256.0),
-        _ => None,
-    }
+    matches!(bit_depth, 8 | 10 | 12 | 16).then(|| power_of_two_divisor(bit_depth))
 }
 
 /// Refuses formats libvmaf's float extractors cannot convert.
@@ -42,20 +44,47 @@ pub fn check_bit_depth(extractor: &str, format: &PictureFormat) -> Result<()> {
 /// unsupported depth falls back to the 8-bit scale.
 pub fn picture_copy(picture: &HostPicture, plane: PlaneId, offset: i32, dst: &mut Vec<f32>) {
     let divisor = sample_divisor(picture.format().bit_depth).unwrap_or(1.0);
-    match picture.plane(plane) {
-        PlaneSamples::U8(p) => copy_plane(p, divisor, offset as f32, dst),
-        PlaneSamples::U16(p) => copy_plane(p, divisor, offset as f32, dst),
+    let samples = picture.plane(plane);
+    dst.resize(samples.width() * samples.height(), 0.0);
+    copy_packed(samples, divisor, offset, dst);
+}
+
+/// [`picture_copy`] of the luma plane into a [`FloatPlane`], reshaped to the
+/// picture's size.
+///
+/// float_vif, float_adm and float_motion also take the depths libvmaf's
+/// `picture_copy` misreads (9, 11, 13-15 bits), on the same `2^(bits - 8)`
+/// scale.
+pub fn copy_luma(picture: &HostPicture, offset: i32, dst: &mut FloatPlane) {
+    let divisor = power_of_two_divisor(picture.format().bit_depth);
+    let samples = picture.plane(PlaneId::Y);
+    dst.reshape(samples.width(), samples.height());
+    copy_packed(samples, divisor, offset, dst.samples_mut());
+}
+
+/// Converts every row of `samples` into `dst`, packed `width` apart.
+fn copy_packed(samples: PlaneSamples<'_>, divisor: f32, offset: i32, dst: &mut [f32]) {
+    fn rows<T: Sample>(p: PlaneRef<'_, T>, divisor: f32, offset: i32, dst: &mut [f32]) {
+        for (y, out) in dst.chunks_exact_mut(p.width).enumerate() {
+            convert_row(p.row(y), divisor, offset, out);
+        }
+    }
+    match samples {
+        PlaneSamples::U8(p) => rows(p, divisor, offset, dst),
+        PlaneSamples::U16(p) => rows(p, divisor, offset, dst),
     }
 }
 
-fn copy_plane<T: Sample>(plane: PlaneRef<'_, T>, divisor: f32, offset: f32, dst: &mut Vec<f32>) {
-    let w = plane.width;
-    dst.resize(w * plane.height, 0.0);
-    for (y, out) in dst.chunks_exact_mut(w).enumerate() {
-        for (o, &s) in out.iter_mut().zip(plane.row(y)) {
-            // Division by 1.0 is exact, so 8-bit input takes the same path.
-            *o = Into::<u32>::into(s) as f32 / divisor + offset;
-        }
+/// `out[i] = src[i] / divisor + offset` in `f32`, for `out.len()` samples.
+///
+/// Every divisor here is a power of two, so multiplying by its inverse
+/// gives the quotient exactly and vectorizes better than dividing.
+#[inline]
+pub fn convert_row<T: Sample>(src: &[T], divisor: f32, offset: i32, out: &mut [f32]) {
+    let (scale, offset) = (1.0 / divisor, offset as f32);
+    let src = &src[..out.len()];
+    for (o, &s) in out.iter_mut().zip(src) {
+        *o = Into::<u32>::into(s) as f32 * scale + offset;
     }
 }
 
@@ -72,11 +101,27 @@ mod tests {
         let mut out = Vec::new();
         picture_copy(&p, PlaneId::Y, -128, &mut out);
         assert_eq!(out, vec![255.75 - 128.0, 0.5 - 128.0]);
+        let mut plane = FloatPlane::default();
+        copy_luma(&p, -128, &mut plane);
+        assert_eq!(plane.samples(), &out[..]);
     }
 
     #[test]
     fn odd_depths_are_refused() {
         let f = PictureFormat::new(2, 2, ChromaSubsampling::Yuv420, 9).unwrap();
         assert!(check_bit_depth("float_psnr", &f).is_err());
+    }
+
+    #[test]
+    fn divisors_are_powers_of_two() {
+        // `convert_row` relies on it for exact quotients.
+        for bits in 8..=16 {
+            let d = power_of_two_divisor(bits);
+            assert_eq!(d, 2f32.powi(bits as i32 - 8));
+            assert_eq!(
+                sample_divisor(bits).is_some(),
+                [8, 10, 12, 16].contains(&bits)
+            );
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::dwt::{dwt2, Bands, DwtScratch};
 use super::masking::{cm, csf, decouple, den_scale, Masking, PNorm, Region, RowScratch, Triple};
-use crate::feature::float_common::FloatPlane;
+use crate::feature::common::float_plane::FloatPlane;
 
 /// `ADM_BORDER_FACTOR`: the share of each side left out of pooling.
 pub const BORDER_FACTOR: f64 = 0.1;
@@ -187,19 +187,9 @@ pub fn min_side() -> usize {
 mod tests {
     use super::*;
 
-    fn texture(w: usize, h: usize, seed: u32) -> FloatPlane {
-        let mut p = FloatPlane::new(w, h);
-        let mut x = seed;
-        for (i, v) in p.samples_mut().iter_mut().enumerate() {
-            x = x.wrapping_mul(1664525).wrapping_add(1013904223);
-            *v = ((i % w) as f32 * 0.7 + (x >> 26) as f32) - 128.0;
-        }
-        p
-    }
-
     #[test]
     fn avx2_build_gives_identical_scores() {
-        let (r, d) = (texture(101, 67, 1), texture(101, 67, 2));
+        let (r, d) = (FloatPlane::texture(101, 67, 1), FloatPlane::texture(101, 67, 2));
         let p = AdmParams {
             enhn_gain_limit: 100.0,
             weights: super::super::csf::band_weights(3.0, 1080, [-1.0; 4], [-1.0; 4]),

@@ -3,7 +3,7 @@
 //! libvmaf's default (`ADM_CSF_MODE_WATSON97`), with the per-scale user
 //! overrides `adm_f1sN` / `adm_f2sN`.
 
-use crate::feature::float_common::to_f32;
+use crate::feature::common::to_f32;
 
 /// `struct dwt_model_params` for luma (`dwt_7_9_YCbCr_threshold[0]`).
 struct ModelParams {

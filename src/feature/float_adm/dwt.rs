@@ -2,7 +2,8 @@
 //! (db2) analysis filter, vertical then horizontal, decimating by two.
 //! Output planes are `ceil(w / 2) x ceil(h / 2)`.
 
-use crate::feature::float_common::{to_f32, FloatPlane};
+use crate::feature::common::float_plane::FloatPlane;
+use crate::feature::common::to_f32;
 
 /// `dwt2_db2_coeffs_lo_s` / `_hi_s` (C `double` literals in `float` tables).
 const LO: [f32; 4] = to_f32([

@@ -6,7 +6,7 @@
 //! Planes come in (h, v, d) triples, libvmaf's angle order.
 
 use super::dwt::Bands;
-use crate::feature::float_common::FloatPlane;
+use crate::feature::common::float_plane::FloatPlane;
 
 pub type Triple = [FloatPlane; 3];
 

@@ -9,7 +9,9 @@ mod masking;
 
 pub use compute::{compute_adm, AdmParams, AdmScores, AdmScratch};
 
-use super::float_common::{check_format, copy_luma, FloatPlane};
+use super::common::float_plane::FloatPlane;
+use super::common::format_check::check_frame_format;
+use super::common::picture_copy::copy_luma;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneMask};
@@ -193,8 +195,7 @@ impl Extractor for FloatAdm {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        check_format("float_adm", &self.format, frame.reference)?;
-        check_format("float_adm", &self.format, frame.distorted)?;
+        check_frame_format("float_adm", &self.format, frame)?;
         copy_luma(frame.reference, -128, &mut self.reference);
         copy_luma(frame.distorted, -128, &mut self.distorted);
         let r = compute_adm(&self.reference, &self.distorted, &self.params, &mut self.scratch);

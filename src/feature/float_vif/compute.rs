@@ -6,7 +6,8 @@
 //! The filtered planes are produced one row at a time and consumed at once,
 //! so no full-size intermediate plane exists besides the decimated images.
 
-use crate::feature::float_common::{fir, tap_rows, FloatPlane, PaddedRow, MAX_TAPS};
+use crate::feature::common::float_plane::FloatPlane;
+use crate::feature::common::mirrored_filter::{fir, tap_rows, PaddedRow, MAX_TAPS};
 
 /// Per-scale numerator and denominator sums, as libvmaf's `float`s.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -302,7 +303,7 @@ fn max0(x: f32) -> f32 {
 
 /// `log2_poly_s`: Horner coefficients (C `double` literals in a `float`
 /// table), highest power first.
-const LOG2_POLY: [f32; 9] = crate::feature::float_common::to_f32([
+const LOG2_POLY: [f32; 9] = crate::feature::common::to_f32([
     -0.012671635276421,
     0.064841182402670,
     -0.157048836463065,
@@ -371,20 +372,9 @@ mod tests {
         assert_eq!(log2_approx(0.0), f32::NEG_INFINITY);
     }
 
-    /// A deterministic textured plane (a cheap LCG, offset like libvmaf's).
-    fn texture(w: usize, h: usize, seed: u32) -> FloatPlane {
-        let mut p = FloatPlane::new(w, h);
-        let mut x = seed;
-        for (i, v) in p.samples_mut().iter_mut().enumerate() {
-            x = x.wrapping_mul(1664525).wrapping_add(1013904223);
-            *v = ((i % w) as f32 * 0.7 + (x >> 26) as f32) - 128.0;
-        }
-        p
-    }
-
     #[test]
     fn avx2_build_gives_identical_sums() {
-        let (r, d) = (texture(101, 67, 1), texture(101, 67, 2));
+        let (r, d) = (FloatPlane::texture(101, 67, 1), FloatPlane::texture(101, 67, 2));
         let k = super::super::kernels::kernels_for(1.0).unwrap();
         let p = VifParams {
             enhn_gain_limit: 100.0,

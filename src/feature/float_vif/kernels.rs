@@ -1,40 +1,14 @@
-//! The Gaussian kernels of libvmaf's VIF (`vif_get_filter` in
-//! `vif_tools.c`): generated in `float` from the scale and the kernel scale,
-//! not read from a table, so the arithmetic below follows the C types.
+//! The Gaussian kernels of libvmaf's float VIF, one per scale, for a
+//! kernel scale option.
 
 use crate::error::{Error, Result};
-
-/// `valid_kernelscales` of `vif_tools.h` (C `float` expressions).
-const VALID_KERNELSCALES: [f32; 21] = [
-    1.0,
-    1.0 / 2.0,
-    3.0 / 2.0,
-    2.0,
-    2.0 / 3.0,
-    24.0 / 10.0,
-    360.0 / 97.0,
-    4.0 / 3.0,
-    3.5 / 3.0,
-    3.75 / 3.0,
-    4.25 / 3.0,
-    5.0 / 3.0,
-    3.0,
-    1.0 / 2.25,
-    1.4746,
-    1.54,
-    1.6,
-    1.06667,
-    0.711111,
-    0.740740,
-    1.111111,
-];
+use crate::feature::common::vif_kernels::{is_valid_kernelscale, scale_filter};
 
 /// The four kernels (scale 0 to 3) for `kernelscale`, or an error when
 /// libvmaf does not accept that kernel scale.
 pub fn kernels_for(kernelscale: f64) -> Result<[Vec<f32>; 4]> {
     let ks = kernelscale as f32;
-    // `fabsf(kernelscale - valid_kernelscales[i]) < 1e-3`
-    if !VALID_KERNELSCALES.iter().any(|&v| ((ks - v).abs() as f64) < 1e-3) {
+    if !is_valid_kernelscale(ks) {
         return Err(Error::BadOption {
             owner: "float_vif".into(),
             option: "vif_kernelscale".into(),
@@ -44,44 +18,7 @@ pub fn kernels_for(kernelscale: f64) -> Result<[Vec<f32>; 4]> {
             ),
         });
     }
-    Ok(std::array::from_fn(|scale| kernel(scale, ks)))
-}
-
-/// `vif_get_filter_size`: `2^(4 - scale) + 1` taps scaled by the kernel
-/// scale, rounded up to an odd number, at least 3.
-fn kernel_width(scale: usize, ks: f32) -> usize {
-    let n = ((1 << (4 - scale)) + 1) as f32;
-    let ceiling = (n * ks).ceil() as i32;
-    let odd = if ceiling % 2 == 0 { ceiling + 1 } else { ceiling };
-    odd.max(3) as usize
-}
-
-/// `vif_get_filter`: a Gaussian of standard deviation `width / 5`,
-/// normalised by its `float` sum.
-fn kernel(scale: usize, ks: f32) -> Vec<f32> {
-    let width = kernel_width(scale, ks);
-    let stdev = width as f32 / 5.0;
-    let half = (width as i32 - 1) / 2;
-    let mut out: Vec<f32> = (0..width as i32)
-        .map(|i| gaussian_pdf((i - half) as f32, stdev))
-        .collect();
-    let mut sum = 0.0f32;
-    for &v in &out {
-        sum += v;
-    }
-    for v in &mut out {
-        *v /= sum;
-    }
-    out
-}
-
-/// `get_gaussian_pdf(x, 0, stdev)`: the exponent in `double` (C's `-0.5`
-/// literal promotes it), each factor rounded to `float`.
-fn gaussian_pdf(x: f32, stdev: f32) -> f32 {
-    let (x, s) = (x as f64, stdev as f64);
-    let num = (-0.5 * x / s * x / s).exp() as f32;
-    let den = (1.0 / (s * (2.0 * std::f64::consts::PI).sqrt())) as f32;
-    num / den
+    Ok(std::array::from_fn(|scale| scale_filter(scale, ks)))
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ mod kernels;
 pub use compute::{compute_vif, log2_approx, VifParams, VifScratch, VifSums};
 pub use kernels::kernels_for;
 
-use super::float_common::{check_format, copy_luma, FloatPlane};
+use super::common::float_plane::FloatPlane;
+use super::common::format_check::check_frame_format;
+use super::common::picture_copy::copy_luma;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneMask};
@@ -148,8 +150,7 @@ impl Extractor for FloatVif {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        check_format("float_vif", &self.format, frame.reference)?;
-        check_format("float_vif", &self.format, frame.distorted)?;
+        check_frame_format("float_vif", &self.format, frame)?;
         copy_luma(frame.reference, -128, &mut self.reference);
         copy_luma(frame.distorted, -128, &mut self.distorted);
         let (r, d) = if self.reference_scaled.width == self.reference.width

@@ -6,23 +6,12 @@
 //! blurred planes; the roundings make the two orders disagree, so the
 //! order here is the libvmaf one.
 
+use crate::feature::common::mirrored_filter::mirror;
 use crate::picture::{PlaneRef, Sample};
 
 /// The 5-tap Gaussian-like kernel; its taps sum to 65536.
 const FILTER: [i32; 5] = [3571, 16004, 26386, 16004, 3571];
 const RADIUS: usize = 2;
-
-/// Reflect-101 mirroring (`-1 -> 1`, `size -> size - 2`); `size >= 3`.
-#[inline]
-fn mirror(idx: isize, size: usize) -> usize {
-    if idx < 0 {
-        (-idx) as usize
-    } else if idx as usize >= size {
-        2 * size - idx as usize - 2
-    } else {
-        idx as usize
-    }
-}
 
 /// Per-row scratch of the SAD: the vertical pass of one row, each value
 /// `y` split as `256 * hi + lo` (`0 <= lo < 256`; see [`horizontal_tap`]).
@@ -201,15 +190,6 @@ mod tests {
             height: h,
             stride: w,
         }
-    }
-
-    #[test]
-    fn mirror_is_reflect_101() {
-        assert_eq!(mirror(-2, 5), 2);
-        assert_eq!(mirror(-1, 5), 1);
-        assert_eq!(mirror(5, 5), 3);
-        assert_eq!(mirror(6, 5), 2);
-        assert_eq!(mirror(4, 3), 0);
     }
 
     #[test]

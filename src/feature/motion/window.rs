@@ -14,6 +14,8 @@
 //! Frames are derived as soon as their window is complete, so values stream
 //! out one frame behind the input; the results equal one pass at the end.
 
+use crate::feature::common::motion_blend::blend_clipped;
+
 /// How `motion3` is shaped from `motion2`.
 #[derive(Debug, Clone, Copy)]
 pub struct BlendParams {
@@ -26,18 +28,7 @@ pub struct BlendParams {
 impl BlendParams {
     /// libvmaf's `MIN(motion_blend(score, factor, offset), max_val)`.
     fn blend_clipped(&self, score: f64) -> f64 {
-        let f = self.blend_factor;
-        let low = if self.blend_offset < score {
-            self.blend_offset
-        } else {
-            score
-        };
-        let blended = score * f + (1.0 - f) * low;
-        if blended < self.max_val {
-            blended
-        } else {
-            self.max_val
-        }
+        blend_clipped(score, self.blend_factor, self.blend_offset, self.max_val)
     }
 }
 

@@ -7,9 +7,10 @@
 //! rounded-up chroma planes is left out (ADR 0002).
 
 use super::config::{self, SpeedConfig};
-use super::core::{load_plane, SpeedCore, SpeedScore};
+use super::core::{PlanePair, SpeedCore, SpeedScore};
 use super::geometry::{Geometry, MIN_SCALED_SIDE};
 use crate::error::{Error, Result};
+use crate::feature::common::format_check::check_frame_format;
 use crate::feature::common::picture_copy::check_bit_depth;
 use crate::feature::{
     CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options,
@@ -61,8 +62,7 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
         format: *format,
         width,
         max_val: options.double(config::MAX_VAL.name),
-        reference: core.frame_buffer(),
-        distorted: core.frame_buffer(),
+        planes: core.plane_pair(),
         core,
     }))
 }
@@ -88,31 +88,14 @@ struct SpeedChroma {
     format: PictureFormat,
     width: usize,
     max_val: f64,
-    reference: Vec<f32>,
-    distorted: Vec<f32>,
+    planes: PlanePair,
     core: SpeedCore,
 }
 
 impl SpeedChroma {
     fn score_plane(&mut self, frame: &FrameInput<'_>, plane: PlaneId) -> SpeedScore {
-        let (rows, stride) = (self.core.rows(), self.core.stride());
-        load_plane(
-            frame.reference,
-            plane,
-            self.width,
-            rows,
-            &mut self.reference,
-            stride,
-        );
-        load_plane(
-            frame.distorted,
-            plane,
-            self.width,
-            rows,
-            &mut self.distorted,
-            stride,
-        );
-        self.core.score(&self.reference, &self.distorted)
+        self.core.load(frame, plane, self.width, &mut self.planes);
+        self.core.score(&self.planes)
     }
 }
 
@@ -126,15 +109,7 @@ impl Extractor for SpeedChroma {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        for pic in [frame.reference, frame.distorted] {
-            if *pic.format() != self.format {
-                return Err(Error::PictureMismatch(format!(
-                    "{NAME} was set up for {} pictures, got {}",
-                    self.format,
-                    pic.format()
-                )));
-            }
-        }
+        check_frame_format(NAME, &self.format, frame)?;
         let u = self.score_plane(frame, PlaneId::Cb);
         let v = self.score_plane(frame, PlaneId::Cr);
         // A flat (singular) channel takes the other channel's score.

@@ -1,8 +1,8 @@
 //! The options both SpEED extractors take, and their checked values.
 
-use super::kernels::is_valid_kernelscale;
 use super::resample::{ScaleMethod, METHOD_NAMES};
 use crate::error::{Error, Result};
+use crate::feature::common::vif_kernels::is_valid_kernelscale;
 use crate::feature::{OptionSpec, Options};
 
 pub const KERNELSCALE: OptionSpec =

@@ -6,6 +6,8 @@
 //! [`filter_decimate16`] gives exactly the samples the full filter followed
 //! by `vif_dec16_s` keeps, computing only those.
 
+use crate::feature::common::mirrored_filter::mirror;
+
 /// A plane of `f32` samples: `height` rows of `width`, `stride` apart.
 #[derive(Clone, Copy)]
 pub struct FloatPlane<'a> {
@@ -18,19 +20,6 @@ pub struct FloatPlane<'a> {
 impl FloatPlane<'_> {
     fn row(&self, y: usize) -> &[f32] {
         &self.data[y * self.stride..][..self.width]
-    }
-}
-
-/// Mirrors an index that a tap puts outside `0..n` (valid for overhangs
-/// below `n`, which the geometry guarantees).
-#[inline]
-fn mirror(i: isize, n: usize) -> usize {
-    if i < 0 {
-        (-i) as usize
-    } else if i as usize >= n {
-        2 * n - i as usize - 2
-    } else {
-        i as usize
     }
 }
 
@@ -178,13 +167,6 @@ mod tests {
             rows_read_by_decimate16(5, 33),
             vec![0, 1, 2, 14, 15, 16, 17, 18]
         );
-    }
-
-    #[test]
-    fn mirrors_about_the_edge_sample() {
-        assert_eq!(mirror(-2, 5), 2);
-        assert_eq!(mirror(5, 5), 3);
-        assert_eq!(mirror(6, 5), 2);
     }
 
     #[test]

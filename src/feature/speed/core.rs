@@ -5,15 +5,17 @@ use super::config::SpeedConfig;
 use super::convolve::{self, FloatPlane};
 use super::estimate::{speed_score, BlockStats, Estimator, WeightMode};
 use super::geometry::{Geometry, Size};
-use super::kernels::{antialias_filter, lowpass_filter};
+use super::kernels::antialias_filter;
 use super::resample::Resampler;
-use crate::feature::common::picture_copy::sample_divisor;
+use crate::feature::common::picture_copy::{convert_row, sample_divisor};
+use crate::feature::common::vif_kernels::scale_filter;
+use crate::feature::FrameInput;
 use crate::picture::{HostPicture, PlaneId, PlaneRef, PlaneSamples, Sample};
 
 /// The decimation before estimation is 2^4, as four dyadic scales.
 const SCALES: u32 = 4;
 /// libvmaf moves samples to a zero-centred range before SpEED.
-const SAMPLE_OFFSET: f32 = -128.0;
+const SAMPLE_OFFSET: i32 = -128;
 
 /// A SpEED score and whether a covariance matrix was singular.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,7 +85,7 @@ impl SpeedCore {
             config,
             prescaler,
             antialias,
-            lowpass: lowpass_filter(SCALES, config.kernelscale),
+            lowpass: scale_filter(SCALES as usize, config.kernelscale),
             scaled: vec![0.0; scaled_len],
             row: vec![0.0; g.alloc.width],
             rows,
@@ -97,8 +99,39 @@ impl SpeedCore {
     }
 
     /// A zeroed buffer for one plane, rows [`Self::stride`] apart.
-    pub fn frame_buffer(&self) -> Vec<f32> {
+    fn frame_buffer(&self) -> Vec<f32> {
         vec![0.0; self.buffer.width * self.buffer.height]
+    }
+
+    /// Zeroed frame buffers for a reference and a distorted plane.
+    pub fn plane_pair(&self) -> PlanePair {
+        PlanePair {
+            reference: self.frame_buffer(),
+            distorted: self.frame_buffer(),
+        }
+    }
+
+    /// Loads the leftmost `width` samples of `plane` of both pictures of
+    /// `frame` into `pair`: the rows scoring reads, as libvmaf's
+    /// `picture_copy` converts them (8-bit scale, offset -128).
+    pub fn load(&self, frame: &FrameInput<'_>, plane: PlaneId, width: usize, pair: &mut PlanePair) {
+        let (rows, stride) = (self.rows(), self.stride());
+        load_plane(
+            frame.reference,
+            plane,
+            width,
+            rows,
+            &mut pair.reference,
+            stride,
+        );
+        load_plane(
+            frame.distorted,
+            plane,
+            width,
+            rows,
+            &mut pair.distorted,
+            stride,
+        );
     }
 
     /// The rows of a plane that scoring reads: frame buffers need only
@@ -112,8 +145,9 @@ impl SpeedCore {
         self.buffer.width
     }
 
-    /// Compares two planes held in frame buffers.
-    pub fn score(&mut self, reference: &[f32], distorted: &[f32]) -> SpeedScore {
+    /// Compares the two planes of `planes`.
+    pub fn score(&mut self, planes: &PlanePair) -> SpeedScore {
+        let (reference, distorted) = (&planes.reference, &planes.distorted);
         let sigma_nn = self.config.sigma_nn;
         self.filter_and_downscale(reference);
         let stride = self.geometry.operating.width;
@@ -198,9 +232,15 @@ impl SpeedCore {
     }
 }
 
+/// A reference and a distorted plane in frame buffers.
+pub struct PlanePair {
+    pub reference: Vec<f32>,
+    pub distorted: Vec<f32>,
+}
+
 /// Loads `rows` of the leftmost `width` samples of a plane into a frame
 /// buffer as libvmaf's `picture_copy` does: scaled to 8 bits, offset -128.
-pub fn load_plane(
+fn load_plane(
     picture: &HostPicture,
     plane: PlaneId,
     width: usize,
@@ -208,28 +248,26 @@ pub fn load_plane(
     dst: &mut [f32],
     stride: usize,
 ) {
-    let divisor = sample_divisor(picture.format().bit_depth).unwrap_or(1.0);
-    // The divisors are powers of two, so multiplying by the inverse gives
-    // the quotient exactly.
-    let scale = 1.0 / divisor;
-    match picture.plane(plane) {
-        PlaneSamples::U8(p) => load(p, width, rows, scale, dst, stride),
-        PlaneSamples::U16(p) => load(p, width, rows, scale, dst, stride),
-    }
-}
-
-fn load<T: Sample>(
-    p: PlaneRef<'_, T>,
-    width: usize,
-    rows: &[usize],
-    scale: f32,
-    dst: &mut [f32],
-    stride: usize,
-) {
-    for &y in rows {
-        let out = &mut dst[y * stride..][..width];
-        for (o, &s) in out.iter_mut().zip(&p.row(y)[..width]) {
-            *o = Into::<u32>::into(s) as f32 * scale + SAMPLE_OFFSET;
+    fn load<T: Sample>(
+        p: PlaneRef<'_, T>,
+        rows: &[usize],
+        divisor: f32,
+        dst: &mut [f32],
+        stride: usize,
+        width: usize,
+    ) {
+        for &y in rows {
+            convert_row(
+                p.row(y),
+                divisor,
+                SAMPLE_OFFSET,
+                &mut dst[y * stride..][..width],
+            );
         }
+    }
+    let divisor = sample_divisor(picture.format().bit_depth).unwrap_or(1.0);
+    match picture.plane(plane) {
+        PlaneSamples::U8(p) => load(p, rows, divisor, dst, stride, width),
+        PlaneSamples::U16(p) => load(p, rows, divisor, dst, stride, width),
     }
 }

@@ -4,9 +4,10 @@
 //! (the option is accepted and only names the feature).
 
 use super::config::{self, SpeedConfig};
-use super::core::{load_plane, SpeedCore};
+use super::core::{PlanePair, SpeedCore};
 use super::geometry::{Geometry, MIN_SCALED_SIDE};
 use crate::error::{Error, Result};
+use crate::feature::common::format_check::check_frame_format;
 use crate::feature::common::picture_copy::check_bit_depth;
 use crate::feature::{
     CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options,
@@ -54,22 +55,10 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
         format: *format,
         use_ref_diff: options.bool("speed_use_ref_diff"),
         has_previous: false,
-        previous: Frames {
-            reference: core.frame_buffer(),
-            distorted: core.frame_buffer(),
-        },
-        current: Frames {
-            reference: core.frame_buffer(),
-            distorted: core.frame_buffer(),
-        },
+        previous: core.plane_pair(),
+        current: core.plane_pair(),
         core,
     }))
-}
-
-/// One frame's luma planes in SpEED's float form.
-struct Frames {
-    reference: Vec<f32>,
-    distorted: Vec<f32>,
 }
 
 struct SpeedTemporal {
@@ -79,8 +68,9 @@ struct SpeedTemporal {
     use_ref_diff: bool,
     /// Whether `previous` holds a frame yet.
     has_previous: bool,
-    previous: Frames,
-    current: Frames,
+    /// Luma planes of the last frame and of this one.
+    previous: PlanePair,
+    current: PlanePair,
     core: SpeedCore,
 }
 
@@ -98,37 +88,14 @@ impl Extractor for SpeedTemporal {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        for pic in [frame.reference, frame.distorted] {
-            if *pic.format() != self.format {
-                return Err(Error::PictureMismatch(format!(
-                    "{NAME} was set up for {} pictures, got {}",
-                    self.format,
-                    pic.format()
-                )));
-            }
-        }
+        check_frame_format(NAME, &self.format, frame)?;
         let (width, rows, stride) = (
             self.format.width as usize,
             self.core.rows(),
             self.core.stride(),
         );
-        let cur = &mut self.current;
-        load_plane(
-            frame.reference,
-            PlaneId::Y,
-            width,
-            rows,
-            &mut cur.reference,
-            stride,
-        );
-        load_plane(
-            frame.distorted,
-            PlaneId::Y,
-            width,
-            rows,
-            &mut cur.distorted,
-            stride,
-        );
+        self.core.load(frame, PlaneId::Y, width, &mut self.current);
+        let cur = &self.current;
 
         let score = if !self.has_previous {
             0.0
@@ -142,7 +109,7 @@ impl Extractor for SpeedTemporal {
             };
             subtract(&mut prev.reference, &cur.reference, width, rows, stride);
             subtract(&mut prev.distorted, dis_base, width, rows, stride);
-            f64::from(self.core.score(&prev.reference, &prev.distorted).score)
+            f64::from(self.core.score(prev).score)
         };
         sink.emit(frame.index, &self.name, score);
         std::mem::swap(&mut self.previous, &mut self.current);

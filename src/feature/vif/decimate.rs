@@ -1,8 +1,9 @@
 //! The decimation pass: low-pass a scale with the next scale's filter and
 //! keep its even rows and columns (odd sizes round down).
 
-use super::filter::{has_avx2, mirror, mirror_edges, round_shift_u32, VifSample, LANES};
+use super::filter::{has_avx2, round_shift_u32, VifSample, LANES};
 use super::tables::{FILTERS, MAX_HALF};
+use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use crate::picture::{PlaneRef, Sample};
 
 /// Scratch rows of the decimation pass, sized for scale 0.

@@ -10,7 +10,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use super::filter::{mirror, mirror_edges};
+use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use super::tables::FILTERS;
 use crate::picture::PlaneRef;
 use std::arch::x86_64::*;

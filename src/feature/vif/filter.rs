@@ -1,11 +1,11 @@
 //! Pieces shared by the separable filter passes of integer VIF (local
-//! moments, decimation): edge mirroring, libvmaf's rounding shifts and
-//! accumulator widths.
+//! moments, decimation): libvmaf's rounding shifts and accumulator widths.
 //!
 //! Both passes run vertically first (into a row of 32-bit intermediates),
 //! then horizontally, with libvmaf's rounding shifts between them. Edges
-//! are mirrored without repeating the edge sample (`x[-k] = x[k]`), as
-//! libvmaf pads its rows and columns. All integer arithmetic wraps as C's
+//! are mirrored without repeating the edge sample (`x[-k] = x[k]`, see
+//! [`crate::feature::common::mirrored_filter`]), as libvmaf pads its rows
+//! and columns. All integer arithmetic wraps as C's
 //! unsigned arithmetic does; every true result fits its type, so the order
 //! of the sums does not matter.
 
@@ -14,20 +14,6 @@ use crate::picture::{PlaneRef, Sample};
 /// Columns processed together: wide enough for the compiler to fill vector
 /// registers, small enough to keep accumulators in them.
 pub const LANES: usize = 8;
-
-/// Mirrors a row or column index that lies at most `n - 1` outside `0..n`.
-#[inline]
-pub fn mirror(i: isize, n: usize) -> usize {
-    let last = n as isize - 1;
-    let m = if i < 0 {
-        -i
-    } else if i > last {
-        2 * last - i
-    } else {
-        i
-    };
-    m as usize
-}
 
 /// `(v + 2^(shift-1)) >> shift` in the accumulator's width, as libvmaf
 /// rounds (a zero shift leaves the value as it is).
@@ -132,17 +118,6 @@ impl VerticalShifts {
     }
 }
 
-/// Mirrors `half` values beyond each edge of `row`, whose middle
-/// `row.len() - 2 * half` values are the data.
-#[inline]
-pub fn mirror_edges<V: Copy>(row: &mut [V], half: usize) {
-    let last = row.len() - half - 1;
-    for f in 1..=half {
-        row[half - f] = row[half + f];
-        row[last + f] = row[last - f];
-    }
-}
-
 /// True when the CPU runs AVX2: the passes then run a copy of their code
 /// compiled for it. Only integer code gains from this; float results cannot
 /// change, as Rust never fuses or reorders float operations.
@@ -155,21 +130,5 @@ pub fn has_avx2() -> bool {
     #[cfg(not(target_arch = "x86_64"))]
     {
         false
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mirror_skips_the_edge_sample() {
-        assert_eq!(mirror(-2, 5), 2);
-        assert_eq!(mirror(0, 5), 0);
-        assert_eq!(mirror(5, 5), 3);
-        assert_eq!(mirror(6, 5), 2);
-        let mut row = [0, 0, 10, 11, 12, 0, 0];
-        mirror_edges(&mut row, 2);
-        assert_eq!(row, [12, 11, 10, 11, 12, 11, 10]);
     }
 }

@@ -16,6 +16,7 @@ mod stats;
 mod stats_avx2;
 mod tables;
 
+use super::common::format_check::check_frame_format;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples};
@@ -261,16 +262,7 @@ impl Extractor for Vif {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        for picture in [frame.reference, frame.distorted] {
-            if *picture.format() != self.format {
-                return Err(Error::PictureMismatch(format!(
-                    "{NAME}: frame {} is {}, extractor was created for {}",
-                    frame.index,
-                    picture.format(),
-                    self.format
-                )));
-            }
-        }
+        check_frame_format(NAME, &self.format, frame)?;
         let scores = match (
             frame.reference.plane(PlaneId::Y),
             frame.distorted.plane(PlaneId::Y),

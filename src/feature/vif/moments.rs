@@ -8,14 +8,14 @@
 //! takes the 16-bit multiply-add path of `moments_u8_avx2`.
 
 use super::filter::{
-    has_avx2, mirror, mirror_edges, round_shift_u32, SquareAccumulator, VerticalShifts, VifSample,
-    LANES,
+    has_avx2, round_shift_u32, SquareAccumulator, VerticalShifts, VifSample, LANES,
 };
 use super::log2::Log2Table;
 use super::stats::{MomentBlock, ScaleSums};
 #[cfg(target_arch = "x86_64")]
 use super::stats_avx2::VecSums;
 use super::tables::{FILTERS, MAX_HALF};
+use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use crate::picture::PlaneRef;
 
 /// Columns per block of the vertical pass.

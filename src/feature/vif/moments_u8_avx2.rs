@@ -22,7 +22,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use super::filter::{mirror, mirror_edges};
+use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use super::log2::Log2Table;
 use super::stats::{MomentBlock, ScaleSums};
 use super::stats_avx2::VecSums;

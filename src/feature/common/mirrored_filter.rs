@@ -1,107 +1,17 @@
-//! What libvmaf's float extractors share: luma samples as `f32` planes
-//! (`picture_copy`) and the separable, edge-mirrored convolution of
-//! `common/convolution.c` and `vif_tools.c`.
+//! The separable, edge-mirrored convolution of libvmaf's float extractors
+//! (`common/convolution.c`, `vif_tools.c`), and its building blocks, among
+//! them the edge rule that VIF, motion and SpEED filters also use.
 //!
 //! Bit-exactness notes: every sum starts from `0.0` and adds the taps in
 //! filter order, in `f32`, with no fused multiply-add, exactly as the C loops
 //! do (Rust never contracts `a * b + c`).
 
-use crate::error::{Error, Result};
-use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneSamples, Sample};
+use super::float_plane::FloatPlane;
 
-/// A plane of `f32` samples, rows `width` apart. The buffer may be longer
-/// than `width * height` (see [`FloatPlane::reshape`]); only [`samples`]
-/// are meaningful.
-///
-/// [`samples`]: FloatPlane::samples
-#[derive(Debug, Clone, Default)]
-pub struct FloatPlane {
-    data: Vec<f32>,
-    pub width: usize,
-    pub height: usize,
-}
-
-impl FloatPlane {
-    pub fn new(width: usize, height: usize) -> Self {
-        Self {
-            data: vec![0.0; width * height],
-            width,
-            height,
-        }
-    }
-
-    #[inline]
-    pub fn row(&self, y: usize) -> &[f32] {
-        &self.data[y * self.width..(y + 1) * self.width]
-    }
-
-    #[inline]
-    pub fn row_mut(&mut self, y: usize) -> &mut [f32] {
-        &mut self.data[y * self.width..(y + 1) * self.width]
-    }
-
-    /// The `width * height` samples, row after row.
-    pub fn samples(&self) -> &[f32] {
-        &self.data[..self.width * self.height]
-    }
-
-    pub fn samples_mut(&mut self) -> &mut [f32] {
-        &mut self.data[..self.width * self.height]
-    }
-
-    /// Changes the geometry. The buffer only ever grows, so planes that
-    /// shrink and grow from scale to scale, frame after frame, neither
-    /// reallocate nor clear memory that is about to be overwritten.
-    pub fn reshape(&mut self, width: usize, height: usize) {
-        self.width = width;
-        self.height = height;
-        if self.data.len() < width * height {
-            self.data.resize(width * height, 0.0);
-        }
-    }
-}
-
-/// libvmaf's `picture_copy`: luma samples to `f32`, scaled to the 8-bit
-/// range (`x / 2^(bpc-8)`) and shifted by `offset`.
-pub fn copy_luma(picture: &HostPicture, offset: i32, dst: &mut FloatPlane) {
-    let format = picture.format();
-    // libvmaf divides by 4, 16 or 256 for 10, 12 and 16 bits; the same
-    // power of two serves every depth above 8.
-    let scaler = (1u32 << (format.bit_depth.max(8) - 8)) as f32;
-    match picture.plane(PlaneId::Y) {
-        PlaneSamples::U8(p) => copy_rows(p.data, p.stride, 1.0, offset, dst),
-        PlaneSamples::U16(p) => copy_rows(p.data, p.stride, scaler, offset, dst),
-    }
-}
-
-fn copy_rows<T: Sample>(src: &[T], stride: usize, scaler: f32, offset: i32, dst: &mut FloatPlane) {
-    let offset = offset as f32;
-    let w = dst.width;
-    for y in 0..dst.height {
-        let s = &src[y * stride..y * stride + w];
-        for (d, &v) in dst.row_mut(y).iter_mut().zip(s) {
-            let v: u32 = v.into();
-            // 8-bit: `(float)x + offset`; above: `(float)x / scaler + offset`
-            // (dividing by 1.0 changes nothing).
-            *d = v as f32 / scaler + offset;
-        }
-    }
-}
-
-/// Checks the picture geometry matches what the extractor was created for.
-pub fn check_format(extractor: &str, expected: &PictureFormat, got: &HostPicture) -> Result<()> {
-    if got.format() != expected {
-        return Err(Error::PictureMismatch(format!(
-            "{extractor}: created for {expected}, got a {} picture",
-            got.format()
-        )));
-    }
-    Ok(())
-}
-
-/// Index of tap `i` (may lie outside `0..n`) mirrored into the plane the
-/// way libvmaf's float filters do: about the edge sample, which is not
-/// repeated (`-i` before the start, `2n - i - 2` past the end).
+/// Index of tap `i` (may lie outside `0..n`, by less than `n`) mirrored
+/// into the plane the way libvmaf's VIF, motion and SpEED filters do: about
+/// the edge sample, which is not repeated (reflect-101: `-i` before the
+/// start, `2n - i - 2` past the end).
 #[inline]
 pub fn mirror(i: isize, n: usize) -> usize {
     let n = n as isize;
@@ -111,6 +21,17 @@ pub fn mirror(i: isize, n: usize) -> usize {
         (2 * n - i - 2) as usize
     } else {
         i as usize
+    }
+}
+
+/// Fills the `half` values beyond each edge of `row`, whose middle
+/// `row.len() - 2 * half` values are the data, by [`mirror`]'s rule.
+#[inline]
+pub fn mirror_edges<V: Copy>(row: &mut [V], half: usize) {
+    let last = row.len() - half - 1;
+    for f in 1..=half {
+        row[half - f] = row[half + f];
+        row[last + f] = row[last - f];
     }
 }
 
@@ -177,11 +98,7 @@ impl PaddedRow {
     /// Fills the pads from the body with [`mirror`]'s rule.
     #[inline(always)]
     pub fn mirror_edges(&mut self) {
-        let (r, w) = (self.radius, self.width);
-        for m in 1..=r {
-            self.buf[r - m] = self.buf[r + m];
-            self.buf[r + w - 1 + m] = self.buf[r + w - 1 - m];
-        }
+        mirror_edges(&mut self.buf[..self.width + 2 * self.radius], self.radius);
     }
 
     /// The horizontal pass at every position: `out[j] = sum_k f[k] *
@@ -226,18 +143,6 @@ pub fn convolve(filter: &[f32], src: &FloatPlane, dst: &mut FloatPlane, row: &mu
     }
 }
 
-/// Converts C's `static const float x[] = { <double literals> }`: each
-/// literal is rounded to `double` first, then to `float`.
-pub const fn to_f32<const N: usize>(v: [f64; N]) -> [f32; N] {
-    let mut out = [0.0f32; N];
-    let mut i = 0;
-    while i < N {
-        out[i] = v[i] as f32;
-        i += 1;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,9 +151,14 @@ mod tests {
     fn mirror_skips_the_edge_sample() {
         assert_eq!(mirror(-2, 5), 2);
         assert_eq!(mirror(-1, 5), 1);
+        assert_eq!(mirror(0, 5), 0);
         assert_eq!(mirror(4, 5), 4);
         assert_eq!(mirror(5, 5), 3);
         assert_eq!(mirror(6, 5), 2);
+        assert_eq!(mirror(4, 3), 0);
+        let mut row = [0, 0, 10, 11, 12, 0, 0];
+        mirror_edges(&mut row, 2);
+        assert_eq!(row, [12, 11, 10, 11, 12, 11, 10]);
     }
 
     /// The padded horizontal pass equals the direct definition.
