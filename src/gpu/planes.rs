@@ -26,6 +26,49 @@ pub struct DevicePlane {
     pub height: usize,
 }
 
+/// The planes of a reference and of a distorted picture something reads
+/// (motion reads reference luma only: the distorted picture is not uploaded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairPlanes {
+    pub reference: PlaneMask,
+    pub distorted: PlaneMask,
+}
+
+impl PairPlanes {
+    pub const NONE: PairPlanes = PairPlanes {
+        reference: PlaneMask::NONE,
+        distorted: PlaneMask::NONE,
+    };
+
+    /// The same planes of both pictures.
+    pub fn both(mask: PlaneMask) -> Self {
+        Self {
+            reference: mask,
+            distorted: mask,
+        }
+    }
+
+    pub fn union(self, other: Self) -> Self {
+        Self {
+            reference: self.reference.union(other.reference),
+            distorted: self.distorted.union(other.distorted),
+        }
+    }
+
+    /// The planes read of either picture.
+    pub fn either(self) -> PlaneMask {
+        self.reference.union(self.distorted)
+    }
+
+    fn side(self, side: usize) -> PlaneMask {
+        if side == 0 {
+            self.reference
+        } else {
+            self.distorted
+        }
+    }
+}
+
 /// The device copies of one frame pair's needed planes.
 pub struct FramePlanes<'a> {
     planes: &'a [[Option<DevicePlane>; 3]; 2],
@@ -56,7 +99,7 @@ struct Staging {
 /// picture, and the staging to fill them.
 pub struct SharedPlanes {
     format: PictureFormat,
-    mask: PlaneMask,
+    needs: PairPlanes,
     /// Owns the memory `views` point into.
     _device: Vec<DeviceBuffer>,
     views: [[Option<DevicePlane>; 3]; 2],
@@ -65,16 +108,16 @@ pub struct SharedPlanes {
 }
 
 impl SharedPlanes {
-    pub fn new(gpu: &Gpu, format: PictureFormat, mask: PlaneMask) -> Result<Self> {
+    pub fn new(gpu: &Gpu, format: PictureFormat, needs: PairPlanes) -> Result<Self> {
         let bps = format.bytes_per_sample();
-        let planes: Vec<PlaneId> = mask
-            .planes()
-            .filter(|p| p.index() < format.plane_count())
-            .collect();
         let mut device = Vec::new();
         let mut views = [[None; 3]; 2];
-        for side in views.iter_mut() {
-            for &p in &planes {
+        for (i, side) in views.iter_mut().enumerate() {
+            let planes = needs
+                .side(i)
+                .planes()
+                .filter(|p| p.index() < format.plane_count());
+            for p in planes {
                 let (w, h) = format.plane_size(p);
                 let pitch = (w * bps).div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
                 let buffer = gpu.buffer(pitch * h)?;
@@ -95,7 +138,7 @@ impl SharedPlanes {
         };
         Ok(Self {
             format,
-            mask,
+            needs,
             _device: device,
             views,
             staging: [staging_set()?, staging_set()?],
@@ -103,8 +146,9 @@ impl SharedPlanes {
         })
     }
 
+    /// The planes uploaded, of either picture.
     pub fn mask(&self) -> PlaneMask {
-        self.mask
+        self.needs.either()
     }
 
     /// Queues the upload of the needed planes of a pair on `stream`. On
