@@ -104,6 +104,9 @@ pub struct SharedPlanes {
     _device: Vec<DeviceBuffer>,
     views: [[Option<DevicePlane>; 3]; 2],
     staging: [Staging; 2],
+    /// Source pitch and destination of each plane staged for the next copy.
+    pending: Vec<(usize, DevicePlane)>,
+    staged: bool,
     frames: u64,
 }
 
@@ -142,6 +145,8 @@ impl SharedPlanes {
             _device: device,
             views,
             staging: [staging_set()?, staging_set()?],
+            pending: Vec::new(),
+            staged: false,
             frames: 0,
         })
     }
@@ -160,11 +165,23 @@ impl SharedPlanes {
         reference: &HostPicture,
         distorted: &HostPicture,
     ) -> Result<FramePlanes<'_>> {
+        self.stage(gpu, reference, distorted)?;
+        self.enqueue_copies(stream)
+    }
+
+    /// The host half of [`SharedPlanes::upload`]: copies the needed planes
+    /// into the next staging set (waiting, on the host, for the copy that
+    /// last read that set). On return the pictures are no longer read.
+    pub fn stage(
+        &mut self,
+        gpu: &Gpu,
+        reference: &HostPicture,
+        distorted: &HostPicture,
+    ) -> Result<()> {
         let set = &mut self.staging[(self.frames % 2) as usize];
-        self.frames += 1;
         // The copy that last read this staging set must be done.
         set.copied.synchronize()?;
-        let mut n = 0;
+        self.pending.clear();
         for (side, picture) in [reference, distorted].into_iter().enumerate() {
             if picture.format() != &self.format {
                 return Err(Error::PictureMismatch(format!(
@@ -178,24 +195,42 @@ impl SharedPlanes {
                     continue;
                 };
                 let (bytes, pitch) = plane_bytes(picture, plane);
+                let n = self.pending.len();
                 if set.buffers.len() <= n {
                     set.buffers.push(gpu.pinned(bytes.len())?);
                 }
-                let staging = &mut set.buffers[n];
-                n += 1;
-                staging.as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
-                let copy = Copy2d {
-                    src: Memory::Host(staging.as_ptr()),
-                    src_pitch: pitch,
-                    dst: view.ptr,
-                    dst_pitch: view.pitch,
-                    width_bytes: view.width * self.format.bytes_per_sample(),
-                    height: view.height,
-                };
-                // SAFETY: staging and the device plane cover the rows; the
-                // staging set is not touched again before `copied` fires.
-                unsafe { stream.copy_2d(&copy)? };
+                set.buffers[n].as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
+                self.pending.push((pitch, view));
             }
+        }
+        self.staged = true;
+        Ok(())
+    }
+
+    /// The device half of [`SharedPlanes::upload`]: queues the staged
+    /// planes' copies on `stream`.
+    pub fn enqueue_copies(&mut self, stream: &Stream) -> Result<FramePlanes<'_>> {
+        if !std::mem::take(&mut self.staged) {
+            return Err(Error::Gpu {
+                backend: "planes".into(),
+                operation: "upload".into(),
+                reason: "no frame staged".into(),
+            });
+        }
+        let set = &self.staging[(self.frames % 2) as usize];
+        self.frames += 1;
+        for (staging, &(pitch, view)) in set.buffers.iter().zip(&self.pending) {
+            let copy = Copy2d {
+                src: Memory::Host(staging.as_ptr()),
+                src_pitch: pitch,
+                dst: view.ptr,
+                dst_pitch: view.pitch,
+                width_bytes: view.width * self.format.bytes_per_sample(),
+                height: view.height,
+            };
+            // SAFETY: staging and the device plane cover the rows; the
+            // staging set is not touched again before `copied` fires.
+            unsafe { stream.copy_2d(&copy)? };
         }
         set.copied.record(stream)?;
         Ok(FramePlanes {
