@@ -7,7 +7,7 @@ use crate::feature::{self, Extractor, ExtractorInfo, FeatureSink, FrameInput, Op
 use crate::model::{FeatureRequest, Model};
 use crate::gpu::device::Stream;
 use crate::gpu::feature::{self as gpu_feature, GpuExtractor};
-use crate::gpu::planes::SharedPlanes;
+use crate::gpu::planes::{PairPlanes, SharedPlanes};
 use crate::gpu::Gpu;
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
 use std::collections::HashMap;
@@ -348,7 +348,7 @@ impl GpuEngine {
     fn start(gpu: &Gpu, slots: &[Slot], format: &PictureFormat, threads: usize) -> Result<Self> {
         let mut on_gpu = Vec::new();
         let mut host_slots = Vec::new();
-        let mut mask = PlaneMask::NONE;
+        let mut mask = PairPlanes::NONE;
         for (i, s) in slots.iter().enumerate() {
             match gpu_feature::create(s.info.name, &s.options, format, gpu) {
                 Some(x) => {

@@ -7,7 +7,7 @@ mod common;
 use common::{Pair, PAIRS};
 use vmafx::feature::options::parse_key_values;
 use vmafx::gpu::{self, cuda, DeviceSelector, Gpu, GpuBackend};
-use vmafx::{ContextBuilder, FeatureScores};
+use vmafx::{ContextBuilder, FeatureScores, HostPicture, PlaneId};
 
 /// The CUDA device, or why there is none (printed as the skip reason).
 fn cuda_gpu() -> Option<Gpu> {
@@ -148,6 +148,115 @@ fn gpu_and_cpu_extractors_mix() {
             pair.name()
         );
     }
+}
+
+/// The first pair whose name contains `needle`.
+fn pair(needle: &str) -> &'static Pair {
+    PAIRS.iter().find(|p| p.name().contains(needle)).unwrap()
+}
+
+/// Host pictures are the caller's again once `submit` returns: the engine
+/// must have copied what the device reads. 200 frames cycling a golden
+/// pair; after each submit the test allocates same-sized pictures and
+/// fills them with garbage (the allocator hands back the blocks the
+/// submitted pictures just freed) and keeps them until the next submit.
+#[test]
+fn host_pictures_reused_right_after_submit() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let p = pair("a_576x324_420p8_pan/x264_crf30");
+    let (refs, dists) = (p.reference(), p.distorted_pictures());
+    let features = [("psnr", "enable_apsnr=true"), ("motion", "debug=true")];
+    let run = |gpu: Option<&Gpu>| {
+        let mut b = ContextBuilder::new(p.format());
+        for (name, opts) in features {
+            b = b.feature(name, parse_key_values(name, opts).unwrap());
+        }
+        if let Some(g) = gpu {
+            b = b.gpu(g.clone());
+        }
+        let mut ctx = b.build().unwrap();
+        let mut garbage = Vec::new();
+        for i in 0..200 {
+            let k = i % refs.len();
+            ctx.submit(refs[k].clone(), dists[k].clone()).unwrap();
+            garbage.clear();
+            for seed in [i as u8, !(i as u8)] {
+                let mut g = HostPicture::new(p.format());
+                for plane in PlaneId::ALL {
+                    g.plane_u8_mut(plane).fill(seed);
+                }
+                garbage.push(g);
+            }
+        }
+        ctx.finish().unwrap()
+    };
+    let cpu = run(None);
+    let on_gpu = run(Some(&gpu));
+    assert_identical(
+        "200 frames, pictures overwritten after submit",
+        &cpu,
+        &on_gpu,
+    );
+    println!(
+        "{}: 200 frames (cycled), pictures overwritten right after submit: bit-identical",
+        p.name()
+    );
+}
+
+/// Two contexts one after the other on one device, the second with larger
+/// pictures, then the first size again: device memory is recycled, and
+/// each is right from its first frame (no stale sums or planes).
+#[test]
+fn successive_contexts_of_different_sizes() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let features = [("psnr", "enable_mse=true"), ("motion", "debug=true")];
+    for p in [
+        pair("a_576x324_420p8_pan/x264_crf42"),
+        pair("b_1280x720_420p8_zoom"),
+        pair("a_576x324_420p8_pan/x264_crf18"),
+    ] {
+        let cpu = score(p, &features, 1, None);
+        let on_gpu = score(p, &features, 1, Some(&gpu));
+        assert_identical(&p.name(), &cpu, &on_gpu);
+        println!(
+            "{}: a fresh context on a used device, bit-identical",
+            p.name()
+        );
+    }
+    // Two contexts alive at once, interleaved frame by frame.
+    let (small, large) = (
+        pair("a_576x324_420p8_pan/x264_crf30"),
+        pair("b_1280x720_420p8_zoom"),
+    );
+    let build = |p: &Pair| {
+        let mut b = ContextBuilder::new(p.format()).gpu(gpu.clone());
+        for (name, opts) in features {
+            b = b.feature(name, parse_key_values(name, opts).unwrap());
+        }
+        b.build().unwrap()
+    };
+    let (mut a, mut b) = (build(small), build(large));
+    let (ar, ad) = (small.reference(), small.distorted_pictures());
+    let (br, bd) = (large.reference(), large.distorted_pictures());
+    for i in 0..ar.len().max(br.len()) {
+        if i < ar.len() {
+            a.submit(ar[i].clone(), ad[i].clone()).unwrap();
+        }
+        if i < br.len() {
+            b.submit(br[i].clone(), bd[i].clone()).unwrap();
+        }
+    }
+    assert_identical(
+        &small.name(),
+        &score(small, &features, 1, None),
+        &a.finish().unwrap(),
+    );
+    assert_identical(
+        &large.name(),
+        &score(large, &features, 1, None),
+        &b.finish().unwrap(),
+    );
+    println!("two live contexts (576x324 and 1280x720) interleaved: both bit-identical");
 }
 
 #[test]

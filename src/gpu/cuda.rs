@@ -331,6 +331,24 @@ unsafe impl Driver for CudaDriver {
         check(cu::cuEventSynchronize(event(e)), "cuEventSynchronize")
     }
 
+    fn timed_event_create(&self) -> Result<Handle> {
+        self.bind()?;
+        let mut e = std::ptr::null_mut();
+        let flags = cu::CUevent_flags::CU_EVENT_DEFAULT as u32;
+        check(unsafe { cu::cuEventCreate(&mut e, flags) }, "cuEventCreate")?;
+        Ok(Handle(e as usize))
+    }
+
+    unsafe fn event_elapsed_ms(&self, start: Handle, end: Handle) -> Result<f32> {
+        self.bind()?;
+        let mut ms = 0f32;
+        check(
+            cu::cuEventElapsedTime_v2(&mut ms, event(start), event(end)),
+            "cuEventElapsedTime_v2",
+        )?;
+        Ok(ms)
+    }
+
     unsafe fn copy_2d(&self, c: &Copy2d, s: Handle) -> Result<()> {
         self.bind()?;
         // Built field by field: the memory-type enums have no zero value.

@@ -62,6 +62,16 @@ impl Gpu {
     }
 }
 
+impl Gpu {
+    /// An event that takes timestamps, for [`Event::elapsed_ms_since`].
+    pub fn timed_event(&self) -> Result<Event> {
+        Ok(Event {
+            handle: self.driver.timed_event_create()?,
+            gpu: self.clone(),
+        })
+    }
+}
+
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.describe())
@@ -233,6 +243,13 @@ impl Event {
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: our own live event.
         unsafe { self.gpu.driver.event_synchronize(self.handle) }
+    }
+
+    /// Device milliseconds from `start`'s last record to this one's; both
+    /// must be timed events ([`Gpu::timed_event`]) whose work has completed.
+    pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
+        // SAFETY: both alive, same driver.
+        unsafe { self.gpu.driver.event_elapsed_ms(start.handle, self.handle) }
     }
 }
 

@@ -77,6 +77,11 @@ pub unsafe trait Driver: Send + Sync {
     /// True once the work before the event's record has completed.
     unsafe fn event_query(&self, event: Handle) -> Result<bool>;
     unsafe fn event_synchronize(&self, event: Handle) -> Result<()>;
+    /// An event that also takes a timestamp (profiling only: plain events
+    /// skip timing, which makes recording them cheaper).
+    fn timed_event_create(&self) -> Result<Handle>;
+    /// Milliseconds between two completed records of timed events.
+    unsafe fn event_elapsed_ms(&self, start: Handle, end: Handle) -> Result<f32>;
 
     unsafe fn copy_2d(&self, copy: &Copy2d, stream: Handle) -> Result<()>;
     unsafe fn copy_to_host(
@@ -97,6 +102,11 @@ pub unsafe trait Driver: Send + Sync {
     /// Compiles kernel source to the runtime's loadable image (PTX, code
     /// object) for this device.
     fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>>;
+    /// Whether compiled images may be kept in the disk cache (a test
+    /// driver's images are not real ones).
+    fn caches_kernels(&self) -> bool {
+        true
+    }
     fn module_load(&self, image: &[u8]) -> Result<Handle>;
     unsafe fn module_unload(&self, module: Handle);
     unsafe fn function(&self, module: Handle, name: &str) -> Result<Handle>;

@@ -265,6 +265,26 @@ unsafe impl Driver for HipDriver {
         check(hip::hipEventSynchronize(event(e)), "hipEventSynchronize")
     }
 
+    fn timed_event_create(&self) -> Result<Handle> {
+        self.bind()?;
+        let mut e = std::ptr::null_mut();
+        check(
+            unsafe { hip::hipEventCreateWithFlags(&mut e, hip::hipEventDefault) },
+            "hipEventCreate",
+        )?;
+        Ok(Handle(e as usize))
+    }
+
+    unsafe fn event_elapsed_ms(&self, start: Handle, end: Handle) -> Result<f32> {
+        self.bind()?;
+        let mut ms = 0f32;
+        check(
+            hip::hipEventElapsedTime(&mut ms, event(start), event(end)),
+            "hipEventElapsedTime",
+        )?;
+        Ok(ms)
+    }
+
     unsafe fn copy_2d(&self, c: &Copy2d, s: Handle) -> Result<()> {
         self.bind()?;
         let (src, kind) = match c.src {

@@ -69,7 +69,12 @@ pub fn load(gpu: &Gpu, name: &str) -> Result<Arc<Module>> {
             gpu.driver().code_target().as_bytes()
         ])
     );
-    let path = cache_dir().map(|d| d.join(format!("{}-{key}.bin", name.trim_end_matches(".cu"))));
+    let path = gpu
+        .driver()
+        .caches_kernels()
+        .then(cache_dir)
+        .flatten()
+        .map(|d| d.join(format!("{}-{key}.bin", name.trim_end_matches(".cu"))));
     if let Some(image) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
         if let Ok(m) = Module::load(gpu, &image) {
             return Ok(Arc::new(m));

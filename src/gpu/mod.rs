@@ -9,12 +9,16 @@
 //! * [`planes`]: a frame's planes uploaded once into context-owned buffers.
 //! * [`feature`]: GPU extractors, same names and outputs as the CPU ones.
 
+#[cfg(test)]
+mod contract_tests;
 pub mod cuda;
 pub mod device;
 pub mod driver;
 pub mod feature;
 pub mod hip;
 pub mod kernels;
+#[cfg(test)]
+pub(crate) mod mock;
 pub mod planes;
 
 pub use device::Gpu;

@@ -26,6 +26,49 @@ pub struct DevicePlane {
     pub height: usize,
 }
 
+/// The planes of a reference and of a distorted picture something reads
+/// (motion reads reference luma only: the distorted picture is not uploaded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairPlanes {
+    pub reference: PlaneMask,
+    pub distorted: PlaneMask,
+}
+
+impl PairPlanes {
+    pub const NONE: PairPlanes = PairPlanes {
+        reference: PlaneMask::NONE,
+        distorted: PlaneMask::NONE,
+    };
+
+    /// The same planes of both pictures.
+    pub fn both(mask: PlaneMask) -> Self {
+        Self {
+            reference: mask,
+            distorted: mask,
+        }
+    }
+
+    pub fn union(self, other: Self) -> Self {
+        Self {
+            reference: self.reference.union(other.reference),
+            distorted: self.distorted.union(other.distorted),
+        }
+    }
+
+    /// The planes read of either picture.
+    pub fn either(self) -> PlaneMask {
+        self.reference.union(self.distorted)
+    }
+
+    fn side(self, side: usize) -> PlaneMask {
+        if side == 0 {
+            self.reference
+        } else {
+            self.distorted
+        }
+    }
+}
+
 /// The device copies of one frame pair's needed planes.
 pub struct FramePlanes<'a> {
     planes: &'a [[Option<DevicePlane>; 3]; 2],
@@ -56,25 +99,28 @@ struct Staging {
 /// picture, and the staging to fill them.
 pub struct SharedPlanes {
     format: PictureFormat,
-    mask: PlaneMask,
+    needs: PairPlanes,
     /// Owns the memory `views` point into.
     _device: Vec<DeviceBuffer>,
     views: [[Option<DevicePlane>; 3]; 2],
     staging: [Staging; 2],
+    /// Source pitch and destination of each plane staged for the next copy.
+    pending: Vec<(usize, DevicePlane)>,
+    staged: bool,
     frames: u64,
 }
 
 impl SharedPlanes {
-    pub fn new(gpu: &Gpu, format: PictureFormat, mask: PlaneMask) -> Result<Self> {
+    pub fn new(gpu: &Gpu, format: PictureFormat, needs: PairPlanes) -> Result<Self> {
         let bps = format.bytes_per_sample();
-        let planes: Vec<PlaneId> = mask
-            .planes()
-            .filter(|p| p.index() < format.plane_count())
-            .collect();
         let mut device = Vec::new();
         let mut views = [[None; 3]; 2];
-        for side in views.iter_mut() {
-            for &p in &planes {
+        for (i, side) in views.iter_mut().enumerate() {
+            let planes = needs
+                .side(i)
+                .planes()
+                .filter(|p| p.index() < format.plane_count());
+            for p in planes {
                 let (w, h) = format.plane_size(p);
                 let pitch = (w * bps).div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
                 let buffer = gpu.buffer(pitch * h)?;
@@ -95,16 +141,19 @@ impl SharedPlanes {
         };
         Ok(Self {
             format,
-            mask,
+            needs,
             _device: device,
             views,
             staging: [staging_set()?, staging_set()?],
+            pending: Vec::new(),
+            staged: false,
             frames: 0,
         })
     }
 
+    /// The planes uploaded, of either picture.
     pub fn mask(&self) -> PlaneMask {
-        self.mask
+        self.needs.either()
     }
 
     /// Queues the upload of the needed planes of a pair on `stream`. On
@@ -116,11 +165,23 @@ impl SharedPlanes {
         reference: &HostPicture,
         distorted: &HostPicture,
     ) -> Result<FramePlanes<'_>> {
+        self.stage(gpu, reference, distorted)?;
+        self.enqueue_copies(stream)
+    }
+
+    /// The host half of [`SharedPlanes::upload`]: copies the needed planes
+    /// into the next staging set (waiting, on the host, for the copy that
+    /// last read that set). On return the pictures are no longer read.
+    pub fn stage(
+        &mut self,
+        gpu: &Gpu,
+        reference: &HostPicture,
+        distorted: &HostPicture,
+    ) -> Result<()> {
         let set = &mut self.staging[(self.frames % 2) as usize];
-        self.frames += 1;
         // The copy that last read this staging set must be done.
         set.copied.synchronize()?;
-        let mut n = 0;
+        self.pending.clear();
         for (side, picture) in [reference, distorted].into_iter().enumerate() {
             if picture.format() != &self.format {
                 return Err(Error::PictureMismatch(format!(
@@ -134,24 +195,42 @@ impl SharedPlanes {
                     continue;
                 };
                 let (bytes, pitch) = plane_bytes(picture, plane);
+                let n = self.pending.len();
                 if set.buffers.len() <= n {
                     set.buffers.push(gpu.pinned(bytes.len())?);
                 }
-                let staging = &mut set.buffers[n];
-                n += 1;
-                staging.as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
-                let copy = Copy2d {
-                    src: Memory::Host(staging.as_ptr()),
-                    src_pitch: pitch,
-                    dst: view.ptr,
-                    dst_pitch: view.pitch,
-                    width_bytes: view.width * self.format.bytes_per_sample(),
-                    height: view.height,
-                };
-                // SAFETY: staging and the device plane cover the rows; the
-                // staging set is not touched again before `copied` fires.
-                unsafe { stream.copy_2d(&copy)? };
+                set.buffers[n].as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
+                self.pending.push((pitch, view));
             }
+        }
+        self.staged = true;
+        Ok(())
+    }
+
+    /// The device half of [`SharedPlanes::upload`]: queues the staged
+    /// planes' copies on `stream`.
+    pub fn enqueue_copies(&mut self, stream: &Stream) -> Result<FramePlanes<'_>> {
+        if !std::mem::take(&mut self.staged) {
+            return Err(Error::Gpu {
+                backend: "planes".into(),
+                operation: "upload".into(),
+                reason: "no frame staged".into(),
+            });
+        }
+        let set = &self.staging[(self.frames % 2) as usize];
+        self.frames += 1;
+        for (staging, &(pitch, view)) in set.buffers.iter().zip(&self.pending) {
+            let copy = Copy2d {
+                src: Memory::Host(staging.as_ptr()),
+                src_pitch: pitch,
+                dst: view.ptr,
+                dst_pitch: view.pitch,
+                width_bytes: view.width * self.format.bytes_per_sample(),
+                height: view.height,
+            };
+            // SAFETY: staging and the device plane cover the rows; the
+            // staging set is not touched again before `copied` fires.
+            unsafe { stream.copy_2d(&copy)? };
         }
         set.copied.record(stream)?;
         Ok(FramePlanes {

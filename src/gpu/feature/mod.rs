@@ -11,16 +11,16 @@ mod psnr;
 mod readback;
 
 use super::device::{Gpu, Stream};
-use super::planes::FramePlanes;
+use super::planes::{FramePlanes, PairPlanes};
 use crate::error::Result;
 use crate::feature::{FeatureSink, Options};
-use crate::picture::{PictureFormat, PlaneMask};
+use crate::picture::PictureFormat;
 
 pub trait GpuExtractor: Send {
     fn name(&self) -> &'static str;
 
     /// The planes the kernels read (the context uploads only these).
-    fn planes(&self) -> PlaneMask;
+    fn planes(&self) -> PairPlanes;
 
     /// Queues frame `index`'s work on `stream`. Frames come in order.
     fn enqueue(&mut self, index: u32, planes: &FramePlanes<'_>, stream: &Stream) -> Result<()>;

@@ -11,7 +11,7 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, LaunchDims, Memory};
 use crate::gpu::kernels;
-use crate::gpu::planes::FramePlanes;
+use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
 
@@ -80,8 +80,12 @@ impl GpuExtractor for GpuMotion {
         "motion"
     }
 
-    fn planes(&self) -> PlaneMask {
-        PlaneMask::LUMA
+    fn planes(&self) -> PairPlanes {
+        // Motion compares reference frames with each other only.
+        PairPlanes {
+            reference: PlaneMask::LUMA,
+            distorted: PlaneMask::NONE,
+        }
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {

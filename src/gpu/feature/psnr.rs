@@ -10,7 +10,7 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::LaunchDims;
 use crate::gpu::kernels;
-use crate::gpu::planes::FramePlanes;
+use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
 
@@ -48,12 +48,12 @@ impl GpuExtractor for GpuPsnr {
         "psnr"
     }
 
-    fn planes(&self) -> PlaneMask {
-        if self.planes.len() == 3 {
+    fn planes(&self) -> PairPlanes {
+        PairPlanes::both(if self.planes.len() == 3 {
             PlaneMask::ALL
         } else {
             PlaneMask::LUMA
-        }
+        })
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {

@@ -1,0 +1,332 @@
+//! How the GPU engine uses a device, checked on the recording mock driver
+//! (no device needed, so CI runs them): uploads once per frame, only the
+//! planes read, upload → clear → launch per extractor, and no upload into
+//! buffers a kernel still reads.
+
+use super::mock::{Call, MockDriver};
+use crate::feature::options::parse_key_values;
+use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId};
+use crate::{ContextBuilder, Error};
+use std::collections::HashSet;
+
+const W: u32 = 64;
+const H: u32 = 36;
+
+fn format() -> PictureFormat {
+    PictureFormat::new(W, H, ChromaSubsampling::Yuv420, 8).unwrap()
+}
+
+fn picture(seed: u8) -> HostPicture {
+    let mut p = HostPicture::new(format());
+    for plane in PlaneId::ALL {
+        for (i, s) in p.plane_u8_mut(plane).iter_mut().enumerate() {
+            *s = (i as u8).wrapping_mul(seed).wrapping_add(seed);
+        }
+    }
+    p
+}
+
+/// Scores `frames` frames of `features` on the mock; returns its log with
+/// a `Mark(i)` before frame `i`'s submit.
+fn run(features: &[(&str, &str)], frames: u32, subsample: u32) -> Vec<Call> {
+    let (driver, gpu) = MockDriver::gpu();
+    let mut b = ContextBuilder::new(format()).subsample(subsample).gpu(gpu);
+    for (name, opts) in features {
+        b = b.feature(name, parse_key_values(name, opts).unwrap());
+    }
+    let mut ctx = b.build().unwrap();
+    for i in 0..frames {
+        driver.mark(i);
+        ctx.submit(picture(i as u8 + 1), picture(i as u8 + 7))
+            .unwrap();
+    }
+    let scores = ctx.finish().unwrap();
+    assert_eq!(scores.frames.len() as u32, frames.div_ceil(subsample));
+    driver.log()
+}
+
+/// Host-to-device copies (plane uploads from staging): (log position, call).
+fn uploads(log: &[Call]) -> Vec<(usize, &Call)> {
+    log.iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            matches!(
+                c,
+                Call::Copy2d {
+                    src_host: Some(_),
+                    ..
+                }
+            )
+        })
+        .collect()
+}
+
+/// The log positions of frame `i`'s calls: from its mark to the next.
+fn frame_span(log: &[Call], i: u32) -> std::ops::Range<usize> {
+    let start = log.iter().position(|c| *c == Call::Mark(i)).unwrap();
+    let end = log[start + 1..]
+        .iter()
+        .position(|c| matches!(c, Call::Mark(_)))
+        .map_or(log.len(), |n| start + 1 + n);
+    start..end
+}
+
+fn dst(c: &Call) -> u64 {
+    match c {
+        Call::Copy2d { dst, .. } => *dst,
+        _ => unreachable!(),
+    }
+}
+
+fn stream_of(c: &Call) -> super::driver::Handle {
+    match c {
+        Call::Copy2d { stream, .. }
+        | Call::Launch { stream, .. }
+        | Call::Fill { stream, .. }
+        | Call::CopyToHost { stream, .. } => *stream,
+        other => panic!("{other:?} is not stream work"),
+    }
+}
+
+/// Device work at `a` is finished before work at `b` starts: same in-order
+/// stream, or `b`'s stream waits for an event recorded on `a`'s after `a`.
+fn ordered_before(log: &[Call], a: usize, b: usize) -> bool {
+    let (sa, sb) = (stream_of(&log[a]), stream_of(&log[b]));
+    if a < b && sa == sb {
+        return true;
+    }
+    log[a + 1..b].iter().enumerate().any(|(k, c)| match c {
+        Call::EventRecord { event, stream } if *stream == sa => log[a + 1 + k..b].iter().any(|w| {
+            *w == Call::StreamWait {
+                stream: sb,
+                event: *event,
+            }
+        }),
+        _ => false,
+    })
+}
+
+#[test]
+fn planes_upload_once_per_frame_whatever_the_extractor_count() {
+    // psnr (3 planes of both pictures) alone, and with motion and a second
+    // psnr instance: the same six uploads per frame.
+    for set in [
+        &[("psnr", "")][..],
+        &[("psnr", ""), ("motion", ""), ("psnr", "enable_mse=true")][..],
+    ] {
+        let log = run(set, 4, 1);
+        for i in 0..4 {
+            let span = frame_span(&log, i);
+            let frame: Vec<_> = uploads(&log[span].to_vec())
+                .iter()
+                .map(|(_, c)| dst(c))
+                .collect();
+            let distinct: HashSet<_> = frame.iter().collect();
+            assert_eq!(frame.len(), 6, "{set:?} frame {i}: {frame:x?}");
+            assert_eq!(
+                distinct.len(),
+                6,
+                "{set:?} frame {i}: a plane uploaded twice"
+            );
+        }
+    }
+}
+
+#[test]
+fn only_planes_some_extractor_reads_are_uploaded() {
+    let (w, h) = (W as usize, H as usize);
+    // motion reads reference luma only: one luma upload, no chroma, no
+    // distorted picture.
+    let log = run(&[("motion", "")], 3, 1);
+    for i in 0..3 {
+        let frame = log[frame_span(&log, i)].to_vec();
+        let up = uploads(&frame);
+        assert_eq!(up.len(), 1, "motion frame {i}: {up:?}");
+        assert!(
+            matches!(up[0].1, Call::Copy2d { width_bytes, height, .. } if *width_bytes == w && *height == h)
+        );
+    }
+    // psnr reads all three planes of both pictures.
+    let log = run(&[("psnr", "")], 1, 1);
+    let sizes: Vec<_> = uploads(&log)
+        .iter()
+        .map(|(_, c)| match c {
+            Call::Copy2d {
+                width_bytes,
+                height,
+                ..
+            } => (*width_bytes, *height),
+            _ => unreachable!(),
+        })
+        .collect();
+    let luma = (w, h);
+    let chroma = (w / 2, h / 2);
+    assert_eq!(sizes, [luma, chroma, chroma, luma, chroma, chroma]);
+}
+
+#[test]
+fn each_extractor_uploads_then_clears_then_launches() {
+    let log = run(&[("psnr", ""), ("motion", "")], 4, 1);
+    for i in 0..4 {
+        let span = frame_span(&log, i);
+        let frame = &log[span.clone()];
+        let uploaded: HashSet<u64> = uploads(frame).iter().map(|(_, c)| dst(c)).collect();
+        let last_upload = uploads(frame).last().unwrap().0;
+        let launches: Vec<_> = frame
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| match c {
+                Call::Launch {
+                    function, pointers, ..
+                } => Some((k, function, pointers)),
+                _ => None,
+            })
+            .collect();
+        // psnr: 3 planes; motion: nothing on frame 0 (no previous frame).
+        let expected = if i == 0 { 3 } else { 5 };
+        assert_eq!(launches.len(), expected, "frame {i}: {launches:?}");
+        for (k, function, pointers) in launches {
+            assert!(
+                k > last_upload,
+                "frame {i}: {function} launched before the upload"
+            );
+            // The accumulator the launch adds into (psnr: one word per
+            // plane) was cleared after the upload and before the launch.
+            let accumulator = *pointers.last().unwrap();
+            if function.starts_with("motion_vertical") {
+                // Writes a scratch plane, no accumulator; reads the uploaded luma.
+                assert!(
+                    uploaded.contains(&pointers[1]),
+                    "frame {i}: {function} reads {pointers:x?}"
+                );
+                continue;
+            }
+            let cleared = frame[..k]
+                .iter()
+                .rposition(|c| matches!(c, Call::Fill { dst, bytes, .. } if (*dst..*dst + *bytes as u64).contains(&accumulator)))
+                .unwrap_or_else(|| panic!("frame {i}: {function}'s accumulator not cleared"));
+            assert!(
+                cleared > last_upload,
+                "frame {i}: {function} cleared before the upload"
+            );
+            assert!(ordered_before(frame, cleared, k));
+            if function.starts_with("psnr") {
+                assert!(uploaded.contains(&pointers[0]) && uploaded.contains(&pointers[1]));
+            }
+        }
+    }
+}
+
+#[test]
+fn no_upload_overwrites_planes_a_kernel_may_still_read() {
+    // With --subsample 3 psnr skips frames 1, 2, 4, 5 while motion runs on
+    // every frame: each upload must come after (in device order) every
+    // earlier launch that read its buffer, and a staging buffer is
+    // refilled only after the copy that last read it completed.
+    let log = run(&[("psnr", ""), ("motion", "")], 7, 3);
+    let psnr_frames: Vec<u32> = (0..7)
+        .filter(|&i| {
+            log[frame_span(&log, i)]
+                .iter()
+                .any(|c| matches!(c, Call::Launch { function, .. } if function.starts_with("psnr")))
+        })
+        .collect();
+    assert_eq!(psnr_frames, [0, 3, 6]);
+    let mut checked = 0;
+    for (u, up) in uploads(&log) {
+        let target = dst(up);
+        for (k, c) in log[..u].iter().enumerate() {
+            if let Call::Launch {
+                function, pointers, ..
+            } = c
+            {
+                if pointers.contains(&target) {
+                    assert!(
+                        ordered_before(&log, k, u),
+                        "upload at {u} may overwrite what {function} at {k} reads"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        let Call::Copy2d {
+            src_host: Some(staging),
+            ..
+        } = up
+        else {
+            unreachable!()
+        };
+        if let Some(prev) = log[..u]
+            .iter()
+            .rposition(|c| matches!(c, Call::Copy2d { src_host: Some(s), .. } if s == staging))
+        {
+            let waited = log[prev..u].iter().enumerate().any(|(k, c)| match c {
+                Call::EventRecord { event, .. } => {
+                    log[prev + k..u].contains(&Call::EventSync(*event))
+                }
+                _ => false,
+            });
+            assert!(
+                waited,
+                "staging {staging:x} refilled at {u} before its copy at {prev} completed"
+            );
+        }
+    }
+    assert!(checked > 0);
+    // A set whose only GPU extractor skips a frame uploads nothing for it.
+    let log = run(&[("psnr", "")], 7, 3);
+    let frames_with_uploads: Vec<u32> = (0..7)
+        .filter(|&i| !uploads(&log[frame_span(&log, i)]).is_empty())
+        .collect();
+    assert_eq!(frames_with_uploads, [0, 3, 6]);
+}
+
+#[test]
+fn driver_failures_name_backend_and_operation() {
+    let (driver, gpu) = MockDriver::gpu();
+    driver.fail_next("alloc");
+    let e = ContextBuilder::new(format())
+        .feature("psnr", vec![])
+        .gpu(gpu.clone())
+        .build()
+        .err()
+        .expect("allocation failure");
+    assert!(
+        matches!(&e, Error::Gpu { backend, operation, .. } if backend == "mock" && operation == "alloc"),
+        "{e}"
+    );
+
+    let mut ctx = ContextBuilder::new(format())
+        .feature("psnr", vec![])
+        .gpu(gpu)
+        .build()
+        .unwrap();
+    driver.fail_next("launch");
+    let e = ctx.submit(picture(1), picture(2)).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("mock") && text.contains("launch"), "{text}");
+}
+
+#[test]
+fn extractors_without_a_gpu_version_run_on_the_host() {
+    // float_ssim has no kernels: its planes are not uploaded, it scores on
+    // the host next to the GPU's psnr and every frame gets both.
+    let (driver, gpu) = MockDriver::gpu();
+    let mut ctx = ContextBuilder::new(format())
+        .feature("motion", vec![])
+        .feature("float_ssim", vec![])
+        .gpu(gpu)
+        .build()
+        .unwrap();
+    for i in 0..3 {
+        ctx.submit(picture(i + 1), picture(i + 9)).unwrap();
+    }
+    let scores = ctx.finish().unwrap();
+    for (_, values) in &scores.frames {
+        let names: Vec<_> = values.iter().map(|(n, _)| n.as_str()).collect();
+        assert!(names.iter().any(|n| n.contains("motion")), "{names:?}");
+        assert!(names.iter().any(|n| n.contains("ssim")), "{names:?}");
+    }
+    // Luma of the reference only: motion's.
+    assert_eq!(uploads(&driver.log()).len(), 3);
+}
