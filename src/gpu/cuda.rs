@@ -178,7 +178,15 @@ pub fn compile_ptx(source: &str, name: &str, arch: &str) -> Result<Vec<u8>> {
         reason: what,
     };
     if !nvrtc_present() {
-        return Err(fail("the NVRTC library (libnvrtc.so) was not found".into()));
+        // Only the first run on a machine compiles (ADR 0007): say what to
+        // install for it.
+        return Err(fail(
+            "the NVRTC library (libnvrtc.so) was not found: vmafx compiles its kernels \
+             at first use; install CUDA's runtime compiler (the cuda-nvrtc package of \
+             your CUDA version, or `pip install nvidia-cuda-nvrtc` with its lib folder \
+             on LD_LIBRARY_PATH)"
+                .into(),
+        ));
     }
     let src = CString::new(source).map_err(|_| fail("source holds a NUL byte".into()))?;
     let cname = CString::new(name).map_err(|_| fail("name holds a NUL byte".into()))?;
