@@ -19,6 +19,7 @@ pub mod chroma;
 pub mod delta_e;
 pub mod lab;
 
+use crate::feature::common::format_check::check_frame_format;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{
@@ -94,15 +95,7 @@ impl Extractor for Ciede {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        for pic in [frame.reference, frame.distorted] {
-            if *pic.format() != self.format {
-                return Err(Error::PictureMismatch(format!(
-                    "{NAME} was set up for {} pictures, got {}",
-                    self.format,
-                    pic.format()
-                )));
-            }
-        }
+        check_frame_format(NAME, &self.format, frame)?;
         let sum = match (
             frame.reference.plane(PlaneId::Y),
             frame.distorted.plane(PlaneId::Y),

@@ -10,6 +10,7 @@ pub mod blocks;
 pub mod csf;
 pub mod dct;
 
+use crate::feature::common::format_check::check_frame_format;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options};
 use crate::error::{Error, Result};
 use crate::picture::{ChromaSubsampling, PictureFormat, PlaneId, PlaneMask, PlaneSamples};
@@ -97,15 +98,7 @@ impl Extractor for PsnrHvs {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        for pic in [frame.reference, frame.distorted] {
-            if *pic.format() != self.format {
-                return Err(Error::PictureMismatch(format!(
-                    "{NAME} was set up for {} pictures, got {}",
-                    self.format,
-                    pic.format()
-                )));
-            }
-        }
+        check_frame_format(NAME, &self.format, frame)?;
         let depth = self.format.bit_depth;
         let mut scores = [0.0f64; 3];
         for (i, id) in PlaneId::ALL.into_iter().enumerate() {
