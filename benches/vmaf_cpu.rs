@@ -19,9 +19,14 @@ const FRAMES: usize = 6;
 const MODEL_LOOPS: usize = 4;
 
 fn load_720p(name: &str) -> Vec<Vec<u8>> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/b_1280x720_420p8_zoom").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/b_1280x720_420p8_zoom")
+        .join(name);
     let bytes = zstd::stream::decode_all(std::fs::File::open(path).unwrap()).unwrap();
-    bytes.chunks_exact(1280 * 720 * 3 / 2).map(|f| f.to_vec()).collect()
+    bytes
+        .chunks_exact(1280 * 720 * 3 / 2)
+        .map(|f| f.to_vec())
+        .collect()
 }
 
 /// Bilinear resize of one 8-bit plane.
@@ -38,7 +43,8 @@ fn resize(src: &[u8], sw: usize, sh: usize, dw: usize, dh: usize) -> Vec<u8> {
             let x1 = (x0 + 1).min(sw - 1);
             let wx = (fx - x0 as f64).clamp(0.0, 1.0);
             let p = |xx: usize, yy: usize| src[yy * sw + xx] as f64;
-            let v = (p(x0, y0) * (1.0 - wx) + p(x1, y0) * wx) * (1.0 - wy) + (p(x0, y1) * (1.0 - wx) + p(x1, y1) * wx) * wy;
+            let v = (p(x0, y0) * (1.0 - wx) + p(x1, y0) * wx) * (1.0 - wy)
+                + (p(x0, y1) * (1.0 - wx) + p(x1, y1) * wx) * wy;
             out[y * dw + x] = v.round() as u8;
         }
     }
@@ -53,9 +59,12 @@ fn to_1080p(frames: Vec<Vec<u8>>) -> Vec<HostPicture> {
             let (y, rest) = f.split_at(1280 * 720);
             let (u, v) = rest.split_at(640 * 360);
             let mut p = HostPicture::new(format);
-            p.plane_u8_mut(PlaneId::Y).copy_from_slice(&resize(y, 1280, 720, 1920, 1080));
-            p.plane_u8_mut(PlaneId::Cb).copy_from_slice(&resize(u, 640, 360, 960, 540));
-            p.plane_u8_mut(PlaneId::Cr).copy_from_slice(&resize(v, 640, 360, 960, 540));
+            p.plane_u8_mut(PlaneId::Y)
+                .copy_from_slice(&resize(y, 1280, 720, 1920, 1080));
+            p.plane_u8_mut(PlaneId::Cb)
+                .copy_from_slice(&resize(u, 640, 360, 960, 540));
+            p.plane_u8_mut(PlaneId::Cr)
+                .copy_from_slice(&resize(v, 640, 360, 960, 540));
             p
         })
         .collect()
@@ -100,7 +109,10 @@ fn vmaf_model(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("threads", t), &t, |b, &t| {
             b.iter(|| {
                 let model = Model::load(&ModelSpec::version("vmaf_v0.6.1")).unwrap();
-                input.score(ContextBuilder::new(format()).model(model).threads(t), MODEL_LOOPS)
+                input.score(
+                    ContextBuilder::new(format()).model(model).threads(t),
+                    MODEL_LOOPS,
+                )
             })
         });
     }
@@ -113,7 +125,9 @@ fn extractors(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Elements(FRAMES as u64));
     for info in vmafx::feature::REGISTRY {
-        g.bench_function(info.name, |b| b.iter(|| input.score(ContextBuilder::new(format()).feature(info.name, vec![]), 1)));
+        g.bench_function(info.name, |b| {
+            b.iter(|| input.score(ContextBuilder::new(format()).feature(info.name, vec![]), 1))
+        });
     }
     g.finish();
 }

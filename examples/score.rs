@@ -20,7 +20,10 @@ fn main() -> Result<(), vmafx::Error> {
     let mut dist = open(distorted.as_ref(), None)?;
     let model = Model::load(&ModelSpec::version(version))?;
     let name = model.name().to_string();
-    let mut ctx = ContextBuilder::new(refs.format()).model(model).threads(2).build()?;
+    let mut ctx = ContextBuilder::new(refs.format())
+        .model(model)
+        .threads(2)
+        .build()?;
     loop {
         let mut r = HostPicture::new(refs.format());
         let mut d = HostPicture::new(dist.format());
@@ -30,7 +33,10 @@ fn main() -> Result<(), vmafx::Error> {
         ctx.submit(r, d)?;
     }
     for (frame, values) in ctx.finish()?.frames {
-        let score = values.iter().find(|(n, _)| *n == name).map_or(f64::NAN, |(_, v)| *v);
+        let score = values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(f64::NAN, |(_, v)| *v);
         println!("frame {frame:3}: {name} {score:.6}");
     }
     Ok(())

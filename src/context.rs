@@ -3,15 +3,17 @@
 
 use crate::collector::{FeatureCollector, WriteKey};
 use crate::error::{Error, Result};
-use crate::feature::{self, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options, RawOptions};
-use crate::model::{FeatureRequest, Model};
+use crate::feature::{
+    self, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options, RawOptions,
+};
 use crate::gpu::device::Stream;
 use crate::gpu::feature::{self as gpu_feature, GpuExtractor};
 use crate::gpu::planes::{PairPlanes, SharedPlanes};
 use crate::gpu::Gpu;
+use crate::model::{FeatureRequest, Model};
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
-use std::collections::HashMap;
 use crossbeam_channel::{bounded, Receiver, Sender};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -90,7 +92,9 @@ impl ContextBuilder {
 
     pub fn build(self) -> Result<Context> {
         if self.subsample == 0 {
-            return Err(Error::InvalidArgument("subsample must be at least 1".into()));
+            return Err(Error::InvalidArgument(
+                "subsample must be at least 1".into(),
+            ));
         }
         let models = self
             .models
@@ -102,7 +106,10 @@ impl ContextBuilder {
             .collect::<Result<Vec<_>>>()?;
         let requested = models
             .iter()
-            .flat_map(|(_, reqs)| reqs.iter().map(|r| (r.extractor.name.to_string(), r.options.clone())))
+            .flat_map(|(_, reqs)| {
+                reqs.iter()
+                    .map(|r| (r.extractor.name.to_string(), r.options.clone()))
+            })
             .chain(self.features.iter().cloned());
         let mut slots: Vec<Slot> = Vec::new();
         for (name, raw) in requested {
@@ -126,7 +133,12 @@ impl ContextBuilder {
             });
         }
         let engine = if let Some(gpu) = &self.gpu {
-            Engine::Gpu(Box::new(GpuEngine::start(gpu, &slots, &self.format, self.threads)?))
+            Engine::Gpu(Box::new(GpuEngine::start(
+                gpu,
+                &slots,
+                &self.format,
+                self.threads,
+            )?))
         } else if self.threads <= 1 {
             Engine::Inline(
                 slots
@@ -221,7 +233,14 @@ impl Context {
         match &mut self.engine {
             Engine::Gpu(g) => {
                 let pair = Arc::new((reference, distorted));
-                g.submit(index, pair, scored, &self.slots, &mut self.collector, &mut self.error)?;
+                g.submit(
+                    index,
+                    pair,
+                    scored,
+                    &self.slots,
+                    &mut self.collector,
+                    &mut self.error,
+                )?;
             }
             Engine::Inline(extractors) => {
                 let frame = FrameInput {
@@ -291,7 +310,11 @@ impl Context {
 }
 
 /// Appends every model's outputs to one frame's feature values.
-fn predict(models: &[(Model, Vec<FeatureRequest>)], frame: u32, values: &mut Vec<(String, f64)>) -> Result<()> {
+fn predict(
+    models: &[(Model, Vec<FeatureRequest>)],
+    frame: u32,
+    values: &mut Vec<(String, f64)>,
+) -> Result<()> {
     if models.is_empty() {
         return Ok(());
     }
@@ -502,10 +525,23 @@ struct Workers {
 
 impl Workers {
     /// Workers for the slots listed in `which`.
-    fn start(slots: &[Slot], which: &[usize], format: &PictureFormat, threads: usize) -> Result<Self> {
+    fn start(
+        slots: &[Slot],
+        which: &[usize],
+        format: &PictureFormat,
+        threads: usize,
+    ) -> Result<Self> {
         let (result_tx, results) = crossbeam_channel::unbounded();
-        let parallel_slots: Vec<usize> = which.iter().copied().filter(|&i| !slots[i].temporal).collect();
-        let temporal_slots: Vec<usize> = which.iter().copied().filter(|&i| slots[i].temporal).collect();
+        let parallel_slots: Vec<usize> = which
+            .iter()
+            .copied()
+            .filter(|&i| !slots[i].temporal)
+            .collect();
+        let temporal_slots: Vec<usize> = which
+            .iter()
+            .copied()
+            .filter(|&i| slots[i].temporal)
+            .collect();
         let mut handles = Vec::new();
         let mut planes = PlaneMask::NONE;
         for s in which.iter().map(|&i| &slots[i]) {
@@ -643,7 +679,11 @@ impl Lane {
         let (mut values, mut aggregates) = (Vec::new(), Vec::new());
         for (slot, x) in &mut self.extractors {
             f(x.as_mut(), sink)?;
-            values.extend(sink.drain().enumerate().map(|(seq, (i, n, v))| ((at, *slot, seq), i, n, v)));
+            values.extend(
+                sink.drain()
+                    .enumerate()
+                    .map(|(seq, (i, n, v))| ((at, *slot, seq), i, n, v)),
+            );
             aggregates.extend(sink.drain_aggregates().map(|(n, v)| (*slot, n, v)));
         }
         Ok((values, aggregates))

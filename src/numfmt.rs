@@ -4,7 +4,12 @@
 /// Formats like C's `%.{precision}g`.
 pub fn format_g(value: f64, precision: usize) -> String {
     if value.is_nan() {
-        return if value.is_sign_negative() { "-nan" } else { "nan" }.into();
+        return if value.is_sign_negative() {
+            "-nan"
+        } else {
+            "nan"
+        }
+        .into();
     }
     if value.is_infinite() {
         return if value < 0.0 { "-inf" } else { "inf" }.into();
@@ -72,7 +77,13 @@ mod tests {
 
     #[test]
     fn g17_round_trips() {
-        for v in [0.53436768054962158f64, 1.0 / 3.0, 12345.678901234567, 1e-300, 8.584881922508627] {
+        for v in [
+            0.53436768054962158f64,
+            1.0 / 3.0,
+            12345.678901234567,
+            1e-300,
+            8.584881922508627,
+        ] {
             let s = format_g(v, 17);
             assert_eq!(s.parse::<f64>().unwrap(), v, "{s}");
         }

@@ -171,10 +171,7 @@ impl PictureFormat {
             return (w, h);
         }
         let (sx, sy) = self.subsampling.chroma_shift();
-        (
-            (w + (1 << sx) - 1) >> sx,
-            (h + (1 << sy) - 1) >> sy,
-        )
+        ((w + (1 << sx) - 1) >> sx, (h + (1 << sy) - 1) >> sy)
     }
 
     /// Bytes of one tightly packed frame (all planes, no padding).

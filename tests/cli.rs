@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn vmafx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vmafx")).args(args).output().expect("run vmafx")
+    Command::new(env!("CARGO_BIN_EXE_vmafx"))
+        .args(args)
+        .output()
+        .expect("run vmafx")
 }
 
 fn stderr(o: &Output) -> String {
@@ -25,7 +28,10 @@ fn unpack(pair: &common::Pair, dir: &Path) -> (PathBuf, PathBuf) {
 
 /// The golden JSON without its `fps` line (run speed).
 fn without_fps(text: &str) -> String {
-    text.lines().filter(|l| !l.trim_start().starts_with("\"fps\"")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("\"fps\""))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -35,9 +41,28 @@ fn golden_command_line_writes_the_golden_file() {
     let (r, d) = unpack(pair, dir.path());
     let out = dir.path().join("out.json");
     let o = vmafx(&[
-        "-r", r.to_str().unwrap(), "-d", d.to_str().unwrap(), "-w", "576", "-h", "324", "-p", "420", "-b", "8",
-        "--threads", "1", "--model", "version=vmaf_v0.6.1", "--json", "--precision", "max", "-q",
-        "-o", out.to_str().unwrap(),
+        "-r",
+        r.to_str().unwrap(),
+        "-d",
+        d.to_str().unwrap(),
+        "-w",
+        "576",
+        "-h",
+        "324",
+        "-p",
+        "420",
+        "-b",
+        "8",
+        "--threads",
+        "1",
+        "--model",
+        "version=vmaf_v0.6.1",
+        "--json",
+        "--precision",
+        "max",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let ours = std::fs::read_to_string(&out).unwrap();
@@ -51,9 +76,15 @@ fn readme_sample_prints_the_pooled_score() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sample.json");
     let o = vmafx(&[
-        "-r", &format!("{root}/examples/data/ref_576x324.y4m"),
-        "-d", &format!("{root}/examples/data/dist_576x324_x264_crf30.y4m"),
-        "--json", "--precision", "max", "-o", out.to_str().unwrap(),
+        "-r",
+        &format!("{root}/examples/data/ref_576x324.y4m"),
+        "-d",
+        &format!("{root}/examples/data/dist_576x324_x264_crf30.y4m"),
+        "--json",
+        "--precision",
+        "max",
+        "-o",
+        out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     // The sample is the first 10 frames of pair a/x264_crf30: frames 0..8
@@ -82,10 +113,23 @@ fn bad_values_name_what_was_wrong() {
     let r = format!("{root}/examples/data/ref_576x324.y4m");
     let d = format!("{root}/examples/data/dist_576x324_x264_crf30.y4m");
     let cases: &[(&[&str], &str)] = &[
-        (&["--model", "version=vmaf_v9"], "unknown model version 'vmaf_v9'"),
-        (&["--feature", "nosuch"], "unknown feature extractor 'nosuch'"),
+        (
+            &["--model", "version=vmaf_v9"],
+            "unknown model version 'vmaf_v9'",
+        ),
+        (
+            &["--feature", "nosuch"],
+            "unknown feature extractor 'nosuch'",
+        ),
         (&["--feature", "psnr=enable_mse=maybe"], "enable_mse"),
-        (&["--no_prediction", "--feature", "motion=motion_fps_weight=-3"], "motion_fps_weight"),
+        (
+            &[
+                "--no_prediction",
+                "--feature",
+                "motion=motion_fps_weight=-3",
+            ],
+            "motion_fps_weight",
+        ),
         (&["--precision", "many"], "precision 'many'"),
         (&["--backend", "cuda"], "backend cuda unavailable"),
         (&["-w", "576"], "go together"),
@@ -112,10 +156,18 @@ fn truncated_and_mismatched_inputs() {
     args.extend_from_slice(&geo);
     let o = vmafx(&args);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("d.yuv") && stderr(&o).contains("frame 2"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("d.yuv") && stderr(&o).contains("frame 2"),
+        "{}",
+        stderr(&o)
+    );
 
     std::fs::write(&d, vec![16u8; frame * 2]).unwrap();
     let o = vmafx(&args);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("ended after 2 frames"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("ended after 2 frames"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -31,12 +31,18 @@ fn models_sharing_features_compute_them_once() {
         .model(model("version=vmaf_v0.6.1neg:name=neg"))
         .build()
         .unwrap();
-    assert_eq!(ctx.extractor_names(), ["adm", "motion", "vif", "adm", "vif"]);
+    assert_eq!(
+        ctx.extractor_names(),
+        ["adm", "motion", "vif", "adm", "vif"]
+    );
 }
 
 #[test]
 fn luma_only_models_read_no_chroma() {
-    let ctx = ContextBuilder::new(format()).model(model("version=vmaf_v0.6.1")).build().unwrap();
+    let ctx = ContextBuilder::new(format())
+        .model(model("version=vmaf_v0.6.1"))
+        .build()
+        .unwrap();
     assert_eq!(ctx.planes_needed(), PlaneMask::LUMA);
     let ctx = ContextBuilder::new(format())
         .model(model("version=vmaf_v0.6.1"))
@@ -50,17 +56,30 @@ fn luma_only_models_read_no_chroma() {
 #[test]
 fn pictures_of_another_format_are_refused() {
     for threads in [1, 2] {
-        let mut ctx = ContextBuilder::new(format()).feature("psnr", vec![]).threads(threads).build().unwrap();
+        let mut ctx = ContextBuilder::new(format())
+            .feature("psnr", vec![])
+            .threads(threads)
+            .build()
+            .unwrap();
         let other = PictureFormat::new(64, 48, ChromaSubsampling::Yuv444, 8).unwrap();
-        let e = ctx.submit(HostPicture::new(format()), HostPicture::new(other)).unwrap_err();
+        let e = ctx
+            .submit(HostPicture::new(format()), HostPicture::new(other))
+            .unwrap_err();
         assert!(matches!(e, Error::PictureMismatch(_)), "{e}");
-        assert!(e.to_string().contains("distorted") && e.to_string().contains("4:4:4"), "{e}");
+        assert!(
+            e.to_string().contains("distorted") && e.to_string().contains("4:4:4"),
+            "{e}"
+        );
     }
 }
 
 #[test]
 fn bad_requests_are_refused_at_build() {
-    let e = ContextBuilder::new(format()).feature("nosuch", vec![]).build().err().unwrap();
+    let e = ContextBuilder::new(format())
+        .feature("nosuch", vec![])
+        .build()
+        .err()
+        .unwrap();
     assert!(matches!(e, Error::UnknownFeature { .. }), "{e}");
     let e = ContextBuilder::new(format())
         .feature("vif", vec![("vif_enhn_gain_limit".into(), "0.5".into())])
@@ -68,17 +87,32 @@ fn bad_requests_are_refused_at_build() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("vif_enhn_gain_limit"), "{e}");
-    let e = ContextBuilder::new(format()).subsample(0).build().err().unwrap();
+    let e = ContextBuilder::new(format())
+        .subsample(0)
+        .build()
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("subsample"), "{e}");
     // Too small for ADM's four scales: the extractor says so, at build.
     let tiny = PictureFormat::new(8, 8, ChromaSubsampling::Yuv420, 8).unwrap();
-    let e = ContextBuilder::new(tiny).model(model("version=vmaf_v0.6.1")).build().err().unwrap();
-    assert!(e.to_string().contains("8x8") || e.to_string().contains("small"), "{e}");
+    let e = ContextBuilder::new(tiny)
+        .model(model("version=vmaf_v0.6.1"))
+        .build()
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string().contains("8x8") || e.to_string().contains("small"),
+        "{e}"
+    );
 }
 
 #[test]
 fn no_frames_gives_no_scores() {
-    let ctx = ContextBuilder::new(format()).model(model("version=vmaf_v0.6.1")).threads(2).build().unwrap();
+    let ctx = ContextBuilder::new(format())
+        .model(model("version=vmaf_v0.6.1"))
+        .threads(2)
+        .build()
+        .unwrap();
     let s = ctx.finish().unwrap();
     assert!(s.frames.is_empty());
 }

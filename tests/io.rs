@@ -61,7 +61,10 @@ fn y4m_and_yuv_read_the_same_odd_size_pictures() {
 fn ten_bit_samples_are_little_endian_words() {
     let f = fmt(2, 2, ChromaSubsampling::Yuv420, 10);
     let dir = tempfile::tempdir().unwrap();
-    let bytes: Vec<u8> = [1023u16, 0, 512, 1, 300, 700].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let bytes: Vec<u8> = [1023u16, 0, 512, 1, 300, 700]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     let p = write_tmp(&dir, "a.yuv", &bytes);
     let pics = read_all(open(&p, Some(f)).unwrap().as_mut()).unwrap();
     assert_eq!(pics[0].plane_u16(PlaneId::Y).data, &[1023, 0, 512, 1]);
@@ -84,7 +87,10 @@ fn wrong_geometry_is_caught() {
     let raw = common::decompress(&pair.reference_path());
     let dir = tempfile::tempdir().unwrap();
     let p = write_tmp(&dir, "ref.yuv", &raw);
-    let e = open(&p, Some(fmt(576, 320, ChromaSubsampling::Yuv420, 8))).err().unwrap().to_string();
+    let e = open(&p, Some(fmt(576, 320, ChromaSubsampling::Yuv420, 8)))
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("wrong width/height"), "{e}");
 }
 
@@ -92,7 +98,10 @@ fn wrong_geometry_is_caught() {
 fn out_of_range_samples_are_refused() {
     let f = fmt(2, 2, ChromaSubsampling::Yuv400, 10);
     let dir = tempfile::tempdir().unwrap();
-    let bytes: Vec<u8> = [5u16, 4096, 0, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let bytes: Vec<u8> = [5u16, 4096, 0, 0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     let p = write_tmp(&dir, "hi.yuv", &bytes);
     let e = read_all(open(&p, Some(f)).unwrap().as_mut()).unwrap_err();
     assert!(matches!(e, Error::BadInput { frame: 0, .. }), "{e}");
@@ -102,15 +111,26 @@ fn out_of_range_samples_are_refused() {
 #[test]
 fn corrupt_y4m_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let p = write_tmp(&dir, "bad.y4m", b"YUV4MPEG2 W4 H4 C420jpeg\nFRAME\n\x01\x02");
-    let e = read_all(open(&p, None).unwrap().as_mut()).unwrap_err().to_string();
-    assert!(e.contains("bad.y4m") && e.contains("frame 0") && e.contains("truncated"), "{e}");
+    let p = write_tmp(
+        &dir,
+        "bad.y4m",
+        b"YUV4MPEG2 W4 H4 C420jpeg\nFRAME\n\x01\x02",
+    );
+    let e = read_all(open(&p, None).unwrap().as_mut())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bad.y4m") && e.contains("frame 0") && e.contains("truncated"),
+        "{e}"
+    );
 
     let mut body = b"YUV4MPEG2 W2 H2 C420jpeg\nFRAME\n".to_vec();
     body.extend_from_slice(&[0; 6]);
     body.extend_from_slice(b"GARBAGE\n");
     let p = write_tmp(&dir, "bad2.y4m", &body);
-    let e = read_all(open(&p, None).unwrap().as_mut()).unwrap_err().to_string();
+    let e = read_all(open(&p, None).unwrap().as_mut())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("frame 1") && e.contains("FRAME"), "{e}");
 
     let p = write_tmp(&dir, "nohdr.y4m", b"YUV4MPEG2 W4\n");
@@ -122,7 +142,10 @@ fn corrupt_y4m_is_refused() {
 fn y4m_header_must_agree_with_flags() {
     let dir = tempfile::tempdir().unwrap();
     let p = write_tmp(&dir, "a.y4m", b"YUV4MPEG2 W4 H4 C420jpeg\n");
-    let e = open(&p, Some(fmt(8, 4, ChromaSubsampling::Yuv420, 8))).err().unwrap().to_string();
+    let e = open(&p, Some(fmt(8, 4, ChromaSubsampling::Yuv420, 8)))
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("header says"), "{e}");
 }
 
@@ -132,6 +155,14 @@ fn raw_input_needs_geometry() {
     let p = write_tmp(&dir, "a.yuv", &[0; 6]);
     let e = open(&p, None).err().unwrap().to_string();
     assert!(e.contains("--width"), "{e}");
-    let e = open(&dir.path().join("missing.yuv"), Some(fmt(2, 2, ChromaSubsampling::Yuv420, 8))).err().unwrap();
-    assert!(matches!(e, Error::Io { .. }) && e.to_string().contains("missing.yuv"), "{e}");
+    let e = open(
+        &dir.path().join("missing.yuv"),
+        Some(fmt(2, 2, ChromaSubsampling::Yuv420, 8)),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(e, Error::Io { .. }) && e.to_string().contains("missing.yuv"),
+        "{e}"
+    );
 }

@@ -11,7 +11,12 @@ use vmafx::{Error, HostPicture};
 
 /// Runs one extractor with `key=value:...` options over whole sequences
 /// and gathers what it emits, per frame (flush included).
-fn run(name: &str, options: &str, reference: &[HostPicture], distorted: &[HostPicture]) -> Vec<FrameValues> {
+fn run(
+    name: &str,
+    options: &str,
+    reference: &[HostPicture],
+    distorted: &[HostPicture],
+) -> Vec<FrameValues> {
     let mut x = create_extractor(name, options, reference[0].format()).unwrap();
     run_extractor(x.as_mut(), reference, distorted)
 }
@@ -20,7 +25,12 @@ fn run(name: &str, options: &str, reference: &[HostPicture], distorted: &[HostPi
 /// `names` (missing in ours is a failure; missing in the golden too).
 fn compare(pair: &Pair, run: &str, ours: &[FrameValues], names: &[String], worst: &mut Worst) {
     let golden = pair.golden(run);
-    assert_eq!(golden.frames.len(), ours.len(), "{}: frame count", pair.name());
+    assert_eq!(
+        golden.frames.len(),
+        ours.len(),
+        "{}: frame count",
+        pair.name()
+    );
     for (i, (num, metrics)) in golden.frames.iter().enumerate() {
         for name in names {
             let expected = *metrics
@@ -29,7 +39,11 @@ fn compare(pair: &Pair, run: &str, ours: &[FrameValues], names: &[String], worst
             let got = *ours[i]
                 .get(name)
                 .unwrap_or_else(|| panic!("{} frame {num}: we did not emit {name}", pair.name()));
-            worst.note(name, rel_diff(got, expected), format!("{} frame {num}", pair.name()));
+            worst.note(
+                name,
+                rel_diff(got, expected),
+                format!("{} frame {num}", pair.name()),
+            );
         }
     }
 }
@@ -91,7 +105,13 @@ fn float_vif_matches_feature_goldens() {
         let ours = run("float_vif", "debug=true", &r, &d);
         let all = [names(&VIF, ""), names(&VIF_DEBUG, "")].concat();
         compare(pair, "features", &ours, &all, &mut worst);
-        compare(pair, "vmaf_float_v0.6.1", &ours, &names(&VIF, ""), &mut worst);
+        compare(
+            pair,
+            "vmaf_float_v0.6.1",
+            &ours,
+            &names(&VIF, ""),
+            &mut worst,
+        );
         compare(pair, "models_v0.6", &ours, &names(&VIF, ""), &mut worst);
     }
     worst.print("float_vif");
@@ -104,7 +124,13 @@ fn float_vif_egl_matches_model_goldens() {
     for pair in PAIRS {
         let (r, d) = pictures(pair);
         let ours = run("float_vif", "vif_enhn_gain_limit=1.0", &r, &d);
-        compare(pair, "models_v0.6", &ours, &names(&VIF, "_egl_1"), &mut worst);
+        compare(
+            pair,
+            "models_v0.6",
+            &ours,
+            &names(&VIF, "_egl_1"),
+            &mut worst,
+        );
     }
     worst.print("float_vif egl=1");
     worst.assert_within(TOL, &[]);
@@ -117,7 +143,13 @@ fn float_motion_matches_feature_goldens() {
         let (r, d) = pictures(pair);
         let ours = run("float_motion", "", &r, &d);
         compare(pair, "features", &ours, &names(&MOTION, ""), &mut worst);
-        compare(pair, "vmaf_float_v0.6.1", &ours, &names(&MOTION, ""), &mut worst);
+        compare(
+            pair,
+            "vmaf_float_v0.6.1",
+            &ours,
+            &names(&MOTION, ""),
+            &mut worst,
+        );
         compare(pair, "models_v0.6", &ours, &names(&MOTION, ""), &mut worst);
     }
     worst.print("float_motion");
@@ -132,7 +164,13 @@ fn float_adm_matches_feature_goldens() {
         let ours = run("float_adm", "debug=true", &r, &d);
         let all = [names(&ADM, ""), names(&ADM_DEBUG, "")].concat();
         compare(pair, "features", &ours, &all, &mut worst);
-        compare(pair, "vmaf_float_v0.6.1", &ours, &names(&ADM, ""), &mut worst);
+        compare(
+            pair,
+            "vmaf_float_v0.6.1",
+            &ours,
+            &names(&ADM, ""),
+            &mut worst,
+        );
         compare(pair, "models_v0.6", &ours, &names(&ADM, ""), &mut worst);
     }
     worst.print("float_adm");
@@ -145,7 +183,13 @@ fn float_adm_egl_matches_model_goldens() {
     for pair in PAIRS {
         let (r, d) = pictures(pair);
         let ours = run("float_adm", "adm_enhn_gain_limit=1.0", &r, &d);
-        compare(pair, "models_v0.6", &ours, &names(&ADM, "_egl_1"), &mut worst);
+        compare(
+            pair,
+            "models_v0.6",
+            &ours,
+            &names(&ADM, "_egl_1"),
+            &mut worst,
+        );
     }
     worst.print("float_adm egl=1");
     worst.assert_within(TOL, &["aim_egl_1"]);
@@ -168,19 +212,31 @@ fn luma_format(w: u32, h: u32) -> vmafx::PictureFormat {
 fn bad_options_are_refused_with_their_name() {
     let f = luma_format(64, 48);
     let cases = [
-        ("float_vif", "vif_enhn_gain_limit=0.5", "vif_enhn_gain_limit"),
+        (
+            "float_vif",
+            "vif_enhn_gain_limit=0.5",
+            "vif_enhn_gain_limit",
+        ),
         ("float_vif", "vif_kernelscale=3.3", "vif_kernelscale"),
         ("float_vif", "vif_kernelscale=x", "vif_kernelscale"),
         ("float_vif", "vif_skip_scale0=true", "vif_skip_scale0"),
         ("float_vif", "vif_sigma_nsq=6", "vif_sigma_nsq"),
         ("float_vif", "nope=1", "nope"),
-        ("float_adm", "adm_enhn_gain_limit=200", "adm_enhn_gain_limit"),
+        (
+            "float_adm",
+            "adm_enhn_gain_limit=200",
+            "adm_enhn_gain_limit",
+        ),
         ("float_adm", "adm_csf_mode=1", "adm_csf_mode"),
         ("float_adm", "adm_skip_aim_scale=4", "adm_skip_aim_scale"),
         ("float_adm", "adm_p_norm=0.5", "adm_p_norm"),
         ("float_adm", "debug=maybe", "debug"),
         ("float_motion", "motion_add_uv=true", "motion_add_uv"),
-        ("float_motion", "motion_add_scale1=true", "motion_add_scale1"),
+        (
+            "float_motion",
+            "motion_add_scale1=true",
+            "motion_add_scale1",
+        ),
         ("float_motion", "motion_filter_size=3", "motion_filter_size"),
         ("float_motion", "motion_fps_weight=-1", "motion_fps_weight"),
     ];
@@ -192,15 +248,26 @@ fn bad_options_are_refused_with_their_name() {
 
 #[test]
 fn too_small_pictures_are_refused() {
-    for (name, w, h) in [("float_vif", 15, 64), ("float_adm", 64, 16), ("float_motion", 2, 64)] {
+    for (name, w, h) in [
+        ("float_vif", 15, 64),
+        ("float_adm", 64, 16),
+        ("float_motion", 2, 64),
+    ] {
         let e = create_error(name, "", luma_format(w, h));
         assert!(e.contains(name) && e.contains("too small"), "{e}");
     }
     // The smallest accepted sizes run.
-    for (name, w, h) in [("float_vif", 16, 16), ("float_adm", 17, 17), ("float_motion", 3, 3)] {
+    for (name, w, h) in [
+        ("float_vif", 16, 16),
+        ("float_adm", 17, 17),
+        ("float_motion", 3, 3),
+    ] {
         let pics = vec![HostPicture::new(luma_format(w, h)); 2];
         let out = run(name, "", &pics, &pics);
-        assert!(out.iter().all(|f| f.values().all(|v| v.is_finite())), "{name}: {out:?}");
+        assert!(
+            out.iter().all(|f| f.values().all(|v| v.is_finite())),
+            "{name}: {out:?}"
+        );
     }
 }
 

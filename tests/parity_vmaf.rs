@@ -8,8 +8,16 @@ use vmafx::model::{Model, ModelSpec};
 use vmafx::{ContextBuilder, FeatureScores};
 
 /// Runs `models` (and `features`) over a pair, scoring every frame.
-fn score(pair: &Pair, models: &[&str], features: &[&str], threads: usize, subsample: u32) -> FeatureScores {
-    let mut b = ContextBuilder::new(pair.format()).threads(threads).subsample(subsample);
+fn score(
+    pair: &Pair,
+    models: &[&str],
+    features: &[&str],
+    threads: usize,
+    subsample: u32,
+) -> FeatureScores {
+    let mut b = ContextBuilder::new(pair.format())
+        .threads(threads)
+        .subsample(subsample);
     for m in models {
         b = b.model(Model::load(&ModelSpec::parse(m).unwrap()).unwrap());
     }
@@ -28,17 +36,29 @@ fn score(pair: &Pair, models: &[&str], features: &[&str], threads: usize, subsam
 /// relative, model scores to 1e-6 (bit-identical in practice).
 fn compare(pair: &Pair, run: &str, scores: &FeatureScores) {
     let golden = pair.golden(run);
-    assert_eq!(scores.frames.len(), golden.frames.len(), "{} {run}: frame count", pair.name());
+    assert_eq!(
+        scores.frames.len(),
+        golden.frames.len(),
+        "{} {run}: frame count",
+        pair.name()
+    );
     for ((index, values), (golden_index, metrics)) in scores.frames.iter().zip(&golden.frames) {
         assert_eq!(index, golden_index);
         for (name, expected) in metrics {
             let actual = values
                 .iter()
                 .find(|(n, _)| n == name)
-                .unwrap_or_else(|| panic!("{} {run} frame {index}: '{name}' not produced", pair.name()))
+                .unwrap_or_else(|| {
+                    panic!("{} {run} frame {index}: '{name}' not produced", pair.name())
+                })
                 .1;
             let tol = if name.starts_with("vmaf") { 1e-6 } else { 1e-9 };
-            assert_close(&format!("{} {run} frame {index} {name}", pair.name()), actual, *expected, tol);
+            assert_close(
+                &format!("{} {run} frame {index} {name}", pair.name()),
+                actual,
+                *expected,
+                tol,
+            );
         }
     }
 }
@@ -46,19 +66,41 @@ fn compare(pair: &Pair, run: &str, scores: &FeatureScores) {
 #[test]
 fn default_model_on_every_pair() {
     for pair in PAIRS {
-        compare(pair, "vmaf_v0.6.1", &score(pair, &["version=vmaf_v0.6.1"], &[], 1, 1));
+        compare(
+            pair,
+            "vmaf_v0.6.1",
+            &score(pair, &["version=vmaf_v0.6.1"], &[], 1, 1),
+        );
     }
 }
 
 #[test]
 fn integer_features_with_debug_outputs() {
     for pair in PAIRS {
-        let s = score(pair, &[], &["adm=debug=true", "vif=debug=true", "motion=debug=true"], 1, 1);
+        let s = score(
+            pair,
+            &[],
+            &["adm=debug=true", "vif=debug=true", "motion=debug=true"],
+            1,
+            1,
+        );
         let golden = pair.golden("features");
         for ((index, values), (_, metrics)) in s.frames.iter().zip(&golden.frames) {
-            for (name, expected) in metrics.iter().filter(|(n, _)| n.starts_with("integer_") || n.starts_with("VMAF_integer")) {
-                let actual = values.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{name} missing")).1;
-                assert_close(&format!("{} frame {index} {name}", pair.name()), actual, *expected, 1e-9);
+            for (name, expected) in metrics
+                .iter()
+                .filter(|(n, _)| n.starts_with("integer_") || n.starts_with("VMAF_integer"))
+            {
+                let actual = values
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .unwrap_or_else(|| panic!("{name} missing"))
+                    .1;
+                assert_close(
+                    &format!("{} frame {index} {name}", pair.name()),
+                    actual,
+                    *expected,
+                    1e-9,
+                );
             }
         }
     }
@@ -67,8 +109,20 @@ fn integer_features_with_debug_outputs() {
 #[test]
 fn threads_give_identical_numbers() {
     let pair = &PAIRS[1];
-    let one = score(pair, &["version=vmaf_v0.6.1"], &["psnr=enable_apsnr=true"], 1, 1);
-    let three = score(pair, &["version=vmaf_v0.6.1"], &["psnr=enable_apsnr=true"], 3, 1);
+    let one = score(
+        pair,
+        &["version=vmaf_v0.6.1"],
+        &["psnr=enable_apsnr=true"],
+        1,
+        1,
+    );
+    let three = score(
+        pair,
+        &["version=vmaf_v0.6.1"],
+        &["psnr=enable_apsnr=true"],
+        3,
+        1,
+    );
     assert_eq!(one.frames.len(), three.frames.len());
     for (a, b) in one.frames.iter().zip(&three.frames) {
         assert_eq!(a.0, b.0);
@@ -87,39 +141,75 @@ fn threads_give_identical_numbers() {
 fn subsample_three() {
     let pair = &PAIRS[1]; // the pair the subsample golden was made for
     for threads in [1, 2] {
-        compare(pair, "vmaf_v0.6.1.subsample3", &score(pair, &["version=vmaf_v0.6.1"], &[], threads, 3));
+        compare(
+            pair,
+            "vmaf_v0.6.1.subsample3",
+            &score(pair, &["version=vmaf_v0.6.1"], &[], threads, 3),
+        );
     }
 }
 
 #[test]
 fn neg_and_4k_models() {
-    let models = ["version=vmaf_v0.6.1neg:name=vmaf_v0.6.1neg", "version=vmaf_4k_v0.6.1neg:name=vmaf_4k_v0.6.1neg"];
+    let models = [
+        "version=vmaf_v0.6.1neg:name=vmaf_v0.6.1neg",
+        "version=vmaf_4k_v0.6.1neg:name=vmaf_4k_v0.6.1neg",
+    ];
     for pair in PAIRS {
         let s = score(pair, &models, &[], 2, 1);
         let golden = pair.golden("models_v0.6");
         for ((index, values), (_, metrics)) in s.frames.iter().zip(&golden.frames) {
             for name in ["vmaf_v0.6.1neg", "vmaf_4k_v0.6.1neg"] {
                 let actual = values.iter().find(|(n, _)| n == name).unwrap().1;
-                assert_close(&format!("{} frame {index} {name}", pair.name()), actual, metrics[name], 1e-6);
+                assert_close(
+                    &format!("{} frame {index} {name}", pair.name()),
+                    actual,
+                    metrics[name],
+                    1e-6,
+                );
             }
             // The golden run also held models reading default-option
             // features; the neg models read the `_egl_1` ones and motion.
-            let neg_features = metrics
-                .iter()
-                .filter(|(n, _)| n.starts_with("integer_") && (n.ends_with("_egl_1") || n.contains("motion")));
+            let neg_features = metrics.iter().filter(|(n, _)| {
+                n.starts_with("integer_") && (n.ends_with("_egl_1") || n.contains("motion"))
+            });
             let mut compared = 0;
             for (name, expected) in neg_features {
-                let actual = values.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{name} missing")).1;
-                assert_close(&format!("{} frame {index} {name}", pair.name()), actual, *expected, 1e-9);
+                let actual = values
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .unwrap_or_else(|| panic!("{name} missing"))
+                    .1;
+                assert_close(
+                    &format!("{} frame {index} {name}", pair.name()),
+                    actual,
+                    *expected,
+                    1e-9,
+                );
                 compared += 1;
             }
             assert_eq!(compared, 13, "7 adm + 4 vif + motion2/3");
         }
         // Pooled as the vmaf tool pools.
-        let pooled = vmafx::pool::pool(s.frames.iter().map(|(_, v)| v.iter().find(|(n, _)| n == "vmaf_v0.6.1neg").unwrap().1)).unwrap();
+        let pooled = vmafx::pool::pool(
+            s.frames
+                .iter()
+                .map(|(_, v)| v.iter().find(|(n, _)| n == "vmaf_v0.6.1neg").unwrap().1),
+        )
+        .unwrap();
         let want = &golden.pooled["vmaf_v0.6.1neg"];
-        assert_close(&format!("{} pooled mean", pair.name()), pooled.mean, want["mean"], 1e-9);
-        assert_close(&format!("{} pooled harmonic", pair.name()), pooled.harmonic_mean, want["harmonic_mean"], 1e-9);
+        assert_close(
+            &format!("{} pooled mean", pair.name()),
+            pooled.mean,
+            want["mean"],
+            1e-9,
+        );
+        assert_close(
+            &format!("{} pooled harmonic", pair.name()),
+            pooled.harmonic_mean,
+            want["harmonic_mean"],
+            1e-9,
+        );
     }
 }
 
@@ -134,7 +224,10 @@ fn four_k_model_matches_prediction_from_golden_features() {
     let s = score(pair, &["version=vmaf_4k_v0.6.1:name=k4"], &[], 1, 1);
     let golden = pair.golden("vmaf_v0.6.1");
     for ((index, values), (_, metrics)) in s.frames.iter().zip(&golden.frames) {
-        let expected = model.predict_frame(&requests, *index, |n| metrics.get(n).copied()).unwrap().score();
+        let expected = model
+            .predict_frame(&requests, *index, |n| metrics.get(n).copied())
+            .unwrap()
+            .score();
         let actual = values.iter().find(|(n, _)| n == "k4").unwrap().1;
         assert_close(&format!("frame {index} k4"), actual, expected, 1e-9);
     }
@@ -143,7 +236,11 @@ fn four_k_model_matches_prediction_from_golden_features() {
 #[test]
 fn float_model_on_every_pair() {
     for pair in PAIRS {
-        compare(pair, "vmaf_float_v0.6.1", &score(pair, &["version=vmaf_float_v0.6.1"], &[], 2, 1));
+        compare(
+            pair,
+            "vmaf_float_v0.6.1",
+            &score(pair, &["version=vmaf_float_v0.6.1"], &[], 2, 1),
+        );
     }
 }
 
@@ -173,8 +270,12 @@ fn six_v06_models_in_one_run_including_bootstrap() {
 
 /// The v1.0.16 models whose SpEED step prescales the picture: libvmaf
 /// crashes on the 321x179 pair ("image too small").
-const V1_PRESCALED: [&str; 4] =
-    ["vmaf_v1.0.16_3d0h_2160", "vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_hfr_3d0h_2160", "vmaf_v1.0.16_hfr_5d0h"];
+const V1_PRESCALED: [&str; 4] = [
+    "vmaf_v1.0.16_3d0h_2160",
+    "vmaf_v1.0.16_5d0h",
+    "vmaf_v1.0.16_hfr_3d0h_2160",
+    "vmaf_v1.0.16_hfr_5d0h",
+];
 
 #[test]
 fn v1_models_in_one_run() {
@@ -197,9 +298,16 @@ fn v1_model_on_too_small_picture_is_a_clear_error() {
     let pair = PAIRS.iter().find(|p| p.width == 321).unwrap();
     for m in V1_PRESCALED {
         let model = Model::load(&ModelSpec::parse(&format!("version={m}")).unwrap()).unwrap();
-        let e = ContextBuilder::new(pair.format()).model(model).build().err().expect("refused");
+        let e = ContextBuilder::new(pair.format())
+            .model(model)
+            .build()
+            .err()
+            .expect("refused");
         let text = e.to_string();
-        assert!(text.contains("speed_chroma") && text.contains("321x179"), "{m}: {text}");
+        assert!(
+            text.contains("speed_chroma") && text.contains("321x179"),
+            "{m}: {text}"
+        );
     }
 }
 
@@ -228,7 +336,11 @@ fn every_feature_in_one_run() {
     ];
     for pair in PAIRS {
         // No ciede golden at odd sizes (libvmaf reads past the plane there).
-        let features: Vec<&str> = features.iter().copied().filter(|f| pair.width % 2 == 0 || *f != "ciede").collect();
+        let features: Vec<&str> = features
+            .iter()
+            .copied()
+            .filter(|f| pair.width % 2 == 0 || *f != "ciede")
+            .collect();
         let s = score(pair, &[], &features, 2, 1);
         compare(pair, "features", &s);
         let golden = pair.golden("features");

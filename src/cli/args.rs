@@ -143,13 +143,19 @@ mod tests {
              --json --precision max -q -o out.json --subsample 3",
         )
         .unwrap();
-        assert_eq!((a.width, a.height, a.bitdepth), (Some(576), Some(324), Some(8)));
+        assert_eq!(
+            (a.width, a.height, a.bitdepth),
+            (Some(576), Some(324), Some(8))
+        );
         assert_eq!(a.model.len(), 2);
         assert_eq!(a.feature[0], "psnr=enable_mse=true:enable_apsnr=true");
         assert!(a.json && a.quiet && !a.xml);
         assert_eq!(a.subsample, 3);
         assert_eq!(a.precision, "max");
-        let a = parse("--reference r.y4m --distorted d.y4m --no_prediction --feature psnr --backend cpu").unwrap();
+        let a = parse(
+            "--reference r.y4m --distorted d.y4m --no_prediction --feature psnr --backend cpu",
+        )
+        .unwrap();
         assert!(a.no_prediction);
     }
 

@@ -15,8 +15,9 @@ impl Progress {
             Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
             None => ProgressBar::new_spinner(),
         };
-        let style = ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {per_sec} ({eta} left)")
-            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        let style =
+            ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {per_sec} ({eta} left)")
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
         Self(Some(bar))
     }

@@ -5,11 +5,11 @@ use super::args::{Args, Backend};
 use super::progress::Progress;
 use crate::error::{Error, Result};
 use crate::feature::options::parse_feature_spec;
+use crate::gpu::{self, DeviceSelector, Gpu, GpuBackend};
 use crate::io::{open, FrameSource};
 use crate::model::{Model, ModelSpec};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
 use crate::report::{write_report, FrameMetrics, OutputFormat, Precision, QualitySize, Report};
-use crate::gpu::{self, DeviceSelector, Gpu, GpuBackend};
 use crate::{ContextBuilder, FeatureScores};
 use std::io::Write;
 use std::path::Path;
@@ -114,7 +114,9 @@ fn select_backend(args: &Args) -> Result<Option<Gpu>> {
                 Ok(g) => g,
                 Err(hip) => {
                     if !args.quiet {
-                        eprintln!("vmafx: --backend auto: no GPU ({cuda}; {hip}); scoring on the CPU");
+                        eprintln!(
+                            "vmafx: --backend auto: no GPU ({cuda}; {hip}); scoring on the CPU"
+                        );
                     }
                     return Ok(None);
                 }
@@ -131,9 +133,12 @@ fn select_backend(args: &Args) -> Result<Option<Gpu>> {
 fn raw_format(args: &Args) -> Result<Option<PictureFormat>> {
     match (args.width, args.height, &args.pixel_format, args.bitdepth) {
         (None, None, None, None) => Ok(None),
-        (Some(w), Some(h), Some(p), Some(b)) => {
-            Ok(Some(PictureFormat::new(w, h, ChromaSubsampling::parse(p)?, b)?))
-        }
+        (Some(w), Some(h), Some(p), Some(b)) => Ok(Some(PictureFormat::new(
+            w,
+            h,
+            ChromaSubsampling::parse(p)?,
+            b,
+        )?)),
         _ => Err(Error::InvalidArgument(
             "--width, --height, --pixel_format and --bitdepth go together".into(),
         )),
@@ -183,7 +188,9 @@ fn ended_early(short: &dyn FrameSource, long: &dyn FrameSource) -> Error {
 
 /// Frames a raw file holds (for the progress bar), when it is a plain file.
 fn expected_frames(path: &Path, format: &PictureFormat, args: &Args) -> Option<u64> {
-    let is_y4m = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m"));
+    let is_y4m = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("y4m"));
     let len = std::fs::metadata(path).ok().filter(|m| m.is_file())?.len();
     let per_frame = format.frame_bytes() as u64 + if is_y4m { 6 } else { 0 };
     let n = (len / per_frame).saturating_sub(args.frame_skip_ref);

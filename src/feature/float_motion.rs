@@ -45,7 +45,13 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
 };
 
 /// `FILTER_5_s` of `motion_tools.h` (C `double` literals in a `float` table).
-const FILTER_5: [f32; 5] = to_f32([0.054488685, 0.244201342, 0.402619947, 0.244201342, 0.054488685]);
+const FILTER_5: [f32; 5] = to_f32([
+    0.054488685,
+    0.244201342,
+    0.402619947,
+    0.244201342,
+    0.054488685,
+]);
 
 /// A side shorter than this leaves the 5-tap filter's mirrored taps
 /// outside the plane.
@@ -107,10 +113,16 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
         reason: reason.into(),
     };
     if options.bool("motion_add_scale1") {
-        return Err(unsupported("motion_add_scale1", "the scale-1 term is not supported"));
+        return Err(unsupported(
+            "motion_add_scale1",
+            "the scale-1 term is not supported",
+        ));
     }
     if options.bool("motion_add_uv") {
-        return Err(unsupported("motion_add_uv", "chroma terms are not supported"));
+        return Err(unsupported(
+            "motion_add_uv",
+            "chroma terms are not supported",
+        ));
     }
     let filter_size = options.int("motion_filter_size");
     if filter_size == 1 || filter_size == 3 {
@@ -179,7 +191,12 @@ impl Extractor for FloatMotion {
         // The oldest blur becomes the newest.
         self.blurred.rotate_right(1);
         copy_luma(frame.reference, -128, &mut self.picture);
-        convolve(&FILTER_5, &self.picture, &mut self.blurred[0], &mut self.row);
+        convolve(
+            &FILTER_5,
+            &self.picture,
+            &mut self.blurred[0],
+            &mut self.row,
+        );
         let previous_index = self.last_index;
         self.frames += 1;
         self.last_index = index;
@@ -199,7 +216,11 @@ impl Extractor for FloatMotion {
         }
         self.last_score = score;
         if self.frames == 2 {
-            sink.emit(previous_index, &self.names.motion3, self.shaping.blend_clip(score));
+            sink.emit(
+                previous_index,
+                &self.names.motion3,
+                self.shaping.blend_clip(score),
+            );
             return Ok(());
         }
 
@@ -207,8 +228,16 @@ impl Extractor for FloatMotion {
         // this frame's.
         let score2 = mean_abs_diff(previous, before);
         let score2 = if score2 < score { score2 } else { score };
-        sink.emit(previous_index, &self.names.motion2, self.shaping.clip(score2));
-        sink.emit(previous_index, &self.names.motion3, self.shaping.blend_clip(score2));
+        sink.emit(
+            previous_index,
+            &self.names.motion2,
+            self.shaping.clip(score2),
+        );
+        sink.emit(
+            previous_index,
+            &self.names.motion3,
+            self.shaping.blend_clip(score2),
+        );
         Ok(())
     }
 
@@ -219,7 +248,11 @@ impl Extractor for FloatMotion {
         if self.frames == 1 {
             sink.emit(self.last_index, &self.names.motion3, 0.0);
         } else {
-            sink.emit(self.last_index, &self.names.motion2, self.shaping.clip(self.last_score));
+            sink.emit(
+                self.last_index,
+                &self.names.motion2,
+                self.shaping.clip(self.last_score),
+            );
             sink.emit(
                 self.last_index,
                 &self.names.motion3,

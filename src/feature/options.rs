@@ -139,17 +139,24 @@ pub struct Options {
 impl Options {
     /// Applies `raw` over the defaults of `specs`; unknown keys and values of
     /// the wrong type or out of range are errors naming the option.
-    pub fn resolve(owner: &str, specs: &'static [OptionSpec], raw: &[(String, String)]) -> Result<Self> {
+    pub fn resolve(
+        owner: &str,
+        specs: &'static [OptionSpec],
+        raw: &[(String, String)],
+    ) -> Result<Self> {
         let mut values: Vec<OptionValue> = specs.iter().map(|s| s.default.clone()).collect();
         for (key, text) in raw {
-            let i = specs.iter().position(|s| s.name == key).ok_or_else(|| Error::BadOption {
-                owner: owner.to_string(),
-                option: key.clone(),
-                reason: format!(
-                    "unknown option (known: {})",
-                    specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
-                ),
-            })?;
+            let i = specs
+                .iter()
+                .position(|s| s.name == key)
+                .ok_or_else(|| Error::BadOption {
+                    owner: owner.to_string(),
+                    option: key.clone(),
+                    reason: format!(
+                        "unknown option (known: {})",
+                        specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                    ),
+                })?;
             values[i] = parse_value(owner, &specs[i], text)?;
         }
         Ok(Self {
@@ -263,7 +270,10 @@ fn parse_value(owner: &str, spec: &OptionSpec, text: &str) -> Result<OptionValue
                 .parse()
                 .map_err(|_| bad(format!("'{text}' is not a number")))?;
             if !d.is_finite() || d < spec.min || d > spec.max {
-                return Err(bad(format!("{text} is outside [{}, {}]", spec.min, spec.max)));
+                return Err(bad(format!(
+                    "{text} is outside [{}, {}]",
+                    spec.min, spec.max
+                )));
             }
             OptionValue::Double(d)
         }
@@ -320,10 +330,17 @@ mod tests {
     #[test]
     fn bad_values_name_the_option() {
         let raw = parse_key_values("adm", "adm_enhn_gain_limit=0.5").unwrap();
-        let e = Options::resolve("adm", &SPECS, &raw).unwrap_err().to_string();
-        assert!(e.contains("adm_enhn_gain_limit") && e.contains("outside"), "{e}");
+        let e = Options::resolve("adm", &SPECS, &raw)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("adm_enhn_gain_limit") && e.contains("outside"),
+            "{e}"
+        );
         let raw = parse_key_values("adm", "nope=1").unwrap();
-        let e = Options::resolve("adm", &SPECS, &raw).unwrap_err().to_string();
+        let e = Options::resolve("adm", &SPECS, &raw)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("nope") && e.contains("unknown option"), "{e}");
         let raw = parse_key_values("adm", "debug=maybe").unwrap();
         assert!(Options::resolve("adm", &SPECS, &raw).is_err());
@@ -357,9 +374,11 @@ mod tests {
         assert_eq!(o.name_suffix(), "");
         assert_ne!(
             o.canonical(),
-            Options::resolve("speed_chroma", &SPEED, &[
-                ("speed_prescale_method".into(), "bilinear".into())
-            ])
+            Options::resolve(
+                "speed_chroma",
+                &SPEED,
+                &[("speed_prescale_method".into(), "bilinear".into())]
+            )
             .unwrap()
             .canonical()
         );
@@ -377,7 +396,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("speed_prescale_method") && e.contains("'cubic' is not one of: nearest, bilinear"),
+            e.contains("speed_prescale_method")
+                && e.contains("'cubic' is not one of: nearest, bilinear"),
             "{e}"
         );
     }
@@ -386,7 +406,13 @@ mod tests {
     fn feature_spec_splits_name() {
         let (n, o) = parse_feature_spec("psnr=enable_mse=true:enable_apsnr=true").unwrap();
         assert_eq!(n, "psnr");
-        assert_eq!(o, vec![("enable_mse".into(), "true".into()), ("enable_apsnr".into(), "true".into())]);
+        assert_eq!(
+            o,
+            vec![
+                ("enable_mse".into(), "true".into()),
+                ("enable_apsnr".into(), "true".into())
+            ]
+        );
         let (n, o) = parse_feature_spec("ciede").unwrap();
         assert_eq!((n.as_str(), o.len()), ("ciede", 0));
     }

@@ -1,9 +1,9 @@
 //! The table of extractors by libvmaf name.
 
 use super::{adm, cambi, motion, psnr, vif, CreateFn, OptionSpec};
-use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
-use super::{float_adm, float_motion, float_vif, speed};
 use super::{ciede, psnr_hvs};
+use super::{float_adm, float_motion, float_vif, speed};
+use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
 use crate::error::{Error, Result};
 
 /// What the registry knows of an extractor before creating one.
@@ -19,7 +19,9 @@ pub struct ExtractorInfo {
 
 impl std::fmt::Debug for ExtractorInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ExtractorInfo").field("name", &self.name).finish()
+        f.debug_struct("ExtractorInfo")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -52,7 +54,11 @@ pub fn find(name: &str) -> Result<&'static ExtractorInfo> {
         .find(|i| i.name == name)
         .ok_or_else(|| Error::UnknownFeature {
             name: name.to_string(),
-            known: REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+            known: REGISTRY
+                .iter()
+                .map(|i| i.name)
+                .collect::<Vec<_>>()
+                .join(", "),
         })
 }
 

@@ -74,8 +74,20 @@ fn parse_header(header: &str) -> std::result::Result<PictureFormat, String> {
     for t in tokens.filter(|t| !t.is_empty()) {
         let (tag, value) = t.split_at(1);
         match tag {
-            "W" => w = Some(value.parse::<u32>().map_err(|_| format!("bad width '{value}'"))?),
-            "H" => h = Some(value.parse::<u32>().map_err(|_| format!("bad height '{value}'"))?),
+            "W" => {
+                w = Some(
+                    value
+                        .parse::<u32>()
+                        .map_err(|_| format!("bad width '{value}'"))?,
+                )
+            }
+            "H" => {
+                h = Some(
+                    value
+                        .parse::<u32>()
+                        .map_err(|_| format!("bad height '{value}'"))?,
+                )
+            }
             "C" => colorspace = value,
             "I" if !matches!(value, "p" | "?") => {
                 return Err(format!("interlaced input (I{value}) is not supported"))
@@ -93,9 +105,11 @@ fn parse_colorspace(c: &str) -> std::result::Result<(ChromaSubsampling, u8), Str
     use ChromaSubsampling::*;
     let (layout, depth) = match c.split_once('p') {
         // "420p10", "444p16", but not "420paldv" (a 4:2:0 siting tag).
-        Some((l, d)) if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => {
-            (l, d.parse::<u8>().map_err(|_| format!("bad bit depth in C{c}"))?)
-        }
+        Some((l, d)) if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => (
+            l,
+            d.parse::<u8>()
+                .map_err(|_| format!("bad bit depth in C{c}"))?,
+        ),
         _ => (c, 8),
     };
     let sub = match layout {
@@ -155,14 +169,24 @@ mod tests {
     #[test]
     fn headers() {
         let f = parse_header("YUV4MPEG2 W576 H324 F30:1 Ip A1:1 C420jpeg XYSCSS=420JPEG").unwrap();
-        assert_eq!((f.width, f.height, f.subsampling, f.bit_depth), (576, 324, ChromaSubsampling::Yuv420, 8));
+        assert_eq!(
+            (f.width, f.height, f.subsampling, f.bit_depth),
+            (576, 324, ChromaSubsampling::Yuv420, 8)
+        );
         let f = parse_header("YUV4MPEG2 W352 H288 C422p10").unwrap();
-        assert_eq!((f.subsampling, f.bit_depth), (ChromaSubsampling::Yuv422, 10));
+        assert_eq!(
+            (f.subsampling, f.bit_depth),
+            (ChromaSubsampling::Yuv422, 10)
+        );
         let f = parse_header("YUV4MPEG2 W8 H8").unwrap();
         assert_eq!(f.subsampling, ChromaSubsampling::Yuv420);
         assert!(parse_header("YUV4MPEG2 W8").unwrap_err().contains("H"));
-        assert!(parse_header("YUV4MPEG2 W8 H8 C411").unwrap_err().contains("C411"));
-        assert!(parse_header("YUV4MPEG2 W8 H8 It").unwrap_err().contains("interlaced"));
+        assert!(parse_header("YUV4MPEG2 W8 H8 C411")
+            .unwrap_err()
+            .contains("C411"));
+        assert!(parse_header("YUV4MPEG2 W8 H8 It")
+            .unwrap_err()
+            .contains("interlaced"));
         assert!(parse_header("RIFF").is_err());
     }
 }

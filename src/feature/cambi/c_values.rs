@@ -454,11 +454,7 @@ mod tests {
                             continue;
                         }
                         let p1 = get(compact + d + 1);
-                        let p2 = if compact > d {
-                            get(compact - d - 1)
-                        } else {
-                            0
-                        };
+                        let p2 = if compact > d { get(compact - d - 1) } else { 0 };
                         let v = if p1 > p2 {
                             (CONTRAST_WEIGHTS[d as usize] as u32 * p0 * p1) as f32
                                 * t.reciprocal[(p1 + p0) as usize]

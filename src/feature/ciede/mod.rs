@@ -19,9 +19,9 @@ pub mod chroma;
 pub mod delta_e;
 pub mod lab;
 
-use crate::feature::common::format_check::check_frame_format;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
+use crate::feature::common::format_check::check_frame_format;
 use crate::picture::{
     ChromaSubsampling, HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples,
     Sample,

@@ -55,7 +55,12 @@ pub struct AdmScratch {
 
 /// The ADM of one reference/distorted pair of `f32` planes (samples already
 /// offset by -128).
-pub fn compute_adm(reference: &FloatPlane, distorted: &FloatPlane, p: &AdmParams, s: &mut AdmScratch) -> AdmScores {
+pub fn compute_adm(
+    reference: &FloatPlane,
+    distorted: &FloatPlane,
+    p: &AdmParams,
+    s: &mut AdmScratch,
+) -> AdmScores {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2.
@@ -78,7 +83,12 @@ unsafe fn compute_adm_avx2(
 }
 
 #[inline(always)]
-fn compute_adm_impl(reference: &FloatPlane, distorted: &FloatPlane, p: &AdmParams, s: &mut AdmScratch) -> AdmScores {
+fn compute_adm_impl(
+    reference: &FloatPlane,
+    distorted: &FloatPlane,
+    p: &AdmParams,
+    s: &mut AdmScratch,
+) -> AdmScores {
     let (w0, h0) = (reference.width, reference.height);
     let numden_limit = 1e-10 * (w0 * h0) as f64 / (1920.0 * 1080.0);
     let masking = Masking {
@@ -125,16 +135,42 @@ fn compute_adm_impl(reference: &FloatPlane, distorted: &FloatPlane, p: &AdmParam
                 &mut s.rows,
             );
             // DLM: the restored detail, masked by the additive impairment.
-            csf(&s.additive, weights, widened, &mut s.weighted, &mut s.filtered);
-            let num_scale = cm(&s.restored, &s.weighted, &s.filtered, weights, masking, &mut s.rows);
+            csf(
+                &s.additive,
+                weights,
+                widened,
+                &mut s.weighted,
+                &mut s.filtered,
+            );
+            let num_scale = cm(
+                &s.restored,
+                &s.weighted,
+                &s.filtered,
+                weights,
+                masking,
+                &mut s.rows,
+            );
             // AIM: the additive impairment, masked by the restored detail,
             // with no noise floor.
-            csf(&s.restored, weights, widened, &mut s.weighted, &mut s.filtered);
+            csf(
+                &s.restored,
+                weights,
+                widened,
+                &mut s.weighted,
+                &mut s.filtered,
+            );
             let aim_masking = Masking {
                 noise_weight: 0.0,
                 ..masking
             };
-            let aim_num_scale = cm(&s.additive, &s.weighted, &s.filtered, weights, aim_masking, &mut s.rows);
+            let aim_num_scale = cm(
+                &s.additive,
+                &s.weighted,
+                &s.filtered,
+                weights,
+                aim_masking,
+                &mut s.rows,
+            );
             (num_scale, den_scale, aim_num_scale)
         };
 
@@ -189,7 +225,10 @@ mod tests {
 
     #[test]
     fn avx2_build_gives_identical_scores() {
-        let (r, d) = (FloatPlane::texture(101, 67, 1), FloatPlane::texture(101, 67, 2));
+        let (r, d) = (
+            FloatPlane::texture(101, 67, 1),
+            FloatPlane::texture(101, 67, 2),
+        );
         let p = AdmParams {
             enhn_gain_limit: 100.0,
             weights: super::super::csf::band_weights(3.0, 1080, [-1.0; 4], [-1.0; 4]),

@@ -37,7 +37,8 @@ fn quant_step(lambda: usize, theta: usize, view_dist: f64, display_height: i32) 
     let p = &LUMA;
     // Display visual resolution, pixels per degree.
     let r = (view_dist * display_height as f64 * std::f64::consts::PI / 180.0) as f32;
-    let temp = ((2.0f64.powi(lambda as i32 + 1) * p.f0 as f64 * p.g[theta] as f64 / r as f64).log10()) as f32;
+    let temp = ((2.0f64.powi(lambda as i32 + 1) * p.f0 as f64 * p.g[theta] as f64 / r as f64)
+        .log10()) as f32;
     // `params->k * temp * temp` is float arithmetic.
     let exponent = p.k * temp * temp;
     (2.0 * p.a as f64 * 10.0f64.powf(exponent as f64) / AMPLITUDES[lambda][theta] as f64) as f32

@@ -55,7 +55,12 @@ pub fn tap_indices(n: usize, out: &mut Vec<[usize; 4]>) {
         }
     };
     for i in 0..(n + 1) / 2 {
-        out.push([fold(2 * i - 1), fold(2 * i), fold(2 * i + 1), fold(2 * i + 2)]);
+        out.push([
+            fold(2 * i - 1),
+            fold(2 * i),
+            fold(2 * i + 1),
+            fold(2 * i + 2),
+        ]);
     }
 }
 

@@ -153,7 +153,13 @@ fn restore(o: f32, t: f32, eps: f32, angle_flag: bool, gain_limit: f64) -> f32 {
 /// `adm_csf_s` over `region`: `weighted = w * src` and `filtered =
 /// |weighted| / 30`, the masking filter's neighbour taps.
 #[inline(always)]
-pub fn csf(src: &Triple, weights: [f32; 3], region: Region, weighted: &mut Triple, filtered: &mut Triple) {
+pub fn csf(
+    src: &Triple,
+    weights: [f32; 3],
+    region: Region,
+    weighted: &mut Triple,
+    filtered: &mut Triple,
+) {
     let (w, h) = (src[0].width, src[0].height);
     for theta in 0..3 {
         weighted[theta].reshape(w, h);
@@ -313,7 +319,15 @@ pub fn cm(
         if m.bypass {
             thr.fill(0.0);
         } else {
-            thresholds(weighted, filtered, i, first_col, start_col..end_col, last_col, thr);
+            thresholds(
+                weighted,
+                filtered,
+                i,
+                first_col,
+                start_col..end_col,
+                last_col,
+                thr,
+            );
         }
         for theta in 0..3 {
             let s = &src[theta].row(i)[lo..hi];
@@ -392,7 +406,12 @@ fn thresholds(
         let (c0, c1, c2) = (&r2[s - 1..e - 1], &r2[s..e], &r2[s + 1..e + 1]);
         let centre = &weighted[theta].row(i)[s..e];
         for j in 0..n {
-            t[j] += nine_taps([a0[j], a1[j], a2[j]], [b0[j], b2[j]], centre[j], [c0[j], c1[j], c2[j]]);
+            t[j] += nine_taps(
+                [a0[j], a1[j], a2[j]],
+                [b0[j], b2[j]],
+                centre[j],
+                [c0[j], c1[j], c2[j]],
+            );
         }
     }
 }

@@ -169,7 +169,10 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
         },
         min_val: options.double("adm_min_val"),
         names: OUTPUTS.iter().map(|n| format!("{n}{suffix}")).collect(),
-        debug_names: DEBUG_OUTPUTS.iter().map(|n| format!("{n}{suffix}")).collect(),
+        debug_names: DEBUG_OUTPUTS
+            .iter()
+            .map(|n| format!("{n}{suffix}"))
+            .collect(),
         reference: FloatPlane::new(w, h),
         distorted: FloatPlane::new(w, h),
         scratch: AdmScratch::default(),
@@ -198,7 +201,12 @@ impl Extractor for FloatAdm {
         check_frame_format("float_adm", &self.format, frame)?;
         copy_luma(frame.reference, -128, &mut self.reference);
         copy_luma(frame.distorted, -128, &mut self.distorted);
-        let r = compute_adm(&self.reference, &self.distorted, &self.params, &mut self.scratch);
+        let r = compute_adm(
+            &self.reference,
+            &self.distorted,
+            &self.params,
+            &mut self.scratch,
+        );
 
         let score = r.score;
         // libvmaf leaves AIM unset (undefined) for a flat reference; report

@@ -188,7 +188,12 @@ fn scale_sums(
 /// f[k] * x` with `x` = ref, dis, ref^2, dis^2 and ref*dis of the tap rows
 /// (`vif_filter1d`, `_sq`, `_xy`), taps added in filter order.
 #[inline(always)]
-fn vertical_moments(filter: &[f32], r: &[&[f32]; MAX_TAPS], d: &[&[f32]; MAX_TAPS], out: &mut [PaddedRow; 5]) {
+fn vertical_moments(
+    filter: &[f32],
+    r: &[&[f32]; MAX_TAPS],
+    d: &[&[f32]; MAX_TAPS],
+    out: &mut [PaddedRow; 5],
+) {
     let [o0, o1, o2, o3, o4] = out;
     fir(filter, r, o0.body_mut());
     fir(filter, d, o1.body_mut());
@@ -265,7 +270,11 @@ fn row_statistic(
         let flat2 = sigma2_sq < EPS;
         let (g, sv_sq) = if flat2 { (0.0, 0.0) } else { (g, sv_sq) };
         // if (g < 0) { sv_sq = sigma2_sq; g = 0; }
-        let (g, sv_sq) = if g < 0.0 { (0.0, sigma2_sq) } else { (g, sv_sq) };
+        let (g, sv_sq) = if g < 0.0 {
+            (0.0, sigma2_sq)
+        } else {
+            (g, sv_sq)
+        };
         let sv_sq = if sv_sq > EPS { sv_sq } else { EPS };
         let g = if g < limit { g } else { limit };
 
@@ -279,7 +288,11 @@ fn row_statistic(
         };
         let den_val = log2_approx(den_arg as f32);
         let low = (sigma1_sq as f64) < nsq;
-        num[j] = if low { 1.0 - sigma2_sq * sigma_max_inv } else { num_val };
+        num[j] = if low {
+            1.0 - sigma2_sq * sigma_max_inv
+        } else {
+            num_val
+        };
         den[j] = if low { 1.0 } else { den_val };
     }
     let mut row_num = 0.0f32;
@@ -374,14 +387,21 @@ mod tests {
 
     #[test]
     fn avx2_build_gives_identical_sums() {
-        let (r, d) = (FloatPlane::texture(101, 67, 1), FloatPlane::texture(101, 67, 2));
+        let (r, d) = (
+            FloatPlane::texture(101, 67, 1),
+            FloatPlane::texture(101, 67, 2),
+        );
         let k = super::super::kernels::kernels_for(1.0).unwrap();
         let p = VifParams {
             enhn_gain_limit: 100.0,
             sigma_nsq: 2.0,
         };
         let base = compute_vif_impl(&r, &d, &k, p, &mut VifScratch::default());
-        assert!(base.num.iter().chain(&base.den).all(|v| v.is_finite() && *v != 0.0));
+        assert!(base
+            .num
+            .iter()
+            .chain(&base.den)
+            .all(|v| v.is_finite() && *v != 0.0));
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: checked above.

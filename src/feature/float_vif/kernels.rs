@@ -33,12 +33,24 @@ mod tests {
             let sum: f64 = kernel.iter().map(|&v| v as f64).sum();
             assert!((sum - 1.0).abs() < 1e-6);
             let r = kernel.len() / 2;
-            assert!(kernel[..=r].windows(2).all(|p| p[0] <= p[1]), "rises to its centre");
-            assert!((0..r).all(|i| kernel[i] == kernel[kernel.len() - 1 - i]), "symmetric");
+            assert!(
+                kernel[..=r].windows(2).all(|p| p[0] <= p[1]),
+                "rises to its centre"
+            );
+            assert!(
+                (0..r).all(|i| kernel[i] == kernel[kernel.len() - 1 - i]),
+                "symmetric"
+            );
         }
-        assert_eq!(kernels_for(2.0).unwrap().each_ref().map(|k| k.len()), [35, 19, 11, 7]);
         assert_eq!(
-            kernels_for(360.0 / 97.0).unwrap().each_ref().map(|k| k.len()),
+            kernels_for(2.0).unwrap().each_ref().map(|k| k.len()),
+            [35, 19, 11, 7]
+        );
+        assert_eq!(
+            kernels_for(360.0 / 97.0)
+                .unwrap()
+                .each_ref()
+                .map(|k| k.len()),
             [65, 35, 19, 13]
         );
     }
@@ -46,7 +58,10 @@ mod tests {
     #[test]
     fn unsupported_scale_is_an_error() {
         let e = kernels_for(3.5).unwrap_err().to_string();
-        assert!(e.contains("vif_kernelscale") && e.contains("not supported"), "{e}");
+        assert!(
+            e.contains("vif_kernelscale") && e.contains("not supported"),
+            "{e}"
+        );
         assert!(kernels_for(1.0005).is_ok());
     }
 }

@@ -113,7 +113,9 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
     if sw < min || sh < min {
         return Err(Error::Extractor {
             extractor: "float_vif".into(),
-            reason: format!("picture {sw}x{sh} (as scored) is too small: each side must be at least {min}"),
+            reason: format!(
+                "picture {sw}x{sh} (as scored) is too small: each side must be at least {min}"
+            ),
         });
     }
     let suffix = options.name_suffix();
@@ -195,7 +197,11 @@ fn vif_values(sums: &VifSums, min_vals: [f64; 3], debug: bool) -> Vec<f64> {
     for s in 1..4 {
         // `MAX(scores[2s] / scores[2s+1], vif_scale<s>_min_val)`
         let v = num[s] / den[s];
-        out.push(if v > min_vals[s - 1] { v } else { min_vals[s - 1] });
+        out.push(if v > min_vals[s - 1] {
+            v
+        } else {
+            min_vals[s - 1]
+        });
     }
     if debug {
         let (mut total_num, mut total_den) = (0.0f64, 0.0f64);
@@ -203,7 +209,11 @@ fn vif_values(sums: &VifSums, min_vals: [f64; 3], debug: bool) -> Vec<f64> {
             total_num += num[s];
             total_den += den[s];
         }
-        let score = if total_den == 0.0 { 1.0 } else { total_num / total_den };
+        let score = if total_den == 0.0 {
+            1.0
+        } else {
+            total_num / total_den
+        };
         out.extend([score, total_num, total_den]);
         for s in 0..4 {
             out.extend([num[s], den[s]]);

@@ -10,9 +10,9 @@ pub mod blocks;
 pub mod csf;
 pub mod dct;
 
-use crate::feature::common::format_check::check_frame_format;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options};
 use crate::error::{Error, Result};
+use crate::feature::common::format_check::check_frame_format;
 use crate::picture::{ChromaSubsampling, PictureFormat, PlaneId, PlaneMask, PlaneSamples};
 use blocks::{block_count, plane_score};
 use csf::Weights;

@@ -10,8 +10,8 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use super::tables::FILTERS;
+use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use crate::picture::PlaneRef;
 use std::arch::x86_64::*;
 

@@ -22,11 +22,11 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use super::log2::Log2Table;
 use super::stats::{MomentBlock, ScaleSums};
 use super::stats_avx2::VecSums;
 use super::tables::FILTERS;
+use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use crate::picture::PlaneRef;
 use std::arch::x86_64::*;
 
