@@ -408,3 +408,53 @@ fn cli_backend_auto_falls_back_or_matches_cpu() {
         );
     }
 }
+
+/// A producer's own CUDA context (not the primary one) lent to vmafx: the
+/// scores are the CPU's, and the context is still the producer's after the
+/// Gpu is dropped (it stays current-able and is destroyed by the producer).
+#[test]
+fn producer_context_is_used_instead_of_ours() {
+    use cudarc::driver::sys as cu;
+    if cuda_gpu().is_none() {
+        return;
+    }
+    let pair = &PAIRS[6];
+    // SAFETY: plain driver API calls; the context outlives `gpu` below.
+    unsafe {
+        let mut device = 0;
+        assert_eq!(cu::cuDeviceGet(&mut device, 0), cu::CUresult::CUDA_SUCCESS);
+        let mut context = std::ptr::null_mut();
+        assert_eq!(
+            cu::cuCtxCreate_v4(&mut context, std::ptr::null_mut(), 0, device),
+            cu::CUresult::CUDA_SUCCESS
+        );
+        let mut popped = std::ptr::null_mut();
+        cu::cuCtxPopCurrent_v2(&mut popped);
+        {
+            let gpu = gpu::open_cuda_context(context as *mut std::ffi::c_void).unwrap();
+            println!("running in a producer context on {}", gpu.describe());
+            let features = [("psnr", "enable_apsnr=true"), ("motion", "debug=true")];
+            let on_gpu = score(pair, &features, 1, Some(&gpu));
+            let on_cpu = score(pair, &features, 1, None);
+            assert_identical(
+                &format!("{} (producer context)", pair.name()),
+                &on_cpu,
+                &on_gpu,
+            );
+        }
+        // Still the producer's: it can be made current and destroyed.
+        assert_eq!(cu::cuCtxPushCurrent_v2(context), cu::CUresult::CUDA_SUCCESS);
+        cu::cuCtxPopCurrent_v2(&mut popped);
+        assert_eq!(cu::cuCtxDestroy_v2(context), cu::CUresult::CUDA_SUCCESS);
+    }
+}
+
+#[test]
+fn null_producer_context_is_refused() {
+    // SAFETY: a null context is checked before use.
+    let e = unsafe { gpu::open_cuda_context(std::ptr::null_mut()) }
+        .err()
+        .unwrap();
+    let text = e.to_string();
+    assert!(text.contains("libcuda") || text.contains("null"), "{text}");
+}

@@ -50,10 +50,15 @@ fn check(result: cu::CUresult, operation: &str) -> Result<()> {
     })
 }
 
-/// One CUDA device and its primary context.
+/// One CUDA device and the context vmafx works in: the device's primary
+/// context (what the CUDA runtime API uses), or a context the producer
+/// created and lent us.
 pub struct CudaDriver {
     device: cu::CUdevice,
     context: cu::CUcontext,
+    /// True when we retained the primary context (and release it on drop);
+    /// false for a lent context, which stays the producer's.
+    retained_primary: bool,
     index: i32,
     name: String,
     uuid: String,
@@ -103,6 +108,63 @@ impl CudaDriver {
                     "no CUDA device matches {selector} ({count} present)"
                 ))
             })?;
+            let mut context = std::ptr::null_mut();
+            check(
+                cu::cuDevicePrimaryCtxRetain(&mut context, device),
+                "cuDevicePrimaryCtxRetain",
+            )?;
+            match Self::with_device_info(device, context, index, uuid) {
+                Ok(mut driver) => {
+                    driver.retained_primary = true;
+                    Ok(driver)
+                }
+                Err(e) => {
+                    cu::cuDevicePrimaryCtxRelease_v2(device);
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    /// Works in a context the producer created (for example a decoder's
+    /// `cuCtxCreate` context) instead of the device's primary one, so
+    /// device pointers and events of that context can be used directly.
+    ///
+    /// # Safety
+    /// `context` must be a valid `CUcontext` that outlives the returned
+    /// driver and everything made with it; vmafx never destroys it.
+    pub unsafe fn with_context(context: cu::CUcontext) -> Result<Self> {
+        if !driver_present() {
+            return Err(unavailable(
+                "the CUDA driver library (libcuda.so) was not found",
+            ));
+        }
+        if context.is_null() {
+            return Err(unavailable("the lent CUDA context is null"));
+        }
+        check(cu::cuInit(0), "cuInit")
+            .map_err(|e| unavailable(format!("no usable CUDA driver: {e}")))?;
+        check(cu::cuCtxPushCurrent_v2(context), "cuCtxPushCurrent")?;
+        let mut device = 0;
+        let got = check(cu::cuCtxGetDevice(&mut device), "cuCtxGetDevice");
+        let mut popped = std::ptr::null_mut();
+        cu::cuCtxPopCurrent_v2(&mut popped);
+        got?;
+        let mut raw = std::mem::zeroed::<cu::CUuuid>();
+        check(cu::cuDeviceGetUuid_v2(&mut raw, device), "cuDeviceGetUuid")?;
+        let uuid = super::format_uuid(&raw.bytes.map(|b| b as u8));
+        // A CUdevice handle is the device's ordinal.
+        Self::with_device_info(device, context, device, uuid)
+    }
+
+    /// Reads the device's name, compute capability and the driver version.
+    unsafe fn with_device_info(
+        device: cu::CUdevice,
+        context: cu::CUcontext,
+        index: i32,
+        uuid: String,
+    ) -> Result<Self> {
+        {
             let mut name = [0 as std::ffi::c_char; 256];
             check(
                 cu::cuDeviceGetName(name.as_mut_ptr(), 256, device),
@@ -126,14 +188,10 @@ impl CudaDriver {
                 cu::cuDriverGetVersion(&mut driver_version),
                 "cuDriverGetVersion",
             )?;
-            let mut context = std::ptr::null_mut();
-            check(
-                cu::cuDevicePrimaryCtxRetain(&mut context, device),
-                "cuDevicePrimaryCtxRetain",
-            )?;
             Ok(Self {
                 device,
                 context,
+                retained_primary: false,
                 index,
                 name,
                 uuid,
@@ -157,6 +215,9 @@ impl Drop for CudaDriver {
         // SAFETY: balances the retain in `open`; every resource holds an
         // Arc to us, so none is left.
         unsafe {
+            if !self.retained_primary {
+                return; // a lent context stays the producer's
+            }
             cu::cuDevicePrimaryCtxRelease_v2(self.device);
         }
     }

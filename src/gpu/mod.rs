@@ -122,6 +122,18 @@ pub fn open(backend: GpuBackend, selector: &DeviceSelector) -> Result<Gpu> {
     Ok(Gpu::new(driver))
 }
 
+/// Opens the CUDA device of a context the producer created and keeps
+/// working in that context, so the producer's device pointers and events
+/// are valid for vmafx as they are.
+///
+/// # Safety
+/// `context` must be a valid `CUcontext` that outlives the returned [`Gpu`]
+/// and every context built on it; vmafx never destroys it.
+pub unsafe fn open_cuda_context(context: *mut std::ffi::c_void) -> Result<Gpu> {
+    let driver = cuda::CudaDriver::with_context(context as cudarc::driver::sys::CUcontext)?;
+    Ok(Gpu::new(std::sync::Arc::new(driver)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
