@@ -229,7 +229,7 @@ impl Context {
         }
         let index = self.next_index;
         self.next_index += 1;
-        let scored = index % self.subsample == 0;
+        let scored = index.is_multiple_of(self.subsample);
         match &mut self.engine {
             Engine::Gpu(g) => {
                 let pair = Arc::new((reference, distorted));

@@ -117,10 +117,7 @@ fn planes_upload_once_per_frame_whatever_the_extractor_count() {
         let log = run(set, 4, 1);
         for i in 0..4 {
             let span = frame_span(&log, i);
-            let frame: Vec<_> = uploads(&log[span].to_vec())
-                .iter()
-                .map(|(_, c)| dst(c))
-                .collect();
+            let frame: Vec<_> = uploads(&log[span]).iter().map(|(_, c)| dst(c)).collect();
             let distinct: HashSet<_> = frame.iter().collect();
             assert_eq!(frame.len(), 6, "{set:?} frame {i}: {frame:x?}");
             assert_eq!(

@@ -160,7 +160,7 @@ impl RowScratch {
 /// bands there would read stale memory, but no score reads them.
 pub fn simd_reads_past_row(out_w: usize, sample_bytes: usize) -> bool {
     let block = if sample_bytes == 1 { 32 } else { 64 };
-    out_w > 1 && (out_w - 1) % block == 0
+    out_w > 1 && (out_w - 1).is_multiple_of(block)
 }
 
 /// Number of output columns `1..=n` whose four taps `2j-1 ..= 2j+2` all
@@ -325,7 +325,7 @@ pub struct Level<'a> {
 /// row into the next row of [`CoarseScratch`] (past the distorted high-pass
 /// row: values the previous scale left there).
 fn coarse_simd_reads_past_row(out_w: usize) -> bool {
-    out_w > 1 && (out_w - 1) % 8 == 0
+    out_w > 1 && (out_w - 1).is_multiple_of(8)
 }
 
 /// Horizontal pass of scales 1-3 (see [`horizontal_fine`]).
