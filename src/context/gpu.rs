@@ -1,0 +1,167 @@
+//! The GPU engine: the library stream, shared device planes, GPU
+//! extractors, and host extractors for features without a GPU version.
+
+use super::*;
+use crate::gpu::device::Stream;
+use crate::gpu::feature::{self as gpu_feature, GpuExtractor};
+use crate::gpu::planes::{PairPlanes, SharedPlanes};
+
+/// The GPU engine: one library stream, the shared device planes, the GPU
+/// extractors of the set, and the CPU extractors of features that have no
+/// GPU version yet (inline, or on worker threads with `threads > 1`).
+pub(super) struct GpuEngine {
+    stream: Stream,
+    planes: SharedPlanes,
+    gpu: Gpu,
+    /// (slot, extractor, frames queued and not yet completed).
+    on_gpu: Vec<(usize, Box<dyn GpuExtractor>, usize)>,
+    on_host: HostSide,
+}
+
+/// Where the CPU extractors of a GPU run go.
+pub(super) enum HostSide {
+    Inline(Vec<(usize, Box<dyn Extractor>)>),
+    Threaded(Workers),
+}
+
+impl GpuEngine {
+    pub(super) fn start(
+        gpu: &Gpu,
+        slots: &[Slot],
+        format: &PictureFormat,
+        threads: usize,
+    ) -> Result<Self> {
+        let mut on_gpu = Vec::new();
+        let mut host_slots = Vec::new();
+        let mut mask = PairPlanes::NONE;
+        for (i, s) in slots.iter().enumerate() {
+            match gpu_feature::create(s.info.name, &s.options, format, gpu) {
+                Some(x) => {
+                    let x = x?;
+                    mask = mask.union(x.planes());
+                    on_gpu.push((i, x, 0));
+                }
+                None => host_slots.push(i),
+            }
+        }
+        let on_host = if threads > 1 && !host_slots.is_empty() {
+            HostSide::Threaded(Workers::start(slots, &host_slots, format, threads)?)
+        } else {
+            HostSide::Inline(
+                host_slots
+                    .iter()
+                    .map(|&i| Ok((i, slots[i].create(format)?)))
+                    .collect::<Result<_>>()?,
+            )
+        };
+        Ok(Self {
+            stream: gpu.stream()?,
+            planes: SharedPlanes::new(gpu, *format, mask)?,
+            gpu: gpu.clone(),
+            on_gpu,
+            on_host,
+        })
+    }
+
+    pub(super) fn planes_needed(&self) -> PlaneMask {
+        let host = match &self.on_host {
+            HostSide::Inline(x) => x
+                .iter()
+                .fold(PlaneMask::NONE, |m, (_, x)| m.union(x.planes())),
+            HostSide::Threaded(w) => w.planes,
+        };
+        host.union(self.planes.mask())
+    }
+
+    pub(super) fn submit(
+        &mut self,
+        index: u32,
+        pair: Pair,
+        scored: bool,
+        slots: &[Slot],
+        collector: &mut FeatureCollector,
+        error: &mut Option<Error>,
+    ) -> Result<()> {
+        let mut sink = FeatureSink::new();
+        let wanted = |slot: usize| scored || slots[slot].temporal;
+        if self.on_gpu.iter().any(|(s, _, _)| wanted(*s)) {
+            let planes = self
+                .planes
+                .upload(&self.gpu, &self.stream, &pair.0, &pair.1)?;
+            for (slot, x, queued) in &mut self.on_gpu {
+                if wanted(*slot) {
+                    x.enqueue(index, &planes, &self.stream)?;
+                    *queued += 1;
+                }
+            }
+        }
+        // The host works while the device does.
+        match &mut self.on_host {
+            HostSide::Inline(extractors) => {
+                let frame = FrameInput {
+                    index,
+                    reference: &pair.0,
+                    distorted: &pair.1,
+                };
+                for (slot, x) in extractors {
+                    if wanted(*slot) {
+                        x.extract(&frame, &mut sink)?;
+                        collect(collector, &mut sink, index, *slot);
+                    }
+                }
+            }
+            HostSide::Threaded(w) => {
+                let sent = w.send(index, pair, scored);
+                w.drain_ready(collector, error);
+                if let Err(e) = sent {
+                    return Err(error.take().unwrap_or(e));
+                }
+            }
+        }
+        // Keep one frame in flight per extractor; hand over the older ones.
+        for (slot, x, queued) in &mut self.on_gpu {
+            while *queued > 1 {
+                Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn complete_one(
+        x: &mut dyn GpuExtractor,
+        slot: usize,
+        queued: &mut usize,
+        sink: &mut FeatureSink,
+        collector: &mut FeatureCollector,
+    ) -> Result<()> {
+        if let Some(at) = x.complete(sink)? {
+            // Values are keyed by the frame they were computed for, as the
+            // CPU engine writes them: output order does not depend on the
+            // pipelining.
+            collect(collector, sink, at, slot);
+        }
+        *queued -= 1;
+        Ok(())
+    }
+
+    pub(super) fn finish(mut self, collector: &mut FeatureCollector) -> Result<()> {
+        let mut sink = FeatureSink::new();
+        for (slot, x, queued) in &mut self.on_gpu {
+            while *queued > 0 {
+                Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
+            }
+            x.flush(&mut sink)?;
+            collect(collector, &mut sink, FLUSH, *slot);
+        }
+        match self.on_host {
+            HostSide::Inline(mut extractors) => {
+                for (slot, x) in &mut extractors {
+                    x.flush(&mut sink)?;
+                    collect(collector, &mut sink, FLUSH, *slot);
+                }
+            }
+            HostSide::Threaded(w) => w.finish(collector)?,
+        }
+        self.stream.synchronize()
+    }
+}
