@@ -126,7 +126,7 @@ impl ContextBuilder {
             }
             // Creating one instance up front checks the options against the
             // picture format and tells whether the extractor is temporal.
-            let probe = info.create(&options, &self.format)?;
+            let probe = (info.create)(&options, &self.format)?;
             slots.push(Slot {
                 info,
                 temporal: probe.temporal(),
@@ -161,12 +161,6 @@ impl ContextBuilder {
             next_index: 0,
             error: None,
         })
-    }
-}
-
-impl ExtractorInfo {
-    fn create(&self, options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-        (self.create)(options, format)
     }
 }
 

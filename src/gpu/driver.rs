@@ -42,6 +42,19 @@ pub struct LaunchDims {
     pub shared_bytes: u32,
 }
 
+impl LaunchDims {
+    /// One block of `threads` per row for a per-row reduction kernel; the
+    /// grid stops at 65535 blocks (the portable limit of a grid's x size on
+    /// older parts) and the kernels stride over the remaining rows.
+    pub fn per_row(rows: u32, threads: u32) -> Self {
+        Self {
+            grid: (rows.min(65535), 1, 1),
+            block: (threads, 1, 1),
+            shared_bytes: 0,
+        }
+    }
+}
+
 /// A vendor runtime bound to one device. Calls may come from any thread:
 /// implementations make their context current as needed.
 ///

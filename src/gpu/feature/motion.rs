@@ -137,11 +137,7 @@ impl GpuExtractor for GpuMotion {
                 &mut h as *mut _ as *mut c_void,
                 &mut total as *mut _ as *mut c_void,
             ];
-            let dims = LaunchDims {
-                grid: (h.min(65535), 1, 1),
-                block: (THREADS, 1, 1),
-                shared_bytes: 0,
-            };
+            let dims = LaunchDims::per_row(h, THREADS);
             // SAFETY: parameters match motion_horizontal_sad.
             unsafe { stream.launch(&k.horizontal, &dims, &mut params)? };
             self.results.end(index, stream)?;

@@ -76,11 +76,7 @@ impl GpuExtractor for GpuPsnr {
                 &mut h as *mut _ as *mut c_void,
                 &mut total as *mut _ as *mut c_void,
             ];
-            let dims = LaunchDims {
-                grid: (h.min(65535), 1, 1),
-                block: (THREADS, 1, 1),
-                shared_bytes: 0,
-            };
+            let dims = LaunchDims::per_row(h, THREADS);
             // SAFETY: the parameters match psnr_sse_*; the planes and the
             // accumulators stay alive (context-owned) until the stream ran.
             unsafe { stream.launch(&self.sse, &dims, &mut params)? };
