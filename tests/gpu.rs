@@ -4,99 +4,11 @@
 
 mod common;
 
+use common::gpu::*;
 use common::{Pair, PAIRS};
 use vmafx::feature::options::parse_key_values;
 use vmafx::gpu::{self, cuda, DeviceSelector, Gpu, GpuBackend};
-use vmafx::{ContextBuilder, FeatureScores, HostPicture, PlaneId};
-
-/// The CUDA device, or why there is none (printed as the skip reason).
-fn cuda_gpu() -> Option<Gpu> {
-    if !cuda::driver_present() {
-        println!("skipped: no CUDA device (libcuda not found)");
-        return None;
-    }
-    match gpu::open(GpuBackend::Cuda, &DeviceSelector::default()) {
-        Ok(g) => {
-            println!("running on {}", g.describe());
-            Some(g)
-        }
-        Err(e) => {
-            println!("skipped: no CUDA device ({e})");
-            None
-        }
-    }
-}
-
-fn score(
-    pair: &Pair,
-    features: &[(&str, &str)],
-    subsample: u32,
-    gpu: Option<&Gpu>,
-) -> FeatureScores {
-    score_threads(pair, features, subsample, gpu, 1)
-}
-
-fn score_threads(
-    pair: &Pair,
-    features: &[(&str, &str)],
-    subsample: u32,
-    gpu: Option<&Gpu>,
-    threads: usize,
-) -> FeatureScores {
-    let mut b = ContextBuilder::new(pair.format())
-        .subsample(subsample)
-        .threads(threads);
-    for (name, opts) in features {
-        b = b.feature(name, parse_key_values(name, opts).unwrap());
-    }
-    if let Some(g) = gpu {
-        b = b.gpu(g.clone());
-    }
-    let mut ctx = b.build().unwrap();
-    for (r, d) in pair.reference().into_iter().zip(pair.distorted_pictures()) {
-        ctx.submit(r, d).unwrap();
-    }
-    ctx.finish().unwrap()
-}
-
-/// Exact equality: names, order and the bits of every value.
-fn assert_identical(what: &str, cpu: &FeatureScores, gpu: &FeatureScores) {
-    assert_eq!(cpu.frames.len(), gpu.frames.len(), "{what}: frame count");
-    for ((ci, cv), (gi, gv)) in cpu.frames.iter().zip(&gpu.frames) {
-        assert_eq!(ci, gi, "{what}: frame index");
-        let cn: Vec<&str> = cv.iter().map(|(n, _)| n.as_str()).collect();
-        let gn: Vec<&str> = gv.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(cn, gn, "{what} frame {ci}: feature names");
-        for ((n, c), (_, g)) in cv.iter().zip(gv) {
-            assert_eq!(
-                c.to_bits(),
-                g.to_bits(),
-                "{what} frame {ci} {n}: CPU {c:.17e} GPU {g:.17e}"
-            );
-        }
-    }
-    let ca: Vec<_> = cpu
-        .aggregate
-        .iter()
-        .map(|(n, v)| (n.clone(), v.to_bits()))
-        .collect();
-    let ga: Vec<_> = gpu
-        .aggregate
-        .iter()
-        .map(|(n, v)| (n.clone(), v.to_bits()))
-        .collect();
-    assert_eq!(ca, ga, "{what}: aggregates");
-}
-
-fn check_all_pairs(gpu: &Gpu, features: &[(&str, &str)], subsample: u32) {
-    for pair in PAIRS {
-        let what = format!("{} {features:?} subsample {subsample}", pair.name());
-        let cpu = score(pair, features, subsample, None);
-        let on_gpu = score(pair, features, subsample, Some(gpu));
-        assert_identical(&what, &cpu, &on_gpu);
-        println!("{what}: {} frames bit-identical", cpu.frames.len());
-    }
-}
+use vmafx::{ContextBuilder, HostPicture, PlaneId};
 
 #[test]
 fn psnr_matches_cpu_bit_for_bit() {
@@ -148,11 +60,6 @@ fn gpu_and_cpu_extractors_mix() {
             pair.name()
         );
     }
-}
-
-/// The first pair whose name contains `needle`.
-fn pair(needle: &str) -> &'static Pair {
-    PAIRS.iter().find(|p| p.name().contains(needle)).unwrap()
 }
 
 /// Host pictures are the caller's again once `submit` returns: the engine

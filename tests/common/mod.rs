@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod extractor;
+pub mod gpu;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
