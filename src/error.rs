@@ -71,6 +71,21 @@ pub enum Error {
     #[error("backend {backend} unavailable: {reason}")]
     BackendUnavailable { backend: String, reason: String },
 
+    /// A producer's frame cannot be imported: the message names the memory
+    /// kind, pixel format, plane and modifier, and why.
+    #[error("{}", crate::import::describe_import(memory, format, plane, modifier, reason))]
+    Import {
+        memory: String,
+        format: String,
+        plane: Option<usize>,
+        modifier: Option<String>,
+        reason: String,
+    },
+
+    /// A fence was not signalled in time.
+    #[error("{fence} not signalled within {waited_ms} ms")]
+    FenceTimeout { fence: String, waited_ms: u64 },
+
     /// A GPU runtime call or kernel compile failed.
     #[error("{backend}: {operation} failed: {reason}")]
     Gpu {

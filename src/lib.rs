@@ -6,6 +6,7 @@ pub mod context;
 pub mod error;
 pub mod feature;
 pub mod gpu;
+pub mod import;
 pub mod io;
 pub mod model;
 pub mod numfmt;
