@@ -73,7 +73,10 @@ pub enum Error {
 
     /// A producer's frame cannot be imported: the message names the memory
     /// kind, pixel format, plane and modifier, and why.
-    #[error("{}", crate::import::describe_import(memory, format, plane, modifier, reason))]
+    #[error(
+        "{}",
+        crate::import::describe_import(memory, format, plane, modifier, reason)
+    )]
     Import {
         memory: String,
         format: String,

@@ -9,6 +9,7 @@
 //! * [`planes`]: a frame's planes uploaded once into context-owned buffers.
 //! * [`feature`]: GPU extractors, same names and outputs as the CPU ones.
 
+pub mod bind;
 #[cfg(test)]
 mod contract_tests;
 pub mod cuda;
@@ -20,6 +21,7 @@ pub mod kernels;
 #[cfg(test)]
 pub(crate) mod mock;
 pub mod planes;
+pub mod pool;
 
 pub use device::Gpu;
 

@@ -8,13 +8,17 @@
 //! nothing waits for kernels. Two staging sets alternate; a set is reused
 //! only once its previous copy has completed (an event per set).
 
+use super::bind::{Binder, DeviceFrame};
 use super::device::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
 use super::driver::{Copy2d, DevicePtr, Memory};
 use crate::error::{Error, Result};
+use crate::import::ImportError;
 use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneSamples};
 
-/// Device row pitch alignment, in bytes.
-const PITCH_ALIGN: usize = 256;
+/// Device row pitch and plane address alignment, in bytes: what kernels may
+/// rely on for every plane they read (the context's own and producer planes
+/// read in place alike).
+pub const PITCH_ALIGN: usize = 256;
 
 /// A plane in device memory, as kernels see it.
 #[derive(Debug, Clone, Copy)]
@@ -69,9 +73,12 @@ impl PairPlanes {
     }
 }
 
-/// The device copies of one frame pair's needed planes.
+/// Where one frame pair's needed planes are on the device: the context's
+/// own planes, or a producer's memory read in place. Valid while the frame's
+/// work is queued (the lifetime ties it to the binding).
 pub struct FramePlanes<'a> {
-    planes: &'a [[Option<DevicePlane>; 3]; 2],
+    planes: [[Option<DevicePlane>; 3]; 2],
+    _bound: std::marker::PhantomData<&'a ()>,
 }
 
 impl FramePlanes<'_> {
@@ -108,6 +115,7 @@ pub struct SharedPlanes {
     pending: Vec<(usize, DevicePlane)>,
     staged: bool,
     frames: u64,
+    host_copies: u64,
 }
 
 impl SharedPlanes {
@@ -148,6 +156,7 @@ impl SharedPlanes {
             pending: Vec::new(),
             staged: false,
             frames: 0,
+            host_copies: 0,
         })
     }
 
@@ -233,9 +242,44 @@ impl SharedPlanes {
             unsafe { stream.copy_2d(&copy)? };
         }
         set.copied.record(stream)?;
+        self.host_copies += self.pending.len() as u64;
         Ok(FramePlanes {
-            planes: &self.views,
+            planes: self.views,
+            _bound: std::marker::PhantomData,
         })
+    }
+
+    /// Binds a pair of frames already on the device (see [`Binder`]): no
+    /// host memory is read.
+    pub fn bind(
+        &mut self,
+        binder: &mut Binder,
+        stream: &Stream,
+        frames: [&DeviceFrame<'_>; 2],
+        allow_copy: bool,
+        error: &dyn Fn(usize) -> ImportError,
+    ) -> Result<FramePlanes<'_>> {
+        let mut planes = [[None; 3]; 2];
+        for (side, frame) in frames.into_iter().enumerate() {
+            planes[side] = binder.bind(
+                stream,
+                frame,
+                self.needs.side(side),
+                &self.views[side],
+                allow_copy,
+                &|| error(side),
+            )?;
+        }
+        Ok(FramePlanes {
+            planes,
+            _bound: std::marker::PhantomData,
+        })
+    }
+
+    /// Planes copied from host memory so far (each upload of a plane counts
+    /// one).
+    pub fn host_copies(&self) -> u64 {
+        self.host_copies
     }
 }
 

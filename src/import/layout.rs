@@ -308,7 +308,15 @@ mod tests {
     fn plane_checks_name_what_is_wrong() {
         let f = PixelFormat::Nv12;
         let e = || ImportError::new("host", "NV12");
-        let ok = check_plane(f, 64, 32, 1, &PlaneLayout::new(4096, 64), Some(4096 + 64 * 16), e);
+        let ok = check_plane(
+            f,
+            64,
+            32,
+            1,
+            &PlaneLayout::new(4096, 64),
+            Some(4096 + 64 * 16),
+            e,
+        );
         assert_eq!(ok.unwrap(), (64, 16));
         let short = check_plane(f, 64, 32, 1, &PlaneLayout::new(0, 32), None, e).unwrap_err();
         assert!(short.to_string().contains("plane 1"), "{short}");

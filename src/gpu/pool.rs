@@ -1,0 +1,187 @@
+//! A pool of device frames for producers that want the library to allocate
+//! (decoders writing NV12/P010 into frames they recycle): `take` hands out a
+//! free frame, the producer writes it on the device and turns it into a
+//! [`Frame`]; once every context has read it, its release returns it to the
+//! pool. Planes are aligned so that they are read in place.
+
+use super::bind::SourcePlane;
+use super::device::{DeviceBuffer, Gpu};
+use super::planes::PITCH_ALIGN;
+use crate::error::{Error, Result};
+use crate::import::{Acquire, Frame, FrameDesc, Memory, PixelFormat, PlaneLayout, Release};
+use crossbeam_channel::{Receiver, Sender};
+use std::time::Duration;
+
+/// Frames of one size and layout in device memory.
+pub struct FramePool {
+    width: u32,
+    height: u32,
+    format: PixelFormat,
+    layouts: Vec<PlaneLayout>,
+    free: Receiver<DeviceBuffer>,
+    back: Sender<DeviceBuffer>,
+    count: usize,
+}
+
+/// A pool frame the producer is writing.
+pub struct PooledFrame {
+    buffer: Option<DeviceBuffer>,
+    back: Sender<DeviceBuffer>,
+    width: u32,
+    height: u32,
+    format: PixelFormat,
+    layouts: Vec<PlaneLayout>,
+}
+
+impl FramePool {
+    pub fn new(
+        gpu: &Gpu,
+        width: u32,
+        height: u32,
+        format: PixelFormat,
+        count: usize,
+    ) -> Result<Self> {
+        format.picture_format(width, height)?;
+        let mut layouts = Vec::new();
+        let mut bytes = 0usize;
+        for plane in 0..format.memory_planes() {
+            let (row_bytes, rows) = format.plane_extent(plane, width, height);
+            let pitch = row_bytes.div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
+            layouts.push(PlaneLayout::new(bytes as u64, pitch as u64));
+            bytes += pitch * rows;
+        }
+        let (back, free) = crossbeam_channel::unbounded();
+        for _ in 0..count {
+            back.send(gpu.buffer(bytes)?)
+                .expect("the pool holds the receiver");
+        }
+        Ok(Self {
+            width,
+            height,
+            format,
+            layouts,
+            free,
+            back,
+            count,
+        })
+    }
+
+    /// A free frame, waiting up to `timeout` for one to be released.
+    pub fn take(&self, timeout: Duration) -> Result<PooledFrame> {
+        let buffer = self
+            .free
+            .recv_timeout(timeout)
+            .map_err(|_| Error::FenceTimeout {
+                fence: format!(
+                    "frame pool release (all {} frames still held by readers)",
+                    self.count
+                ),
+                waited_ms: timeout.as_millis() as u64,
+            })?;
+        Ok(PooledFrame {
+            buffer: Some(buffer),
+            back: self.back.clone(),
+            width: self.width,
+            height: self.height,
+            format: self.format,
+            layouts: self.layouts.clone(),
+        })
+    }
+
+    /// Frames free now.
+    pub fn free_count(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Frames in the pool, free or held.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+}
+
+impl PooledFrame {
+    /// Each memory plane's address and pitch, for the producer to write.
+    pub fn planes(&self) -> Vec<SourcePlane> {
+        let base = self.buffer.as_ref().expect("held until into_frame").ptr();
+        self.layouts
+            .iter()
+            .map(|l| SourcePlane {
+                ptr: base + l.offset,
+                pitch: l.pitch as usize,
+            })
+            .collect()
+    }
+
+    pub fn format(&self) -> PixelFormat {
+        self.format
+    }
+
+    /// The written frame, to submit; `acquire` says when it is written.
+    /// Once released it returns to the pool (after `releases` fire).
+    pub fn into_frame(mut self, acquire: Acquire, mut releases: Vec<Release>) -> Result<Frame> {
+        let buffer = self.buffer.take().expect("held until into_frame");
+        let memory = Memory::Device {
+            ptr: buffer.ptr(),
+            bytes: buffer.len() as u64,
+        };
+        let back = self.back.clone();
+        releases.push(Release::Callback(Box::new(move || {
+            // The pool may be gone: then the buffer is freed here.
+            let _ = back.send(buffer);
+        })));
+        let desc = FrameDesc::new(self.width, self.height, self.format, memory, &self.layouts);
+        Frame::new(desc, acquire, releases)
+    }
+}
+
+impl std::fmt::Debug for PooledFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PooledFrame({}x{} {})",
+            self.width, self.height, self.format
+        )
+    }
+}
+
+impl Drop for PooledFrame {
+    fn drop(&mut self) {
+        if let Some(buffer) = self.buffer.take() {
+            let _ = self.back.send(buffer);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::mock::MockDriver;
+    use crate::import::HostFence;
+
+    #[test]
+    fn released_frames_return_to_the_pool() {
+        let (_mock, gpu) = MockDriver::gpu();
+        let pool = FramePool::new(&gpu, 1920, 1080, PixelFormat::P010, 2).unwrap();
+        let a = pool.take(Duration::ZERO).unwrap();
+        let planes = a.planes();
+        assert_eq!(planes.len(), 2);
+        assert_eq!(planes[0].pitch, 3840);
+        assert_eq!(planes[1].ptr - planes[0].ptr, 3840 * 1080);
+        assert!(planes.iter().all(|p| p.ptr % PITCH_ALIGN as u64 == 0));
+        let b = pool.take(Duration::ZERO).unwrap();
+        let err = pool.take(Duration::from_millis(1)).unwrap_err();
+        assert!(err.to_string().contains("frame pool release"), "{err}");
+        let fence = HostFence::new();
+        let frame = a
+            .into_frame(Acquire::None, vec![Release::Host(fence.clone())])
+            .unwrap();
+        let reader = frame.clone();
+        drop(frame);
+        assert_eq!(pool.free_count(), 0, "a reader still holds it");
+        drop(reader);
+        assert!(fence.is_signalled());
+        assert_eq!(pool.free_count(), 1);
+        drop(b); // never submitted: back at once
+        assert_eq!(pool.free_count(), 2);
+    }
+}
