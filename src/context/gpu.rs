@@ -1,21 +1,24 @@
 //! The GPU engine: the library stream, shared device planes, GPU
 //! extractors, and host extractors for features without a GPU version.
 
+use super::gpu_frames::ImportedFrames;
 use super::*;
 use crate::gpu::device::Stream;
 use crate::gpu::feature::{self as gpu_feature, GpuExtractor};
-use crate::gpu::planes::{PairPlanes, SharedPlanes};
+use crate::gpu::planes::{FramePlanes, PairPlanes, SharedPlanes};
 
 /// The GPU engine: one library stream, the shared device planes, the GPU
 /// extractors of the set, and the CPU extractors of features that have no
 /// GPU version yet (inline, or on worker threads with `threads > 1`).
 pub(super) struct GpuEngine {
-    stream: Stream,
-    planes: SharedPlanes,
-    gpu: Gpu,
+    pub(super) stream: Stream,
+    pub(super) planes: SharedPlanes,
+    pub(super) gpu: Gpu,
     /// (slot, extractor, frames queued and not yet completed).
-    on_gpu: Vec<(usize, Box<dyn GpuExtractor>, usize)>,
-    on_host: HostSide,
+    pub(super) on_gpu: Vec<(usize, Box<dyn GpuExtractor>, usize)>,
+    pub(super) on_host: HostSide,
+    /// Device frames bound in place, held until their readers finish.
+    pub(super) imported: ImportedFrames,
 }
 
 /// Where the CPU extractors of a GPU run go.
@@ -60,7 +63,13 @@ impl GpuEngine {
             gpu: gpu.clone(),
             on_gpu,
             on_host,
+            imported: ImportedFrames::default(),
         })
+    }
+
+    /// Planes copied from host memory so far.
+    pub(super) fn host_copies(&self) -> u64 {
+        self.planes.host_copies()
     }
 
     pub(super) fn planes_needed(&self) -> PlaneMask {
@@ -88,12 +97,7 @@ impl GpuEngine {
             let planes = self
                 .planes
                 .upload(&self.gpu, &self.stream, &pair.0, &pair.1)?;
-            for (slot, x, queued) in &mut self.on_gpu {
-                if wanted(*slot) {
-                    x.enqueue(index, &planes, &self.stream)?;
-                    *queued += 1;
-                }
-            }
+            enqueue_all(&mut self.on_gpu, index, &planes, &self.stream, wanted)?;
         }
         // The host works while the device does.
         match &mut self.on_host {
@@ -118,7 +122,13 @@ impl GpuEngine {
                 }
             }
         }
-        // Keep one frame in flight per extractor; hand over the older ones.
+        self.complete_older(collector)
+    }
+
+    /// Keeps one frame in flight per extractor and hands over the older
+    /// ones.
+    pub(super) fn complete_older(&mut self, collector: &mut FeatureCollector) -> Result<()> {
+        let mut sink = FeatureSink::new();
         for (slot, x, queued) in &mut self.on_gpu {
             while *queued > 1 {
                 Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
@@ -145,6 +155,15 @@ impl GpuEngine {
     }
 
     pub(super) fn finish(mut self, collector: &mut FeatureCollector) -> Result<()> {
+        let result = self.finish_extractors(collector);
+        // Every read has finished (or failed): frames held for their readers
+        // are released either way.
+        self.stream.synchronize()?;
+        self.imported.release_all();
+        result
+    }
+
+    fn finish_extractors(&mut self, collector: &mut FeatureCollector) -> Result<()> {
         let mut sink = FeatureSink::new();
         for (slot, x, queued) in &mut self.on_gpu {
             while *queued > 0 {
@@ -153,7 +172,7 @@ impl GpuEngine {
             x.flush(&mut sink)?;
             collect(collector, &mut sink, FLUSH, *slot);
         }
-        match self.on_host {
+        match std::mem::replace(&mut self.on_host, HostSide::Inline(Vec::new())) {
             HostSide::Inline(mut extractors) => {
                 for (slot, x) in &mut extractors {
                     x.flush(&mut sink)?;
@@ -162,6 +181,23 @@ impl GpuEngine {
             }
             HostSide::Threaded(w) => w.finish(collector)?,
         }
-        self.stream.synchronize()
+        Ok(())
     }
+}
+
+/// Queues frame `index` on every GPU extractor that wants it.
+pub(super) fn enqueue_all(
+    on_gpu: &mut [(usize, Box<dyn GpuExtractor>, usize)],
+    index: u32,
+    planes: &FramePlanes<'_>,
+    stream: &Stream,
+    wanted: impl Fn(usize) -> bool,
+) -> Result<()> {
+    for (slot, x, queued) in on_gpu {
+        if wanted(*slot) {
+            x.enqueue(index, planes, stream)?;
+            *queued += 1;
+        }
+    }
+    Ok(())
 }

@@ -6,13 +6,16 @@ use crate::error::{Error, Result};
 use crate::feature::{
     self, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options, RawOptions,
 };
+use crate::gpu::bind::BindCounts;
 use crate::gpu::Gpu;
+use crate::import::Frame;
 use crate::model::{FeatureRequest, Model};
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 mod gpu;
+mod gpu_frames;
 mod threaded;
 
 use gpu::GpuEngine;
@@ -42,6 +45,7 @@ pub struct ContextBuilder {
     threads: usize,
     subsample: u32,
     gpu: Option<Gpu>,
+    allow_device_copy: bool,
 }
 
 impl ContextBuilder {
@@ -53,6 +57,7 @@ impl ContextBuilder {
             threads: 1,
             subsample: 1,
             gpu: None,
+            allow_device_copy: false,
         }
     }
 
@@ -60,6 +65,14 @@ impl ContextBuilder {
     /// on the calling thread).
     pub fn gpu(mut self, gpu: Gpu) -> Self {
         self.gpu = Some(gpu);
+        self
+    }
+
+    /// Lets imported device frames whose planes cannot be read in place
+    /// (address or pitch not aligned) be copied on the device instead of
+    /// refused. Off by default: an import is zero-copy or fails.
+    pub fn allow_device_copy(mut self, allow: bool) -> Self {
+        self.allow_device_copy = allow;
         self
     }
 
@@ -134,12 +147,9 @@ impl ContextBuilder {
             });
         }
         let engine = if let Some(gpu) = &self.gpu {
-            Engine::Gpu(Box::new(GpuEngine::start(
-                gpu,
-                &slots,
-                &self.format,
-                self.threads,
-            )?))
+            let mut engine = GpuEngine::start(gpu, &slots, &self.format, self.threads)?;
+            engine.imported.allow_device_copy = self.allow_device_copy;
+            Engine::Gpu(Box::new(engine))
         } else if self.threads <= 1 {
             Engine::Inline(
                 slots
@@ -265,6 +275,58 @@ impl Context {
             }
         }
         Ok(())
+    }
+
+    /// Scores the next pair of frames that live on the context's device
+    /// (see `import`): bound in place or passed once on the device, never
+    /// copied through the host. Their device acquire fences are waited on
+    /// the library stream; they are released after their last reader.
+    pub fn submit_frames(&mut self, reference: &Frame, distorted: &Frame) -> Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        for (which, f) in [("reference", reference), ("distorted", distorted)] {
+            let format = f.desc().picture_format()?;
+            if format != self.format {
+                return Err(Error::PictureMismatch(format!(
+                    "frame {}: {which} frame is {format}, the context scores {}",
+                    self.next_index, self.format
+                )));
+            }
+        }
+        let Engine::Gpu(g) = &mut self.engine else {
+            return Err(reference
+                .desc()
+                .error(0)
+                .reason("device frames need a GPU context (--backend cuda|hip)")
+                .into());
+        };
+        if !gpu_frames::on_device(reference) || !gpu_frames::on_device(distorted) {
+            return Err(reference
+                .desc()
+                .error(0)
+                .reason("only device memory is bound by the GPU engine so far")
+                .into());
+        }
+        let index = self.next_index;
+        self.next_index += 1;
+        let scored = index.is_multiple_of(self.subsample);
+        g.submit_device_frames(
+            index,
+            [reference, distorted],
+            scored,
+            &self.slots,
+            &mut self.collector,
+        )
+    }
+
+    /// How imported device frames reached the extractors, and how many
+    /// planes were copied from host memory (`None` without a GPU).
+    pub fn transfer_counts(&self) -> Option<(BindCounts, u64)> {
+        match &self.engine {
+            Engine::Gpu(g) => Some((g.imported.counts(), g.host_copies())),
+            _ => None,
+        }
     }
 
     /// Flushes temporal extractors, waits for every frame and returns the

@@ -18,6 +18,8 @@ pub(super) struct Workers {
     results: Receiver<SlotResult>,
     handles: Vec<JoinHandle<()>>,
     pub(super) planes: PlaneMask,
+    /// The slots these workers run.
+    pub(super) slots: Vec<usize>,
 }
 
 impl Workers {
@@ -73,6 +75,7 @@ impl Workers {
             results,
             handles,
             planes,
+            slots: which.to_vec(),
         })
     }
 

@@ -149,6 +149,11 @@ pub struct Stream {
 unsafe impl Send for Stream {}
 
 impl Stream {
+    /// The runtime handle, for calls that take a producer's own objects.
+    pub(crate) fn handle(&self) -> Handle {
+        self.handle
+    }
+
     /// Waits on the host until all work queued so far has finished.
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: our own live stream.
@@ -228,6 +233,12 @@ pub struct Event {
 unsafe impl Send for Event {}
 
 impl Event {
+    /// The runtime's event, as a producer would hand it over (tests and
+    /// examples play producer with our own events).
+    pub fn as_raw(&self) -> crate::import::RawEvent {
+        crate::import::RawEvent(self.handle.0)
+    }
+
     pub fn record(&self, stream: &Stream) -> Result<()> {
         // SAFETY: both alive, same driver.
         unsafe { self.gpu.driver.event_record(self.handle, stream.handle) }
