@@ -15,6 +15,7 @@ use vmafx::gpu::device::Stream;
 use vmafx::gpu::driver::{Copy2d, Memory as CopySource};
 use vmafx::gpu::pool::{FramePool, PooledFrame};
 use vmafx::gpu::Gpu;
+use vmafx::import::pack::pack_plane;
 use vmafx::import::{
     Acquire, Frame, FrameDesc, HostFence, Memory, PixelFormat, PlaneLayout, Release,
 };
@@ -78,40 +79,13 @@ fn rescale(p: &HostPicture, bit_depth: u8, shift: i32) -> HostPicture {
     out
 }
 
-/// The bytes of memory plane `plane` of `p` in `format`, rows `pitch` apart.
-fn plane_bytes(p: &HostPicture, format: PixelFormat, plane: usize, pitch: usize) -> Vec<u8> {
-    let f = p.format();
-    let (row_bytes, rows) = format.plane_extent(plane, f.width, f.height);
-    let bps = format.bytes_per_sample();
-    let sample = |id: PlaneId, x: usize, y: usize| -> u32 {
-        let v = match p.plane(id) {
-            vmafx::picture::PlaneSamples::U8(s) => s.at(x, y) as u32,
-            vmafx::picture::PlaneSamples::U16(s) => s.at(x, y) as u32,
-        };
-        v << format.sample_shift()
-    };
-    let mut out = vec![0u8; pitch * rows];
-    for y in 0..rows {
-        for i in 0..row_bytes / bps {
-            let v = if format.is_semi_planar() && plane == 1 {
-                sample(PlaneId::ALL[1 + i % 2], i / 2, y)
-            } else {
-                sample(PlaneId::ALL[plane], i, y)
-            };
-            let at = y * pitch + i * bps;
-            out[at..at + bps].copy_from_slice(&v.to_le_bytes()[..bps]);
-        }
-    }
-    out
-}
-
 /// Writes `p` into a pool frame, as a decoder would (here from the host,
 /// test-side), and records `written` after the copies.
 fn write_frame(stream: &Stream, frame: &PooledFrame, p: &HostPicture) {
     let f = p.format();
     for (i, dst) in frame.planes().iter().enumerate() {
         let (row_bytes, rows) = frame.format().plane_extent(i, f.width, f.height);
-        let bytes = plane_bytes(p, frame.format(), i, dst.pitch);
+        let bytes = pack_plane(p, frame.format(), i, dst.pitch);
         let copy = Copy2d {
             src: CopySource::Host(bytes.as_ptr()),
             src_pitch: dst.pitch,
@@ -267,7 +241,7 @@ fn unaligned_planes_are_refused_or_copied_when_allowed() {
         let mut offset = 1usize;
         for i in 0..3 {
             let (row_bytes, rows) = layout.plane_extent(i, format.width, format.height);
-            let bytes = plane_bytes(p, layout, i, pitch);
+            let bytes = pack_plane(p, layout, i, pitch);
             let copy = Copy2d {
                 src: CopySource::Host(bytes.as_ptr()),
                 src_pitch: pitch,

@@ -14,6 +14,7 @@ pub mod fence;
 pub mod frame;
 pub mod layout;
 pub mod memory;
+pub mod pack;
 
 pub use fence::{Acquire, HostFence, RawEvent, Release};
 pub use frame::{Frame, FrameDesc, PlaneDesc};

@@ -1,0 +1,178 @@
+//! A decoder-style producer: NV12 (or P010) frames written into device
+//! memory taken from a frame pool, a CUDA event as each frame's acquire
+//! fence ("decoded"), a CUDA event as its release; vmafx scores the frames
+//! where they are (no host copy) and the pool takes each frame back once
+//! the context has read it.
+//!
+//! ```sh
+//! cargo run --release --example decoder_producer -- [--format nv12|p010] [--model vmaf_v0.6.1|psnr]
+//! ```
+//!
+//! The "decoder" here writes the sample pair of `examples/data` into the
+//! pool frames on its own stream (from the host: it stands in for a
+//! hardware decoder's output); everything after that is what a real
+//! decoder integration does.
+
+use std::time::Duration;
+use vmafx::gpu::device::Stream;
+use vmafx::gpu::driver::{Copy2d, Memory as CopySource};
+use vmafx::gpu::pool::{FramePool, PooledFrame};
+use vmafx::gpu::{self, DeviceSelector, GpuBackend};
+use vmafx::import::pack::pack_plane;
+use vmafx::import::{Acquire, Frame, PixelFormat, Release};
+use vmafx::io::open;
+use vmafx::model::{Model, ModelSpec};
+use vmafx::{ContextBuilder, HostPicture, PictureFormat, PlaneId};
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> Result<()> {
+    let mut layout = PixelFormat::Nv12;
+    let mut model = "vmaf_v0.6.1".to_string();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match (a.as_str(), args.next()) {
+            ("--format", Some(f)) if f == "nv12" => layout = PixelFormat::Nv12,
+            ("--format", Some(f)) if f == "p010" => layout = PixelFormat::P010,
+            ("--model", Some(m)) => model = m,
+            _ => {
+                eprintln!("usage: decoder_producer [--format nv12|p010] [--model VERSION|psnr]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let gpu = match gpu::open(GpuBackend::Cuda, &DeviceSelector::default()) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("decoder_producer needs a CUDA device: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!("device: {}", gpu.describe());
+
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data");
+    let refs = read_all(&data.join("ref_576x324.y4m"), layout)?;
+    let dists = read_all(&data.join("dist_576x324_x264_crf30.y4m"), layout)?;
+    let format = *refs[0].format();
+
+    // A small pool, as a decoder's surface pool: 6 frames for 2 streams.
+    let pool = FramePool::new(&gpu, format.width, format.height, layout, 6)?;
+    let decoder = gpu.stream()?;
+    let mut builder = ContextBuilder::new(format).gpu(gpu.clone());
+    builder = if model == "psnr" {
+        builder.feature("psnr", Vec::new())
+    } else {
+        builder.model(Model::load(&ModelSpec::version(&model))?)
+    };
+    let mut ctx = builder.build()?;
+
+    // Events outlive the frames that name them.
+    let mut events = Vec::new();
+    for (r, d) in refs.iter().zip(&dists) {
+        let mut submit = Vec::new();
+        for picture in [r, d] {
+            // Blocks only while every pool frame is still being read.
+            let slot = pool.take(Duration::from_secs(10))?;
+            decode_into(&decoder, &slot, picture)?;
+            let decoded = gpu.event()?;
+            decoded.record(&decoder)?;
+            let released = gpu.event()?;
+            let frame: Frame = slot.into_frame(
+                Acquire::DeviceEvent(decoded.as_raw()),
+                vec![Release::DeviceEvent(released.as_raw())],
+            )?;
+            submit.push(frame);
+            events.push((decoded, released));
+        }
+        // submit_frames returns at once: the library stream waits for
+        // `decoded` on the device.
+        ctx.submit_frames(&submit[0], &submit[1])?;
+    }
+    let (counts, host_copies) = ctx.transfer_counts().expect("a GPU context");
+    let scores = ctx.finish()?;
+    // A decoder reusing a surface waits for its release event on its own
+    // stream; here every frame is back already.
+    for (_, released) in &events {
+        decoder.wait(released)?;
+    }
+    decoder.synchronize()?;
+
+    let name = if model == "psnr" {
+        "psnr_y"
+    } else {
+        model.as_str()
+    };
+    let mut sum = 0.0;
+    for (frame, values) in &scores.frames {
+        let v = values
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(f64::NAN, |(_, v)| *v);
+        sum += v;
+        println!("frame {frame:3}: {name} {v:.6}");
+    }
+    println!(
+        "{layout} frames: {} scored, mean {name} {:.6}; planes read in place {}, by a layout pass {}, copied from the host {host_copies}; pool {}/{} free",
+        scores.frames.len(),
+        sum / scores.frames.len() as f64,
+        counts.in_place,
+        counts.passes,
+        pool.free_count(),
+        pool.count(),
+    );
+    Ok(())
+}
+
+/// Every frame of a y4m file, at the bit depth of `layout` (8-bit samples
+/// shifted up for P010).
+fn read_all(path: &std::path::Path, layout: PixelFormat) -> Result<Vec<HostPicture>> {
+    let mut src = open(path, None)?;
+    let f = src.format();
+    let format = PictureFormat::new(f.width, f.height, f.subsampling, layout.bit_depth())?;
+    let mut out = Vec::new();
+    loop {
+        let mut p = HostPicture::new(f);
+        if !src.read_into(&mut p)? {
+            return Ok(out);
+        }
+        out.push(if format == f { p } else { widen(&p, format) });
+    }
+}
+
+/// An 8-bit picture as 10-bit samples (value << 2).
+fn widen(p: &HostPicture, format: PictureFormat) -> HostPicture {
+    let mut out = HostPicture::new(format);
+    for plane in PlaneId::ALL.into_iter().take(format.plane_count()) {
+        let src = p.plane_u8(plane);
+        let stride = out.stride(plane);
+        let dst = out.plane_u16_mut(plane);
+        for y in 0..src.height {
+            for (x, &v) in src.row(y).iter().enumerate() {
+                dst[y * stride + x] = u16::from(v) << 2;
+            }
+        }
+    }
+    out
+}
+
+/// The stand-in decoder: writes `picture` into the pool frame on `stream`.
+fn decode_into(stream: &Stream, slot: &PooledFrame, picture: &HostPicture) -> Result<()> {
+    let f = picture.format();
+    for (i, dst) in slot.planes().iter().enumerate() {
+        let (row_bytes, rows) = slot.format().plane_extent(i, f.width, f.height);
+        let bytes = pack_plane(picture, slot.format(), i, dst.pitch);
+        let copy = Copy2d {
+            src: CopySource::Host(bytes.as_ptr()),
+            src_pitch: dst.pitch,
+            dst: dst.ptr,
+            dst_pitch: dst.pitch,
+            width_bytes: row_bytes,
+            height: rows,
+        };
+        // SAFETY: the pool frame holds these rows; `bytes` lives until the
+        // copy has finished (synchronized below, as a pageable copy would).
+        unsafe { stream.copy_2d(&copy)? };
+        stream.synchronize()?;
+    }
+    Ok(())
+}
