@@ -12,7 +12,7 @@ mod producers;
 use cudarc::driver::sys as cu;
 use producers::gl::Gl;
 use producers::vulkan::{ExportedBuffer, Vulkan};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 use vmafx::gpu::device::{DeviceBuffer, Stream};
 use vmafx::gpu::driver::{
@@ -164,6 +164,55 @@ fn cuda_dmabuf(buffer: &DeviceBuffer) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
+/// Which ranges the CUDA driver itself maps inside a Vulkan allocation
+/// (printed only: the layer maps allocations whole, from offset 0).
+fn probe_driver_mapping_offsets(fd: OwnedFd, pool: &ExportedBuffer) {
+    let raw = fd.into_raw_fd();
+    // SAFETY: plain driver calls on a context current on this thread; the
+    // fd is CUDA's after a successful import, closed here otherwise.
+    unsafe {
+        let mut handle: cu::CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1 = std::mem::zeroed();
+        handle.fd = raw;
+        let desc = cu::CUDA_EXTERNAL_MEMORY_HANDLE_DESC {
+            type_: cu::CUexternalMemoryHandleType::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD,
+            handle,
+            size: pool.allocation_size,
+            flags: if pool.dedicated {
+                cu::CUDA_EXTERNAL_MEMORY_DEDICATED
+            } else {
+                0
+            },
+            reserved: [0; 16],
+        };
+        let mut memory = std::ptr::null_mut();
+        let r = cu::cuImportExternalMemory(&mut memory, &desc);
+        if r != cu::CUresult::CUDA_SUCCESS {
+            drop(OwnedFd::from_raw_fd(raw));
+            return println!("probe: import {r:?}");
+        }
+        let size = pool.allocation_size;
+        for (offset, bytes) in [
+            (0, size),
+            (0x1000, 0x1000),
+            (0x1_0000, 0x1_0000),
+            (0x20_0000, 0x10_0000),
+            (0x20_0000, size - 0x20_0000),
+            (FRAME1 as u64, FRAME as u64),
+        ] {
+            let mut d: cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC = std::mem::zeroed();
+            d.offset = offset;
+            d.size = bytes;
+            let mut ptr = 0;
+            let r = cu::cuExternalMemoryGetMappedBuffer(&mut ptr, memory, &d);
+            println!("probe: driver maps {bytes:#x} bytes at offset {offset:#x}: {r:?}");
+            if r == cu::CUresult::CUDA_SUCCESS {
+                cu::cuMemFree_v2(ptr);
+            }
+        }
+        cu::cuDestroyExternalMemory(memory);
+    }
+}
+
 const PITCH: usize = 2048;
 const HEIGHT: usize = 1080;
 const FRAME: usize = PITCH * HEIGHT;
@@ -192,6 +241,8 @@ fn vulkan_memory_imports_and_copies_at_any_offset_and_pitch() {
     };
     {
         let memory = gpu.import_memory(fd, opaque(&pool)).unwrap();
+        // (The import made the context current on this thread.)
+        probe_driver_mapping_offsets(vk.memory_fd(&pool).unwrap(), &pool);
         let frame0 = memory.map_buffer(0, FRAME as u64).unwrap();
         let frame1 = memory.map_buffer(FRAME1 as u64, FRAME as u64).unwrap();
         let stream = gpu.stream().unwrap();

@@ -217,6 +217,8 @@ pub unsafe trait Interop {
     /// (on failure, and by runtimes that keep a reference of their own).
     fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc) -> Result<Handle>;
     /// A device pointer to `bytes` bytes at `offset` of imported memory.
+    /// The runtime may refuse offsets not aligned as the exporter's pages
+    /// (the RAII layer maps from offset 0 only).
     unsafe fn map_external_buffer(
         &self,
         memory: Handle,

@@ -1,8 +1,8 @@
 //! A producer's frames, imported with no copy through the host: external
 //! memory and semaphores (Vulkan exports), registered host memory, GL
 //! textures. Each handle is a Rust value whose `Drop` releases it, in the
-//! order the runtimes need (a mapped buffer before its memory, an unmap
-//! before the unregister), so error paths cannot leak.
+//! order the runtimes need (a mapping before its memory, an unmap before
+//! the unregister), so error paths cannot leak.
 //!
 //! File descriptors are [`OwnedFd`]s, consumed by the import whatever its
 //! outcome (ADR 0008): the runtime keeps the fd, or it is closed. A caller
@@ -20,7 +20,8 @@ pub const GL_TEXTURE_2D: u32 = 0x0DE1;
 
 impl Gpu {
     /// Imports an allocation a producer exported as an fd (Vulkan
-    /// `vkGetMemoryFdKHR`, a dma-buf). `fd` is consumed, also on failure.
+    /// `vkGetMemoryFdKHR`, a dma-buf) and maps all of it for the device.
+    /// `fd` is consumed, also on failure.
     /// Errors name the backend, the call, the handle type, and the
     /// runtime's answer; a runtime that cannot import a handle type says
     /// which path works instead.
@@ -35,11 +36,20 @@ impl Gpu {
                 desc.kind
             )));
         }
-        Ok(Arc::new(ExternalMemory {
+        let mut memory = ExternalMemory {
             handle: self.driver().import_memory(fd, &desc)?,
             gpu: self.clone(),
             desc,
-        }))
+            base: None,
+        };
+        // One mapping of the whole allocation; frames are offsets into it.
+        // SAFETY: our live import; offset 0 and its own size are in range.
+        // On failure `memory` drops and destroys the import.
+        memory.base = Some(unsafe {
+            self.driver()
+                .map_external_buffer(memory.handle, 0, desc.size)?
+        });
+        Ok(Arc::new(memory))
     }
 
     /// Imports a semaphore a producer exported as an opaque fd (Vulkan
@@ -92,11 +102,20 @@ impl Gpu {
     }
 }
 
-/// An imported allocation; destroyed once it and its mapped buffers drop.
+/// An imported allocation, mapped whole; unmapped and destroyed once it
+/// and its buffers drop.
+///
+/// The runtime maps a range only at offsets aligned as the exporter's
+/// pages are (on the H200, a 64 KiB-aligned offset inside a Vulkan
+/// allocation is refused with CUDA_ERROR_INVALID_VALUE), an alignment the
+/// importer cannot query: so the whole allocation is mapped once, from
+/// offset 0, and buffers are byte offsets into that mapping.
 pub struct ExternalMemory {
     gpu: Gpu,
     handle: Handle,
     desc: ExternalMemoryDesc,
+    /// The whole allocation's device address (None only while importing).
+    base: Option<DevicePtr>,
 }
 
 // SAFETY: runtime handles may be used from any thread.
@@ -108,8 +127,14 @@ impl ExternalMemory {
         &self.desc
     }
 
-    /// Device memory for `bytes` bytes at `offset` of the allocation (a
-    /// frame of a producer's pool, say). The buffer keeps the import alive.
+    /// The device address of the allocation's first byte.
+    pub fn ptr(&self) -> DevicePtr {
+        self.base.expect("mapped at import")
+    }
+
+    /// Device memory for `bytes` bytes at any byte `offset` of the
+    /// allocation (a frame of a producer's pool, say). The buffer keeps the
+    /// import alive; it costs no runtime call.
     pub fn map_buffer(self: &Arc<Self>, offset: u64, bytes: u64) -> Result<MappedBuffer> {
         let fits = offset
             .checked_add(bytes)
@@ -120,15 +145,9 @@ impl ExternalMemory {
                 self.desc.size, self.desc.kind
             )));
         }
-        // SAFETY: our live import; the range is inside it.
-        let ptr = unsafe {
-            self.gpu
-                .driver()
-                .map_external_buffer(self.handle, offset, bytes)?
-        };
         Ok(MappedBuffer {
-            memory: self.clone(),
-            ptr,
+            _memory: self.clone(),
+            ptr: self.ptr() + offset,
             bytes,
         })
     }
@@ -137,14 +156,20 @@ impl ExternalMemory {
 impl Drop for ExternalMemory {
     fn drop(&mut self) {
         // SAFETY: ours; every MappedBuffer holds an Arc, so none is left.
-        unsafe { self.gpu.driver().destroy_external_memory(self.handle) }
+        // The mapping goes before the memory it maps.
+        unsafe {
+            if let Some(base) = self.base {
+                self.gpu.driver().free_external_buffer(base);
+            }
+            self.gpu.driver().destroy_external_memory(self.handle)
+        }
     }
 }
 
-/// Device memory inside an [`ExternalMemory`], released on drop (before
-/// the import it keeps alive).
+/// Device memory inside an [`ExternalMemory`]; keeps the import alive.
 pub struct MappedBuffer {
-    memory: Arc<ExternalMemory>,
+    /// Held only to keep the import (and its mapping) alive.
+    _memory: Arc<ExternalMemory>,
     ptr: DevicePtr,
     bytes: u64,
 }
@@ -158,13 +183,6 @@ impl MappedBuffer {
     }
     pub fn is_empty(&self) -> bool {
         self.bytes == 0
-    }
-}
-
-impl Drop for MappedBuffer {
-    fn drop(&mut self) {
-        // SAFETY: mapped by this driver; users finish their streams first.
-        unsafe { self.memory.gpu.driver().free_external_buffer(self.ptr) }
     }
 }
 

@@ -97,16 +97,18 @@ fn imported_memory_outlives_its_buffers_and_keeps_the_fd_until_destroyed() {
         probe.is_open(),
         "the runtime owns the fd after a successful import"
     );
+    // Frames at any byte offset are views of the one whole mapping.
     let frame0 = memory.map_buffer(0, 4096).unwrap();
-    let frame1 = memory.map_buffer(4096, 4096).unwrap();
+    let frame1 = memory.map_buffer(4099, 4096).unwrap();
+    assert_eq!(frame0.ptr(), memory.ptr());
+    assert_eq!(frame1.ptr(), memory.ptr() + 4099);
     drop(memory); // the buffers keep the import alive
     drop(frame0);
     assert!(probe.is_open());
-    let log = driver.log();
-    assert!(!log
-        .iter()
-        .any(|c| matches!(c, Call::DestroyExternalMemory(_))));
-    let last = frame1.ptr();
+    assert!(!driver.log().iter().any(|c| matches!(
+        c,
+        Call::DestroyExternalMemory(_) | Call::FreeExternalBuffer(_)
+    )));
     drop(frame1);
     assert!(probe.is_closed(), "destroying the import releases the fd");
 
@@ -124,18 +126,38 @@ fn imported_memory_outlives_its_buffers_and_keeps_the_fd_until_destroyed() {
         (kind, size, dedicated),
         (ExternalMemoryKind::OpaqueFd, 1 << 20, true)
     );
-    let freed = position(&log, &Call::FreeExternalBuffer(last));
-    let destroyed = position(&log, &Call::DestroyExternalMemory(memory));
-    assert!(freed < destroyed, "{log:?}");
-    let maps = log
-        .iter()
-        .filter(|c| matches!(c, Call::MapExternalBuffer { memory: m, .. } if *m == memory))
-        .count();
-    let frees = log
-        .iter()
-        .filter(|c| matches!(c, Call::FreeExternalBuffer(_)))
-        .count();
-    assert_eq!((maps, frees), (2, 2));
+    // Mapped whole from offset 0, unmapped before the memory is destroyed.
+    let Call::MapExternalBuffer {
+        memory: mapped,
+        ptr,
+        offset: 0,
+        bytes: 0x10_0000,
+    } = log[1].clone()
+    else {
+        panic!("{log:?}")
+    };
+    assert_eq!(mapped, memory);
+    assert_eq!(
+        log[2..],
+        [
+            Call::FreeExternalBuffer(ptr),
+            Call::DestroyExternalMemory(memory)
+        ]
+    );
+}
+
+#[test]
+fn a_failed_mapping_destroys_the_import_and_closes_the_fd() {
+    let (driver, gpu) = MockDriver::gpu();
+    let (probe, fd) = FdProbe::new();
+    driver.fail_next("map_external_buffer");
+    assert!(gpu.import_memory(fd, opaque(8192)).is_err());
+    assert!(probe.is_closed());
+    let log = driver.log();
+    let Call::ImportMemory { memory, .. } = log[0] else {
+        panic!("{log:?}")
+    };
+    assert_eq!(log[1..], [Call::DestroyExternalMemory(memory)]);
 }
 
 #[test]
@@ -151,6 +173,8 @@ fn buffers_outside_the_allocation_are_refused() {
         );
     }
     assert!(memory.map_buffer(4096, 4096).is_ok());
+    assert!(memory.map_buffer(8191, 1).is_ok());
+    // The import's one whole mapping, nothing per buffer.
     let maps = driver
         .log()
         .iter()
