@@ -105,11 +105,12 @@ impl Gpu {
 /// An imported allocation, mapped whole; unmapped and destroyed once it
 /// and its buffers drop.
 ///
-/// The runtime maps a range only at offsets aligned as the exporter's
-/// pages are (on the H200, a 64 KiB-aligned offset inside a Vulkan
-/// allocation is refused with CUDA_ERROR_INVALID_VALUE), an alignment the
-/// importer cannot query: so the whole allocation is mapped once, from
-/// offset 0, and buffers are byte offsets into that mapping.
+/// The runtime may refuse a mapping that does not start at offset 0 (on
+/// the H200 every non-zero offset into a dedicated Vulkan allocation was
+/// refused, 4 KiB, 64 KiB and 2 MiB aligned alike: CUDA_ERROR_INVALID_VALUE),
+/// and the importer cannot query what it would accept: so the whole
+/// allocation is mapped once, from offset 0, and buffers are byte offsets
+/// into that mapping (ADR 0008).
 pub struct ExternalMemory {
     gpu: Gpu,
     handle: Handle,
