@@ -2,7 +2,7 @@
 //! (device buffers, pinned host buffers, streams, events, modules) that
 //! release themselves on drop, so error paths cannot leak.
 
-use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims};
+use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, MemoryInfo};
 use crate::error::Result;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -29,6 +29,17 @@ impl Gpu {
 
     pub(crate) fn driver(&self) -> &dyn Driver {
         &*self.driver
+    }
+
+    /// The device's UUID: a Vulkan producer picks the physical device whose
+    /// `VkPhysicalDeviceIDProperties::deviceUUID` equals it.
+    pub fn uuid(&self) -> [u8; 16] {
+        self.driver.uuid()
+    }
+
+    /// Free and total device memory now.
+    pub fn memory_info(&self) -> Result<MemoryInfo> {
+        self.driver.memory_info()
     }
 
     pub fn buffer(&self, bytes: usize) -> Result<DeviceBuffer> {
@@ -58,7 +69,23 @@ impl Gpu {
         Ok(Event {
             handle: self.driver.event_create()?,
             gpu: self.clone(),
+            owned: true,
         })
+    }
+
+    /// Wraps an event the producer created (a `CUevent` / `hipEvent_t` of
+    /// this device's context) so our streams can wait on it or record into
+    /// it. Dropping the wrapper leaves the event to its owner.
+    ///
+    /// # Safety
+    /// `raw` must be a valid event of this runtime and context that
+    /// outlives the returned [`Event`].
+    pub unsafe fn borrow_event(&self, raw: *mut c_void) -> Event {
+        Event {
+            handle: Handle(raw as usize),
+            gpu: self.clone(),
+            owned: false,
+        }
     }
 }
 
@@ -68,6 +95,7 @@ impl Gpu {
         Ok(Event {
             handle: self.driver.timed_event_create()?,
             gpu: self.clone(),
+            owned: true,
         })
     }
 }
@@ -149,6 +177,10 @@ pub struct Stream {
 unsafe impl Send for Stream {}
 
 impl Stream {
+    pub(super) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
     /// The runtime handle, for calls that take a producer's own objects.
     pub(crate) fn handle(&self) -> Handle {
         self.handle
@@ -224,9 +256,12 @@ impl Drop for Stream {
 }
 
 /// A marker in a stream: record, wait (device side), query, synchronise.
+/// Ours, or a producer's ([`Gpu::borrow_event`]).
 pub struct Event {
     gpu: Gpu,
     handle: Handle,
+    /// False for a producer's event: its owner destroys it.
+    owned: bool,
 }
 
 // SAFETY: events may be used from any thread.
@@ -266,8 +301,10 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        // SAFETY: ours.
-        unsafe { self.gpu.driver.event_destroy(self.handle) }
+        if self.owned {
+            // SAFETY: ours.
+            unsafe { self.gpu.driver.event_destroy(self.handle) }
+        }
     }
 }
 

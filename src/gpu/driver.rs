@@ -3,23 +3,35 @@
 //! Everything backend-neutral (buffers, streams, events, uploads, kernel
 //! cache, extractors) is written once against [`Driver`]; `cuda.rs` and
 //! `hip.rs` implement it and are the only files that call FFI. Handles are
-//! opaque integers here; the RAII types in [`super::device`] own them.
+//! opaque integers here; the RAII types in [`super::device`] and
+//! [`super::external`] own them.
+//!
+//! [`Interop`] is the part a zero-copy import needs (a producer's memory,
+//! semaphores, host frames and GL textures); every [`Driver`] has it.
 
 use crate::error::Result;
 use std::ffi::c_void;
+use std::fmt;
+use std::os::fd::OwnedFd;
 
 /// A device address.
 pub type DevicePtr = u64;
 
-/// An opaque runtime handle (stream, event, module or function).
+/// An opaque runtime handle (stream, event, module, function, external
+/// memory or semaphore, graphics resource, array).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Handle(pub usize);
 
-/// One side of a 2D copy.
+/// The source of a 2D copy.
 #[derive(Debug, Clone, Copy)]
 pub enum Memory {
+    /// Host memory (pageable, pinned, or registered).
     Host(*const u8),
+    /// Device memory at any byte address (a buffer's pointer plus an offset).
     Device(DevicePtr),
+    /// A CUDA array / HIP array (a mapped GL texture, a producer's array),
+    /// read from its origin; the copy's `src_pitch` is not used.
+    Array(Handle),
 }
 
 /// A 2D copy of `height` rows of `width_bytes`.
@@ -55,6 +67,60 @@ impl LaunchDims {
     }
 }
 
+/// How an external memory fd was exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExternalMemoryKind {
+    /// An opaque fd: Vulkan `VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT`.
+    OpaqueFd,
+    /// A Linux dma-buf (VA-API, V4L2, GBM, EGL exports).
+    DmaBuf,
+}
+
+impl fmt::Display for ExternalMemoryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::OpaqueFd => "opaque fd",
+            Self::DmaBuf => "dma-buf fd",
+        })
+    }
+}
+
+/// What the exporter says about an allocation it hands over as an fd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExternalMemoryDesc {
+    pub kind: ExternalMemoryKind,
+    /// The whole allocation's size (Vulkan: `VkMemoryAllocateInfo::allocationSize`).
+    pub size: u64,
+    /// A dedicated allocation (Vulkan `VkMemoryDedicatedAllocateInfo`): the
+    /// importer must be told, CUDA refuses or misreads it otherwise.
+    pub dedicated: bool,
+}
+
+/// Which kind of semaphore an fd carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SemaphoreKind {
+    /// Signalled once, waited once (the value is ignored).
+    Binary,
+    /// A 64-bit counter: waits are for "at least this value".
+    Timeline,
+}
+
+impl fmt::Display for SemaphoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Binary => "binary semaphore",
+            Self::Timeline => "timeline semaphore",
+        })
+    }
+}
+
+/// Device memory, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryInfo {
+    pub free: usize,
+    pub total: usize,
+}
+
 /// A vendor runtime bound to one device. Calls may come from any thread:
 /// implementations make their context current as needed.
 ///
@@ -63,11 +129,15 @@ impl LaunchDims {
 /// from the same driver and to be alive; the RAII layer guarantees that.
 /// That contract covers every `unsafe fn` below.
 #[allow(clippy::missing_safety_doc)]
-pub unsafe trait Driver: Send + Sync {
+pub unsafe trait Driver: Interop + Send + Sync {
     /// `CUDA` or `HIP`, for messages.
     fn backend(&self) -> &'static str;
     /// Device name, index and UUID, for messages and logs.
     fn describe(&self) -> String;
+    /// The device's UUID (what Vulkan's `deviceUUID` holds for the same GPU).
+    fn uuid(&self) -> [u8; 16];
+    /// Free and total device memory.
+    fn memory_info(&self) -> Result<MemoryInfo>;
     /// What the kernel cache keys on besides the source: runtime version and
     /// device architecture.
     fn code_target(&self) -> String;
@@ -131,4 +201,60 @@ pub unsafe trait Driver: Send + Sync {
         stream: Handle,
         params: &mut [*mut c_void],
     ) -> Result<()>;
+}
+
+/// What importing a producer's frames needs from a runtime: external
+/// memory and semaphores, host memory registration, GL textures. A runtime
+/// without one of them returns an [`crate::Error::Gpu`] that says which
+/// path works instead.
+///
+/// # Safety
+/// As for [`Driver`]: handles come from the same driver and are alive.
+#[allow(clippy::missing_safety_doc)]
+pub unsafe trait Interop {
+    /// Imports an allocation exported as an fd. The fd is consumed whatever
+    /// the outcome: kept by the runtime (CUDA, on success) or closed here
+    /// (on failure, and by runtimes that keep a reference of their own).
+    fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc) -> Result<Handle>;
+    /// A device pointer to `bytes` bytes at `offset` of imported memory.
+    /// The runtime may refuse offsets not aligned as the exporter's pages
+    /// (the RAII layer maps from offset 0 only).
+    unsafe fn map_external_buffer(
+        &self,
+        memory: Handle,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<DevicePtr>;
+    /// Releases a pointer from [`Interop::map_external_buffer`].
+    unsafe fn free_external_buffer(&self, ptr: DevicePtr);
+    unsafe fn destroy_external_memory(&self, memory: Handle);
+
+    /// Imports a semaphore exported as an opaque fd; the fd is consumed as
+    /// for [`Interop::import_memory`].
+    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<Handle>;
+    /// Queues a signal (timeline: to `value`) on `stream`: the device sets
+    /// it once the work queued before has completed.
+    unsafe fn signal_semaphore(&self, semaphore: Handle, value: u64, stream: Handle) -> Result<()>;
+    /// Makes `stream` wait on the device until the semaphore is signalled
+    /// (timeline: reaches `value`).
+    unsafe fn wait_semaphore(&self, semaphore: Handle, value: u64, stream: Handle) -> Result<()>;
+    unsafe fn destroy_semaphore(&self, semaphore: Handle);
+
+    /// Page-locks `bytes` of host memory at `ptr` and maps it for the
+    /// device, so copies from it run asynchronously with no staging copy.
+    unsafe fn host_register(&self, ptr: *mut u8, bytes: usize) -> Result<()>;
+    /// The device address of registered host memory.
+    unsafe fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr>;
+    unsafe fn host_unregister(&self, ptr: *mut u8);
+
+    /// Registers a GL texture of the context current on this thread
+    /// (read-only use: vmafx never writes it).
+    unsafe fn gl_register_image(&self, texture: u32, target: u32) -> Result<Handle>;
+    /// Maps a registered resource for `stream`'s work (after GL's work on it).
+    unsafe fn graphics_map(&self, resource: Handle, stream: Handle) -> Result<()>;
+    /// The array of a mapped resource (layer 0, level 0).
+    unsafe fn graphics_array(&self, resource: Handle) -> Result<Handle>;
+    /// Gives the resource back to GL once `stream`'s work queued so far ran.
+    unsafe fn graphics_unmap(&self, resource: Handle, stream: Handle) -> Result<()>;
+    unsafe fn graphics_unregister(&self, resource: Handle);
 }

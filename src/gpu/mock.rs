@@ -5,11 +5,15 @@
 //! uses a device: which planes are uploaded, when, and in which order
 //! relative to the kernels that read them.
 
-use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory};
+use super::driver::{
+    Copy2d, DevicePtr, Driver, ExternalMemoryDesc, ExternalMemoryKind, Handle, Interop, LaunchDims,
+    Memory, MemoryInfo, SemaphoreKind,
+};
 use super::Gpu;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 
 /// One logged driver call.
@@ -25,6 +29,7 @@ pub enum Call {
     StreamCreate(Handle),
     StreamSync(Handle),
     EventCreate(Handle),
+    EventDestroy(Handle),
     EventRecord {
         event: Handle,
         stream: Handle,
@@ -35,10 +40,11 @@ pub enum Call {
     },
     EventSync(Handle),
     /// `src_host` is the pinned staging address for uploads, `None` for
-    /// device-to-device copies (`src_device`).
+    /// device-to-device copies (`src_device`) and array copies (`src_array`).
     Copy2d {
         src_host: Option<usize>,
         src_device: Option<DevicePtr>,
+        src_array: Option<Handle>,
         dst: DevicePtr,
         width_bytes: usize,
         height: usize,
@@ -59,6 +65,57 @@ pub enum Call {
         pointers: Vec<DevicePtr>,
         stream: Handle,
     },
+    ImportMemory {
+        memory: Handle,
+        kind: ExternalMemoryKind,
+        size: u64,
+        dedicated: bool,
+    },
+    MapExternalBuffer {
+        memory: Handle,
+        ptr: DevicePtr,
+        offset: u64,
+        bytes: u64,
+    },
+    FreeExternalBuffer(DevicePtr),
+    DestroyExternalMemory(Handle),
+    ImportSemaphore {
+        semaphore: Handle,
+        kind: SemaphoreKind,
+    },
+    SignalSemaphore {
+        semaphore: Handle,
+        value: u64,
+        stream: Handle,
+    },
+    WaitSemaphore {
+        semaphore: Handle,
+        value: u64,
+        stream: Handle,
+    },
+    DestroySemaphore(Handle),
+    HostRegister {
+        ptr: usize,
+        bytes: usize,
+    },
+    HostUnregister(usize),
+    GlRegister {
+        resource: Handle,
+        texture: u32,
+    },
+    GraphicsMap {
+        resource: Handle,
+        stream: Handle,
+    },
+    GraphicsArray {
+        resource: Handle,
+        array: Handle,
+    },
+    GraphicsUnmap {
+        resource: Handle,
+        stream: Handle,
+    },
+    GraphicsUnregister(Handle),
 }
 
 /// Which of a kernel's parameters are device addresses (u64); the others
@@ -79,6 +136,8 @@ struct State {
     next_ptr: DevicePtr,
     pinned: HashMap<usize, Box<[u8]>>,
     functions: HashMap<usize, String>,
+    /// Imported fds, kept as CUDA keeps them: until the import is destroyed.
+    fds: HashMap<usize, OwnedFd>,
     /// Fail the next call of this operation (e.g. "launch").
     fail: Option<&'static str>,
 }
@@ -131,6 +190,23 @@ impl MockDriver {
         s.next_handle += 1;
         Handle(s.next_handle)
     }
+
+    /// Fake device addresses: page-aligned, never 0, never overlapping.
+    fn address(&self, bytes: u64) -> DevicePtr {
+        let mut s = self.state.lock().unwrap();
+        let ptr = 0x1000_0000 + s.next_ptr;
+        s.next_ptr += bytes.div_ceil(4096).max(1) * 4096;
+        ptr
+    }
+
+    /// Keeps an imported fd until `destroy` (the runtime's ownership).
+    fn keep_fd(&self, handle: Handle, fd: OwnedFd) {
+        self.state.lock().unwrap().fds.insert(handle.0, fd);
+    }
+
+    fn release_fd(&self, handle: Handle) {
+        self.state.lock().unwrap().fds.remove(&handle.0);
+    }
 }
 
 // SAFETY: the mock touches no device; pinned memory is its own.
@@ -144,19 +220,22 @@ unsafe impl Driver for MockDriver {
     fn code_target(&self) -> String {
         "mock".into()
     }
+    fn uuid(&self) -> [u8; 16] {
+        [0x5a; 16]
+    }
+    fn memory_info(&self) -> Result<MemoryInfo> {
+        Ok(MemoryInfo {
+            free: 1 << 30,
+            total: 1 << 30,
+        })
+    }
     fn caches_kernels(&self) -> bool {
         false
     }
 
     fn alloc(&self, bytes: usize) -> Result<DevicePtr> {
         self.check("alloc")?;
-        let ptr = {
-            let mut s = self.state.lock().unwrap();
-            // Page-aligned, never 0, never overlapping.
-            let ptr = 0x1000_0000 + s.next_ptr;
-            s.next_ptr += (bytes as u64).div_ceil(4096).max(1) * 4096;
-            ptr
-        };
+        let ptr = self.address(bytes as u64);
         self.push(Call::Alloc { ptr, bytes });
         Ok(ptr)
     }
@@ -200,7 +279,9 @@ unsafe impl Driver for MockDriver {
     unsafe fn event_elapsed_ms(&self, _start: Handle, _end: Handle) -> Result<f32> {
         Ok(0.0)
     }
-    unsafe fn event_destroy(&self, _event: Handle) {}
+    unsafe fn event_destroy(&self, event: Handle) {
+        self.push(Call::EventDestroy(event));
+    }
     unsafe fn event_record(&self, event: Handle, stream: Handle) -> Result<()> {
         self.push(Call::EventRecord { event, stream });
         Ok(())
@@ -219,13 +300,15 @@ unsafe impl Driver for MockDriver {
 
     unsafe fn copy_2d(&self, copy: &Copy2d, stream: Handle) -> Result<()> {
         self.check("copy_2d")?;
-        let (src_host, src_device) = match copy.src {
-            Memory::Host(p) => (Some(p as usize), None),
-            Memory::Device(d) => (None, Some(d)),
+        let (src_host, src_device, src_array) = match copy.src {
+            Memory::Host(p) => (Some(p as usize), None, None),
+            Memory::Device(d) => (None, Some(d), None),
+            Memory::Array(a) => (None, None, Some(a)),
         };
         self.push(Call::Copy2d {
             src_host,
             src_device,
+            src_array,
             dst: copy.dst,
             width_bytes: copy.width_bytes,
             height: copy.height,
@@ -295,5 +378,113 @@ unsafe impl Driver for MockDriver {
             stream,
         });
         Ok(())
+    }
+}
+
+// SAFETY: as above. Imports behave as CUDA's: a failed import leaves the
+// fd to the caller (which closes it), a successful one keeps it until
+// destroyed.
+unsafe impl Interop for MockDriver {
+    fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc) -> Result<Handle> {
+        self.check("import_memory")?;
+        let memory = self.handle();
+        self.keep_fd(memory, fd);
+        self.push(Call::ImportMemory {
+            memory,
+            kind: desc.kind,
+            size: desc.size,
+            dedicated: desc.dedicated,
+        });
+        Ok(memory)
+    }
+    unsafe fn map_external_buffer(
+        &self,
+        memory: Handle,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<DevicePtr> {
+        self.check("map_external_buffer")?;
+        let ptr = self.address(bytes);
+        self.push(Call::MapExternalBuffer {
+            memory,
+            ptr,
+            offset,
+            bytes,
+        });
+        Ok(ptr)
+    }
+    unsafe fn free_external_buffer(&self, ptr: DevicePtr) {
+        self.push(Call::FreeExternalBuffer(ptr));
+    }
+    unsafe fn destroy_external_memory(&self, memory: Handle) {
+        self.release_fd(memory);
+        self.push(Call::DestroyExternalMemory(memory));
+    }
+
+    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<Handle> {
+        self.check("import_semaphore")?;
+        let semaphore = self.handle();
+        self.keep_fd(semaphore, fd);
+        self.push(Call::ImportSemaphore { semaphore, kind });
+        Ok(semaphore)
+    }
+    unsafe fn signal_semaphore(&self, semaphore: Handle, value: u64, stream: Handle) -> Result<()> {
+        self.push(Call::SignalSemaphore {
+            semaphore,
+            value,
+            stream,
+        });
+        Ok(())
+    }
+    unsafe fn wait_semaphore(&self, semaphore: Handle, value: u64, stream: Handle) -> Result<()> {
+        self.push(Call::WaitSemaphore {
+            semaphore,
+            value,
+            stream,
+        });
+        Ok(())
+    }
+    unsafe fn destroy_semaphore(&self, semaphore: Handle) {
+        self.release_fd(semaphore);
+        self.push(Call::DestroySemaphore(semaphore));
+    }
+
+    unsafe fn host_register(&self, ptr: *mut u8, bytes: usize) -> Result<()> {
+        self.check("host_register")?;
+        self.push(Call::HostRegister {
+            ptr: ptr as usize,
+            bytes,
+        });
+        Ok(())
+    }
+    unsafe fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr> {
+        Ok(ptr as DevicePtr)
+    }
+    unsafe fn host_unregister(&self, ptr: *mut u8) {
+        self.push(Call::HostUnregister(ptr as usize));
+    }
+
+    unsafe fn gl_register_image(&self, texture: u32, _target: u32) -> Result<Handle> {
+        self.check("gl_register_image")?;
+        let resource = self.handle();
+        self.push(Call::GlRegister { resource, texture });
+        Ok(resource)
+    }
+    unsafe fn graphics_map(&self, resource: Handle, stream: Handle) -> Result<()> {
+        self.check("graphics_map")?;
+        self.push(Call::GraphicsMap { resource, stream });
+        Ok(())
+    }
+    unsafe fn graphics_array(&self, resource: Handle) -> Result<Handle> {
+        let array = self.handle();
+        self.push(Call::GraphicsArray { resource, array });
+        Ok(array)
+    }
+    unsafe fn graphics_unmap(&self, resource: Handle, stream: Handle) -> Result<()> {
+        self.push(Call::GraphicsUnmap { resource, stream });
+        Ok(())
+    }
+    unsafe fn graphics_unregister(&self, resource: Handle) {
+        self.push(Call::GraphicsUnregister(resource));
     }
 }

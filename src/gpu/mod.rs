@@ -5,6 +5,8 @@
 //!   [`hip`] are the only files that call FFI, and load their runtime at run
 //!   time (a machine without it gets [`Error::BackendUnavailable`]).
 //! * [`device`]: RAII buffers, pinned buffers, streams, events, modules.
+//! * [`external`]: RAII imports of a producer's frames: external memory and
+//!   semaphores (Vulkan), registered host memory, GL textures.
 //! * [`kernels`]: kernels/*.cu compiled at run time, cached on disk.
 //! * [`planes`]: a frame's planes uploaded once into context-owned buffers.
 //! * [`feature`]: GPU extractors, same names and outputs as the CPU ones.
@@ -15,8 +17,11 @@ mod contract_tests;
 pub mod cuda;
 pub mod device;
 pub mod driver;
+pub mod external;
 pub mod feature;
 pub mod hip;
+#[cfg(test)]
+mod import_contract_tests;
 pub mod kernels;
 #[cfg(test)]
 pub(crate) mod mock;

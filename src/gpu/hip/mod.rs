@@ -1,8 +1,11 @@
 //! HIP driver (AMD ROCm): the [`Driver`] calls through the HIP runtime and
 //! hiprtc, loaded at run time by `cubecl-hip-sys` (ADR 0006). FFI only: the
-//! logic is the backend-neutral layer's, shared with CUDA.
+//! logic is the backend-neutral layer's, shared with CUDA. The import calls
+//! ([`super::driver::Interop`]) are in `interop.rs`.
 
-use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory};
+mod interop;
+
+use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory, MemoryInfo};
 use super::DeviceSelector;
 use crate::error::{Error, Result};
 use cubecl_hip_sys as hip;
@@ -34,20 +37,25 @@ fn check(result: hip::hipError_t, operation: &str) -> Result<()> {
     if result == hip::hipError_t_hipSuccess {
         return Ok(());
     }
+    Err(Error::Gpu {
+        backend: BACKEND.into(),
+        operation: operation.into(),
+        reason: error_name(result),
+    })
+}
+
+/// The runtime's answer as `hipErrorNotSupported (801)`.
+fn error_name(result: hip::hipError_t) -> String {
     // SAFETY: hipGetErrorName returns a static string.
     let name = unsafe {
         let p = hip::hipGetErrorName(result);
         if p.is_null() {
-            format!("error {result}")
+            "error".to_string()
         } else {
             CStr::from_ptr(p).to_string_lossy().into_owned()
         }
     };
-    Err(Error::Gpu {
-        backend: BACKEND.into(),
-        operation: operation.into(),
-        reason: name,
-    })
+    format!("{name} ({result})")
 }
 
 /// One HIP device. HIP keeps the current device per thread, so every call
@@ -55,7 +63,7 @@ fn check(result: hip::hipError_t, operation: &str) -> Result<()> {
 pub struct HipDriver {
     index: i32,
     name: String,
-    uuid: String,
+    uuid: [u8; 16],
     arch: String,
     runtime_version: i32,
 }
@@ -98,8 +106,8 @@ impl HipDriver {
                 check(hip::hipDeviceGet(&mut device, index), "hipDeviceGet")?;
                 let mut raw = std::mem::zeroed::<hip::hipUUID>();
                 check(hip::hipDeviceGetUuid(&mut raw, device), "hipDeviceGetUuid")?;
-                let uuid = super::format_uuid(&raw.bytes.map(|b| b as u8));
-                if selector.matches(index as u32, &uuid) {
+                let uuid = raw.bytes.map(|b| b as u8);
+                if selector.matches(index as u32, &super::format_uuid(&uuid)) {
                     found = Some((index, device, uuid));
                     break;
                 }
@@ -162,8 +170,26 @@ unsafe impl Driver for HipDriver {
     fn describe(&self) -> String {
         format!(
             "HIP device {} ({}, {}, {})",
-            self.index, self.name, self.uuid, self.arch
+            self.index,
+            self.name,
+            super::format_uuid(&self.uuid),
+            self.arch
         )
+    }
+
+    fn uuid(&self) -> [u8; 16] {
+        self.uuid
+    }
+
+    fn memory_info(&self) -> Result<MemoryInfo> {
+        self.bind()?;
+        let (mut free, mut total) = (0, 0);
+        // SAFETY: valid out-pointers.
+        check(
+            unsafe { hip::hipMemGetInfo(&mut free, &mut total) },
+            "hipMemGetInfo",
+        )?;
+        Ok(MemoryInfo { free, total })
     }
 
     fn code_target(&self) -> String {
@@ -293,6 +319,22 @@ unsafe impl Driver for HipDriver {
                 d as *const c_void,
                 hip::hipMemcpyKind_hipMemcpyDeviceToDevice,
             ),
+            Memory::Array(a) => {
+                return check(
+                    hip::hipMemcpy2DFromArrayAsync(
+                        c.dst as *mut c_void,
+                        c.dst_pitch,
+                        a.0 as hip::hipArray_const_t,
+                        0,
+                        0,
+                        c.width_bytes,
+                        c.height,
+                        hip::hipMemcpyKind_hipMemcpyDeviceToDevice,
+                        stream(s),
+                    ),
+                    "hipMemcpy2DFromArrayAsync",
+                )
+            }
         };
         check(
             hip::hipMemcpy2DAsync(

@@ -1,8 +1,11 @@
 //! CUDA driver: the [`Driver`] calls through the CUDA driver API and NVRTC,
 //! both loaded at run time (cudarc's `dynamic-loading`). FFI only: all
-//! logic lives in the backend-neutral layer.
+//! logic lives in the backend-neutral layer. The import calls
+//! ([`super::driver::Interop`]) are in `interop.rs`.
 
-use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory};
+mod interop;
+
+use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory, MemoryInfo};
 use super::DeviceSelector;
 use crate::error::{Error, Result};
 use cudarc::driver::sys as cu;
@@ -34,6 +37,16 @@ fn check(result: cu::CUresult, operation: &str) -> Result<()> {
     if result == cu::CUresult::CUDA_SUCCESS {
         return Ok(());
     }
+    Err(Error::Gpu {
+        backend: BACKEND.into(),
+        operation: operation.into(),
+        reason: error_name(result),
+    })
+}
+
+/// The driver's answer as `CUDA_ERROR_NOT_SUPPORTED (801)`: the name for
+/// people, the number for searching NVIDIA's documentation.
+fn error_name(result: cu::CUresult) -> String {
     let mut name: *const std::ffi::c_char = std::ptr::null();
     // SAFETY: cuGetErrorName writes a static string pointer.
     let name = unsafe {
@@ -43,11 +56,7 @@ fn check(result: cu::CUresult, operation: &str) -> Result<()> {
             format!("{result:?}")
         }
     };
-    Err(Error::Gpu {
-        backend: BACKEND.into(),
-        operation: operation.into(),
-        reason: name,
-    })
+    format!("{name} ({})", result as u32)
 }
 
 /// One CUDA device and the context vmafx works in: the device's primary
@@ -61,7 +70,7 @@ pub struct CudaDriver {
     retained_primary: bool,
     index: i32,
     name: String,
-    uuid: String,
+    uuid: [u8; 16],
     compute_capability: (i32, i32),
     driver_version: i32,
 }
@@ -97,8 +106,8 @@ impl CudaDriver {
                 check(cu::cuDeviceGet(&mut device, index), "cuDeviceGet")?;
                 let mut raw = std::mem::zeroed::<cu::CUuuid>();
                 check(cu::cuDeviceGetUuid_v2(&mut raw, device), "cuDeviceGetUuid")?;
-                let uuid = super::format_uuid(&raw.bytes.map(|b| b as u8));
-                if selector.matches(index as u32, &uuid) {
+                let uuid = raw.bytes.map(|b| b as u8);
+                if selector.matches(index as u32, &super::format_uuid(&uuid)) {
                     found = Some((index, device, uuid));
                     break;
                 }
@@ -152,7 +161,7 @@ impl CudaDriver {
         got?;
         let mut raw = std::mem::zeroed::<cu::CUuuid>();
         check(cu::cuDeviceGetUuid_v2(&mut raw, device), "cuDeviceGetUuid")?;
-        let uuid = super::format_uuid(&raw.bytes.map(|b| b as u8));
+        let uuid = raw.bytes.map(|b| b as u8);
         // A CUdevice handle is the device's ordinal.
         Self::with_device_info(device, context, device, uuid)
     }
@@ -162,7 +171,7 @@ impl CudaDriver {
         device: cu::CUdevice,
         context: cu::CUcontext,
         index: i32,
-        uuid: String,
+        uuid: [u8; 16],
     ) -> Result<Self> {
         {
             let mut name = [0 as std::ffi::c_char; 256];
@@ -295,8 +304,27 @@ unsafe impl Driver for CudaDriver {
     fn describe(&self) -> String {
         format!(
             "CUDA device {} ({}, {}, compute {}.{})",
-            self.index, self.name, self.uuid, self.compute_capability.0, self.compute_capability.1
+            self.index,
+            self.name,
+            super::format_uuid(&self.uuid),
+            self.compute_capability.0,
+            self.compute_capability.1
         )
+    }
+
+    fn uuid(&self) -> [u8; 16] {
+        self.uuid
+    }
+
+    fn memory_info(&self) -> Result<MemoryInfo> {
+        self.bind()?;
+        let (mut free, mut total) = (0, 0);
+        // SAFETY: valid out-pointers.
+        check(
+            unsafe { cu::cuMemGetInfo_v2(&mut free, &mut total) },
+            "cuMemGetInfo",
+        )?;
+        Ok(MemoryInfo { free, total })
     }
 
     fn code_target(&self) -> String {
@@ -421,9 +449,25 @@ unsafe impl Driver for CudaDriver {
     unsafe fn copy_2d(&self, c: &Copy2d, s: Handle) -> Result<()> {
         self.bind()?;
         // Built field by field: the memory-type enums have no zero value.
-        let (src_type, src_host, src_device) = match c.src {
-            Memory::Host(h) => (cu::CUmemorytype::CU_MEMORYTYPE_HOST, h as *const c_void, 0),
-            Memory::Device(d) => (cu::CUmemorytype::CU_MEMORYTYPE_DEVICE, std::ptr::null(), d),
+        let (src_type, src_host, src_device, src_array) = match c.src {
+            Memory::Host(h) => (
+                cu::CUmemorytype::CU_MEMORYTYPE_HOST,
+                h as *const c_void,
+                0,
+                std::ptr::null_mut(),
+            ),
+            Memory::Device(d) => (
+                cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                std::ptr::null(),
+                d,
+                std::ptr::null_mut(),
+            ),
+            Memory::Array(a) => (
+                cu::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+                std::ptr::null(),
+                0,
+                a.0 as cu::CUarray,
+            ),
         };
         let p = cu::CUDA_MEMCPY2D {
             srcXInBytes: 0,
@@ -431,7 +475,7 @@ unsafe impl Driver for CudaDriver {
             srcMemoryType: src_type,
             srcHost: src_host,
             srcDevice: src_device,
-            srcArray: std::ptr::null_mut(),
+            srcArray: src_array,
             srcPitch: c.src_pitch,
             dstXInBytes: 0,
             dstY: 0,

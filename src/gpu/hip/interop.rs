@@ -1,0 +1,230 @@
+//! HIP's side of a zero-copy import: external memory (dma-buf and opaque
+//! fds), external semaphores (wired, but ROCm documents them as not
+//! supported on Linux), host memory registration. No GL interop: on AMD a
+//! GL texture comes over as an EGL dma-buf export. FFI only.
+
+use super::{check, error_name, stream, HipDriver, BACKEND};
+use crate::error::{Error, Result};
+use crate::gpu::driver::{DevicePtr, ExternalMemoryDesc, Handle, Interop, SemaphoreKind};
+use cubecl_hip_sys as hip;
+use std::ffi::c_void;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+fn unsupported(operation: &str, reason: &str) -> Error {
+    Error::Gpu {
+        backend: BACKEND.into(),
+        operation: operation.into(),
+        reason: reason.into(),
+    }
+}
+
+/// ROCm on Linux has no external semaphores: say what to do instead.
+fn semaphore_check(result: hip::hipError_t, operation: &str) -> Result<()> {
+    if result == hip::hipError_t_hipErrorNotSupported {
+        return Err(unsupported(
+            operation,
+            &format!(
+                "{}: HIP external semaphores are not supported on Linux; wait for the \
+                 producer on the host (poll its sync_file fd, or its fence) before \
+                 submitting the frame",
+                error_name(result)
+            ),
+        ));
+    }
+    check(result, operation)
+}
+
+unsafe impl Interop for HipDriver {
+    fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc) -> Result<Handle> {
+        self.bind()?;
+        // ROCm imports dma-bufs through the opaque-fd type, and keeps a
+        // reference of its own: our fd is closed when `fd` drops, whatever
+        // the outcome (as rocDecode does after its imports).
+        // SAFETY: the union holds only integers and pointers.
+        let mut handle: hip::hipExternalMemoryHandleDesc_st__bindgen_ty_1 =
+            unsafe { std::mem::zeroed() };
+        handle.fd = fd.as_raw_fd();
+        let d = hip::hipExternalMemoryHandleDesc {
+            type_: hip::hipExternalMemoryHandleType_enum_hipExternalMemoryHandleTypeOpaqueFd,
+            handle,
+            size: desc.size,
+            flags: if desc.dedicated {
+                hip::hipExternalMemoryDedicated
+            } else {
+                0
+            },
+            reserved: [0; 16],
+        };
+        let mut out = std::ptr::null_mut();
+        // SAFETY: valid descriptor and out-pointer.
+        check(
+            unsafe { hip::hipImportExternalMemory(&mut out, &d) },
+            &format!(
+                "hipImportExternalMemory ({}, {} bytes{})",
+                desc.kind,
+                desc.size,
+                if desc.dedicated { ", dedicated" } else { "" }
+            ),
+        )?;
+        drop(fd);
+        Ok(Handle(out as usize))
+    }
+
+    unsafe fn map_external_buffer(&self, m: Handle, offset: u64, bytes: u64) -> Result<DevicePtr> {
+        self.bind()?;
+        let d = hip::hipExternalMemoryBufferDesc {
+            offset,
+            size: bytes,
+            flags: 0,
+            reserved: [0; 16],
+        };
+        let mut ptr = std::ptr::null_mut();
+        check(
+            hip::hipExternalMemoryGetMappedBuffer(&mut ptr, m.0 as hip::hipExternalMemory_t, &d),
+            &format!("hipExternalMemoryGetMappedBuffer ({bytes} bytes at {offset})"),
+        )?;
+        Ok(ptr as DevicePtr)
+    }
+
+    unsafe fn free_external_buffer(&self, ptr: DevicePtr) {
+        if self.bind().is_ok() {
+            hip::hipFree(ptr as *mut c_void);
+        }
+    }
+
+    unsafe fn destroy_external_memory(&self, m: Handle) {
+        if self.bind().is_ok() {
+            hip::hipDestroyExternalMemory(m.0 as hip::hipExternalMemory_t);
+        }
+    }
+
+    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<Handle> {
+        self.bind()?;
+        let type_ = match kind {
+            SemaphoreKind::Binary => {
+                hip::hipExternalSemaphoreHandleType_enum_hipExternalSemaphoreHandleTypeOpaqueFd
+            }
+            SemaphoreKind::Timeline => {
+                hip::hipExternalSemaphoreHandleType_enum_hipExternalSemaphoreHandleTypeTimelineSemaphoreFd
+            }
+        };
+        // SAFETY: the union holds only integers and pointers.
+        let mut handle: hip::hipExternalSemaphoreHandleDesc_st__bindgen_ty_1 =
+            unsafe { std::mem::zeroed() };
+        handle.fd = fd.as_raw_fd();
+        let d = hip::hipExternalSemaphoreHandleDesc {
+            type_,
+            handle,
+            flags: 0,
+            reserved: [0; 16],
+        };
+        let mut out = std::ptr::null_mut();
+        // SAFETY: valid descriptor and out-pointer.
+        semaphore_check(
+            unsafe { hip::hipImportExternalSemaphore(&mut out, &d) },
+            &format!("hipImportExternalSemaphore ({kind}, opaque fd)"),
+        )?;
+        drop(fd); // as for memory: ROCm keeps no claim on our fd
+        Ok(Handle(out as usize))
+    }
+
+    unsafe fn signal_semaphore(&self, sem: Handle, value: u64, s: Handle) -> Result<()> {
+        self.bind()?;
+        let mut p: hip::hipExternalSemaphoreSignalParams = std::mem::zeroed();
+        p.params.fence.value = value;
+        let handle = sem.0 as hip::hipExternalSemaphore_t;
+        semaphore_check(
+            hip::hipSignalExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
+            "hipSignalExternalSemaphoresAsync",
+        )
+    }
+
+    unsafe fn wait_semaphore(&self, sem: Handle, value: u64, s: Handle) -> Result<()> {
+        self.bind()?;
+        let mut p: hip::hipExternalSemaphoreWaitParams = std::mem::zeroed();
+        p.params.fence.value = value;
+        let handle = sem.0 as hip::hipExternalSemaphore_t;
+        semaphore_check(
+            hip::hipWaitExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
+            "hipWaitExternalSemaphoresAsync",
+        )
+    }
+
+    unsafe fn destroy_semaphore(&self, sem: Handle) {
+        if self.bind().is_ok() {
+            hip::hipDestroyExternalSemaphore(sem.0 as hip::hipExternalSemaphore_t);
+        }
+    }
+
+    unsafe fn host_register(&self, ptr: *mut u8, bytes: usize) -> Result<()> {
+        self.bind()?;
+        check(
+            hip::hipHostRegister(ptr as *mut c_void, bytes, hip::hipHostRegisterMapped),
+            &format!("hipHostRegister ({bytes} bytes)"),
+        )
+    }
+
+    unsafe fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr> {
+        self.bind()?;
+        let mut device = std::ptr::null_mut();
+        check(
+            hip::hipHostGetDevicePointer(&mut device, ptr as *mut c_void, 0),
+            "hipHostGetDevicePointer",
+        )?;
+        Ok(device as DevicePtr)
+    }
+
+    unsafe fn host_unregister(&self, ptr: *mut u8) {
+        if self.bind().is_ok() {
+            hip::hipHostUnregister(ptr as *mut c_void);
+        }
+    }
+
+    unsafe fn gl_register_image(&self, texture: u32, _target: u32) -> Result<Handle> {
+        Err(unsupported(
+            &format!("GL texture registration (texture {texture})"),
+            "vmafx has no HIP-GL interop: on AMD, export the texture as a dma-buf \
+             (EGL_MESA_image_dma_buf_export) and import that (Gpu::import_memory, \
+             ExternalMemoryKind::DmaBuf)",
+        ))
+    }
+
+    unsafe fn graphics_map(&self, r: Handle, s: Handle) -> Result<()> {
+        self.bind()?;
+        let mut handle = r.0 as hip::hipGraphicsResource_t;
+        check(
+            hip::hipGraphicsMapResources(1, &mut handle, stream(s)),
+            "hipGraphicsMapResources",
+        )
+    }
+
+    unsafe fn graphics_array(&self, r: Handle) -> Result<Handle> {
+        self.bind()?;
+        let mut array = std::ptr::null_mut();
+        check(
+            hip::hipGraphicsSubResourceGetMappedArray(
+                &mut array,
+                r.0 as hip::hipGraphicsResource_t,
+                0,
+                0,
+            ),
+            "hipGraphicsSubResourceGetMappedArray",
+        )?;
+        Ok(Handle(array as usize))
+    }
+
+    unsafe fn graphics_unmap(&self, r: Handle, s: Handle) -> Result<()> {
+        self.bind()?;
+        let mut handle = r.0 as hip::hipGraphicsResource_t;
+        check(
+            hip::hipGraphicsUnmapResources(1, &mut handle, stream(s)),
+            "hipGraphicsUnmapResources",
+        )
+    }
+
+    unsafe fn graphics_unregister(&self, r: Handle) {
+        if self.bind().is_ok() {
+            hip::hipGraphicsUnregisterResource(r.0 as hip::hipGraphicsResource_t);
+        }
+    }
+}
