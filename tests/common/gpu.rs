@@ -99,4 +99,3 @@ pub fn check_all_pairs(gpu: &Gpu, features: &[(&str, &str)], subsample: u32) {
 pub fn pair(needle: &str) -> &'static Pair {
     PAIRS.iter().find(|p| p.name().contains(needle)).unwrap()
 }
-

@@ -1,0 +1,271 @@
+// Integer VIF (libvmaf 3.2.0's `vif`, as src/feature/vif reproduces it):
+// one launch per scale does, for a tile of pixels, the separable moment
+// filter (vertical, rounding shifts, horizontal), the per-pixel statistic
+// with its fixed-point log2 lookups, the block's four integer sums (added
+// to the frame's accumulators), and the decimation of the tile into the
+// next scale's planes (the next scale's filter at even rows and columns).
+//
+// Edges: the tile is loaded with every row and column index mirrored about
+// the edge sample (reflect-101). The filters are separable and
+// column-independent, so filtering mirrored source columns gives exactly
+// the mirrored filtered columns the CPU pads its rows with.
+//
+// Exactness: the integer widths, wrapping and rounding of the CPU code;
+// the double arithmetic of the statistic goes through the _rn intrinsics
+// so no multiply-add is fused (the CPU rounds every operation).
+
+#include "common.cuh"
+
+#define THREADS 256
+// Output pixels per block: even, so every decimated sample (at even
+// coordinates) belongs to exactly one tile.
+#define TILE_W 64
+#define TILE_H 16
+
+// The per-scale Gaussians in Q16 (src/feature/vif/tables.rs), by tap count.
+__constant__ unsigned FILTER17[17] = {489,  935,  1640, 2640, 3896, 5274, 6547, 7455, 7784,
+                                      7455, 6547, 5274, 3896, 2640, 1640, 935,  489};
+__constant__ unsigned FILTER9[9] = {1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244};
+__constant__ unsigned FILTER5[5] = {3571, 16004, 26386, 16004, 3571};
+__constant__ unsigned FILTER3[3] = {10904, 43728, 10904};
+
+template <int TAPS> __device__ __forceinline__ unsigned coef(int k);
+template <> __device__ __forceinline__ unsigned coef<17>(int k) { return FILTER17[k]; }
+template <> __device__ __forceinline__ unsigned coef<9>(int k) { return FILTER9[k]; }
+template <> __device__ __forceinline__ unsigned coef<5>(int k) { return FILTER5[k]; }
+template <> __device__ __forceinline__ unsigned coef<3>(int k) { return FILTER3[k]; }
+
+// The model's noise variance 2.0 in Q16, and libvmaf's epsilon (Q16 of
+// 1e-10) for the gain's denominator.
+#define SIGMA_NSQ 131072
+#define VIF_EPS (65536.0 * 1.0e-10)
+
+// Reflect-101 index into 0..n; indices further out (only tiles' unused
+// margins reach them) are clamped so that loads stay inside the plane.
+__device__ __forceinline__ int mirror(int i, int n) {
+    if (i < 0) i = -i;
+    if (i >= n) i = 2 * n - i - 2;
+    return i < 0 ? 0 : (i >= n ? n - 1 : i);
+}
+
+// (v + 2^(shift-1)) >> shift in the accumulator's width; shift 0 keeps v.
+__device__ __forceinline__ unsigned round_shift(unsigned v, unsigned shift) {
+    return shift == 0 ? v : (v + (1u << (shift - 1))) >> shift;
+}
+__device__ __forceinline__ u64 round_shift(u64 v, unsigned shift) {
+    return shift == 0 ? v : (v + (1ull << (shift - 1))) >> shift;
+}
+
+// (a * b + 2^31) >> 32 of 32-bit values.
+__device__ __forceinline__ unsigned product_q32(unsigned a, unsigned b) {
+    return (unsigned)(((u64)a * b + 0x80000000ull) >> 32);
+}
+
+// log2(v) * 2048 in libvmaf's fixed point, for 2^16 <= v < 2^52: the top
+// 16 bits of v (truncated) looked up, plus 2048 per dropped bit. The table
+// holds mantissas 32768..65535; other v (never summed) read some entry.
+__device__ __forceinline__ int log2_q11(u64 v, const unsigned short *table) {
+    int shift = 63 - __clzll((long long)v) - 15;
+    unsigned mantissa = (unsigned)(v >> (shift & 63));
+    return (int)__ldg(table + (mantissa & 0x7fff)) + 2048 * shift;
+}
+
+// The VIF statistic of one pixel into the four sums (stats.rs add_block).
+__device__ __forceinline__ void add_pixel(unsigned mu1, unsigned mu2, unsigned xx, unsigned yy,
+                                          unsigned xy, const unsigned short *table,
+                                          double gain_limit, i64 sums[4]) {
+    int sigma1_sq = (int)(xx - product_q32(mu1, mu1));
+    int sigma2_sq = (int)(yy - product_q32(mu2, mu2));
+    sigma2_sq = sigma2_sq < 0 ? 0 : sigma2_sq;
+    int sigma12 = (int)(xy - product_q32(mu1, mu2));
+    if (sigma1_sq < SIGMA_NSQ) {
+        // A reference flatter than the noise: a count and a separate sum.
+        sums[2] += sigma2_sq;
+        sums[3] += 1;
+        return;
+    }
+    u64 den_arg = (unsigned)SIGMA_NSQ + (unsigned)sigma1_sq;
+    sums[1] += log2_q11(den_arg, table) - 2048 * 17;
+    if (sigma12 > 0 && sigma2_sq > 0) {
+        double s1 = (double)sigma1_sq, s2 = (double)sigma2_sq, s12 = (double)sigma12;
+        double g = __ddiv_rn(s12, __dadd_rn(s1, VIF_EPS));
+        int sv_sq = __double2int_rz(__dsub_rn(s2, __dmul_rn(g, s12)));
+        sv_sq = sv_sq < 0 ? 0 : sv_sq;
+        g = g < gain_limit ? g : gain_limit;
+        u64 noise = (unsigned)sv_sq + (unsigned)SIGMA_NSQ;
+        u64 num_arg = (u64)__double2ll_rz(__dmul_rn(__dmul_rn(g, g), s1)) + noise;
+        sums[0] += log2_q11(num_arg, table) - log2_q11(noise, table);
+    }
+}
+
+// The vertical second moments: 32-bit wrapping sums for 8-bit samples (the
+// true sums fit), 64-bit ones narrowed after the shift otherwise.
+template <bool WIDE> struct SquareAcc;
+template <> struct SquareAcc<false> {
+    typedef unsigned T;
+    static __device__ __forceinline__ unsigned mad(unsigned c, unsigned ab, unsigned acc) {
+        return acc + c * ab;
+    }
+};
+template <> struct SquareAcc<true> {
+    typedef u64 T;
+    static __device__ __forceinline__ u64 mad(unsigned c, unsigned ab, u64 acc) {
+        return acc + (u64)c * ab;
+    }
+};
+
+// One scale of one tile. `bits`: the sample width (the bit depth at scale
+// 0, 16 for the decimated scales). DTAPS: the next scale's filter, 0 at
+// the last scale. Sums: num_log, den_log, num_non_log, den_non_log.
+template <typename T, int TAPS, int DTAPS, bool WIDE>
+__device__ __forceinline__ void
+vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int width,
+         int height, unsigned bits, const unsigned short *log2_table, double gain_limit,
+         u64 *sums, unsigned short *next_ref, unsigned short *next_dis, unsigned next_pitch) {
+    constexpr int HALF = TAPS / 2;
+    constexpr int IN_W = TILE_W + 2 * HALF;
+    constexpr int IN_H = TILE_H + 2 * HALF;
+    constexpr int DHALF = DTAPS / 2;
+    constexpr int DEC_W = TILE_W + 2 * DHALF;
+    constexpr int DEC_H = DTAPS > 0 ? TILE_H / 2 : 1;
+    typedef typename SquareAcc<WIDE>::T Acc;
+
+    __shared__ unsigned short in_ref[IN_H][IN_W];
+    __shared__ unsigned short in_dis[IN_H][IN_W];
+    // The vertical pass's moments; the block reduction reuses the space.
+    __shared__ union {
+        struct {
+            unsigned mu1[TILE_H][IN_W];
+            unsigned mu2[TILE_H][IN_W];
+            unsigned xx[TILE_H][IN_W];
+            unsigned yy[TILE_H][IN_W];
+            unsigned xy[TILE_H][IN_W];
+        } v;
+        u64 reduce[THREADS];
+    } s;
+    __shared__ unsigned dec_ref[DEC_H][DEC_W];
+    __shared__ unsigned dec_dis[DEC_H][DEC_W];
+
+    const int tid = threadIdx.x;
+    const int x0 = blockIdx.x * TILE_W, y0 = blockIdx.y * TILE_H;
+
+    // The tile and its margins, mirrored at the picture's edges.
+    for (int i = tid; i < IN_H * IN_W; i += THREADS) {
+        int r = i / IN_W, c = i % IN_W;
+        int y = mirror(y0 - HALF + r, height), x = mirror(x0 - HALF + c, width);
+        in_ref[r][c] = ((const T *)((const char *)ref + (u64)y * ref_pitch))[x];
+        in_dis[r][c] = ((const T *)((const char *)dis + (u64)y * dis_pitch))[x];
+    }
+    __syncthreads();
+
+    // Vertical pass: means back to 16 bits, second moments to 32 bits.
+    const unsigned square_shift = 2 * (bits - 8);
+    for (int i = tid; i < TILE_H * IN_W; i += THREADS) {
+        int r = i / IN_W, c = i % IN_W;
+        unsigned mu1 = 0, mu2 = 0;
+        Acc xx = 0, yy = 0, xy = 0;
+#pragma unroll
+        for (int k = 0; k < TAPS; k++) {
+            unsigned f = coef<TAPS>(k);
+            unsigned a = in_ref[r + k][c], b = in_dis[r + k][c];
+            mu1 += f * a;
+            mu2 += f * b;
+            xx = SquareAcc<WIDE>::mad(f, a * a, xx);
+            yy = SquareAcc<WIDE>::mad(f, b * b, yy);
+            xy = SquareAcc<WIDE>::mad(f, a * b, xy);
+        }
+        s.v.mu1[r][c] = round_shift(mu1, bits);
+        s.v.mu2[r][c] = round_shift(mu2, bits);
+        s.v.xx[r][c] = (unsigned)round_shift(xx, square_shift);
+        s.v.yy[r][c] = (unsigned)round_shift(yy, square_shift);
+        s.v.xy[r][c] = (unsigned)round_shift(xy, square_shift);
+    }
+    // Vertical pass of the decimation, at the tile's even rows: column c
+    // is the picture's column x0 - DHALF + c.
+    if (DTAPS > 0) {
+        for (int i = tid; i < DEC_H * DEC_W; i += THREADS) {
+            int r = i / DEC_W, c = i % DEC_W;
+            unsigned a = 0, b = 0;
+#pragma unroll
+            for (int k = 0; k < DTAPS; k++) {
+                unsigned f = coef<(DTAPS > 0 ? DTAPS : 3)>(k);
+                int rr = 2 * r + k - DHALF + HALF, cc = c + HALF - DHALF;
+                a += f * in_ref[rr][cc];
+                b += f * in_dis[rr][cc];
+            }
+            dec_ref[r][c] = round_shift(a, bits);
+            dec_dis[r][c] = round_shift(b, bits);
+        }
+    }
+    __syncthreads();
+
+    // Horizontal pass and the statistic.
+    i64 acc[4] = {0, 0, 0, 0};
+    for (int i = tid; i < TILE_H * TILE_W; i += THREADS) {
+        int r = i / TILE_W, c = i % TILE_W;
+        if (y0 + r >= height || x0 + c >= width) continue;
+        unsigned mu1 = 0, mu2 = 0;
+        u64 xx = 0, yy = 0, xy = 0;
+#pragma unroll
+        for (int k = 0; k < TAPS; k++) {
+            unsigned f = coef<TAPS>(k);
+            mu1 += f * s.v.mu1[r][c + k];
+            mu2 += f * s.v.mu2[r][c + k];
+            xx += (u64)f * s.v.xx[r][c + k];
+            yy += (u64)f * s.v.yy[r][c + k];
+            xy += (u64)f * s.v.xy[r][c + k];
+        }
+        add_pixel(mu1, mu2, (unsigned)round_shift(xx, 16), (unsigned)round_shift(yy, 16),
+                  (unsigned)round_shift(xy, 16), log2_table, gain_limit, acc);
+    }
+    // Horizontal pass of the decimation, at even columns.
+    if (DTAPS > 0) {
+        const int out_w = width / 2, out_h = height / 2;
+        for (int i = tid; i < (TILE_H / 2) * (TILE_W / 2); i += THREADS) {
+            int r = i / (TILE_W / 2), c = i % (TILE_W / 2);
+            int oy = y0 / 2 + r, ox = x0 / 2 + c;
+            if (oy >= out_h || ox >= out_w) continue;
+            unsigned a = 0, b = 0;
+#pragma unroll
+            for (int k = 0; k < DTAPS; k++) {
+                unsigned f = coef<(DTAPS > 0 ? DTAPS : 3)>(k);
+                a += f * dec_ref[r][2 * c + k];
+                b += f * dec_dis[r][2 * c + k];
+            }
+            next_ref[(u64)oy * next_pitch + ox] = (unsigned short)round_shift(a, 16);
+            next_dis[(u64)oy * next_pitch + ox] = (unsigned short)round_shift(b, 16);
+        }
+    }
+    __syncthreads();
+
+    // The block's sums into the frame's (two's complement: wrapping 64-bit
+    // adds give the exact signed total).
+    for (int q = 0; q < 4; q++) {
+        u64 total = block_sum_u64((u64)acc[q], s.reduce);
+        if (tid == 0 && total != 0) atomicAdd(sums + q, total);
+    }
+}
+
+#define VIF_PARAMS(T)                                                                        \
+    const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int width,            \
+        int height, unsigned bits, const unsigned short *log2_table, double gain_limit,       \
+        u64 *sums, unsigned short *next_ref, unsigned short *next_dis, unsigned next_pitch
+#define VIF_ARGS                                                                             \
+    ref, ref_pitch, dis, dis_pitch, width, height, bits, log2_table, gain_limit, sums,        \
+        next_ref, next_dis, next_pitch
+
+extern "C" __global__ void __launch_bounds__(THREADS) vif_scale0_u8(VIF_PARAMS(unsigned char)) {
+    vif_tile<unsigned char, 17, 9, false>(VIF_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(THREADS) vif_scale0_u16(VIF_PARAMS(unsigned short)) {
+    vif_tile<unsigned short, 17, 9, true>(VIF_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(THREADS) vif_scale1(VIF_PARAMS(unsigned short)) {
+    vif_tile<unsigned short, 9, 5, true>(VIF_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(THREADS) vif_scale2(VIF_PARAMS(unsigned short)) {
+    vif_tile<unsigned short, 5, 3, true>(VIF_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(THREADS) vif_scale3(VIF_PARAMS(unsigned short)) {
+    vif_tile<unsigned short, 3, 0, true>(VIF_ARGS);
+}
