@@ -114,6 +114,56 @@ template <> struct SquareAcc<true> {
     }
 };
 
+// Rows of the vertical pass per thread and pixels of the horizontal pass
+// per thread: neighbouring outputs share most of their taps, so each
+// loaded value serves several outputs (shared memory bandwidth is what
+// limits these passes).
+#define VROWS 4
+#define HPIX 4
+
+__host__ __device__ constexpr int round_up4(int n) { return (n + 3) / 4 * 4; }
+
+// The WIN words at `row` (16-byte aligned) into registers.
+template <int WIN>
+__device__ __forceinline__ void load_window(const unsigned *row, unsigned (&w)[WIN]) {
+#pragma unroll
+    for (int i = 0; i < WIN; i += 4) {
+        const uint4 v = *(const uint4 *)(row + i);
+        w[i] = v.x;
+        w[i + 1] = v.y;
+        w[i + 2] = v.z;
+        w[i + 3] = v.w;
+    }
+}
+
+// Horizontal pass of a mean: 32-bit wrapping sums (the true sums fit).
+template <int TAPS, int WIN>
+__device__ __forceinline__ void horizontal_means(const unsigned *row, unsigned (&out)[HPIX]) {
+    unsigned w[WIN];
+    load_window<WIN>(row, w);
+#pragma unroll
+    for (int p = 0; p < HPIX; p++) {
+        unsigned sum = 0;
+#pragma unroll
+        for (int k = 0; k < TAPS; k++) sum += coef<TAPS>(k) * w[p + k];
+        out[p] = sum;
+    }
+}
+
+// Horizontal pass of a second moment: 64-bit sums, rounded back to 32 bits.
+template <int TAPS, int WIN>
+__device__ __forceinline__ void horizontal_moments(const unsigned *row, unsigned (&out)[HPIX]) {
+    unsigned w[WIN];
+    load_window<WIN>(row, w);
+#pragma unroll
+    for (int p = 0; p < HPIX; p++) {
+        u64 sum = 0;
+#pragma unroll
+        for (int k = 0; k < TAPS; k++) sum += (u64)coef<TAPS>(k) * w[p + k];
+        out[p] = (unsigned)round_shift(sum, 16);
+    }
+}
+
 // One scale of one tile. `bits`: the sample width (the bit depth at scale
 // 0, 16 for the decimated scales). DTAPS: the next scale's filter, 0 at
 // the last scale. Sums: num_log, den_log, num_non_log, den_non_log.
@@ -125,21 +175,28 @@ vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int
     constexpr int HALF = TAPS / 2;
     constexpr int IN_W = TILE_W + 2 * HALF;
     constexpr int IN_H = TILE_H + 2 * HALF;
+    // Rows of the vertical results padded for 16-byte loads.
+    constexpr int V_W = round_up4(IN_W);
+    // The horizontal pass's window: HPIX pixels' taps, in 16-byte loads.
+    constexpr int WIN = round_up4(TAPS + HPIX - 1);
+    constexpr int DT = DTAPS > 0 ? DTAPS : 1;
     constexpr int DHALF = DTAPS / 2;
     constexpr int DEC_W = TILE_W + 2 * DHALF;
     constexpr int DEC_H = DTAPS > 0 ? TILE_H / 2 : 1;
     typedef typename SquareAcc<WIDE>::T Acc;
+    static_assert(TILE_W % HPIX == 0 && TILE_H % VROWS == 0 && VROWS % 2 == 0, "tiling");
+    static_assert(TILE_W - HPIX + WIN <= V_W, "the window stays inside the padded rows");
 
     __shared__ unsigned short in_ref[IN_H][IN_W];
     __shared__ unsigned short in_dis[IN_H][IN_W];
     // The vertical pass's moments; the block reduction reuses the space.
-    __shared__ union {
+    __shared__ __align__(16) union {
         struct {
-            unsigned mu1[TILE_H][IN_W];
-            unsigned mu2[TILE_H][IN_W];
-            unsigned xx[TILE_H][IN_W];
-            unsigned yy[TILE_H][IN_W];
-            unsigned xy[TILE_H][IN_W];
+            unsigned mu1[TILE_H][V_W];
+            unsigned mu2[TILE_H][V_W];
+            unsigned xx[TILE_H][V_W];
+            unsigned yy[TILE_H][V_W];
+            unsigned xy[TILE_H][V_W];
         } v;
         u64 reduce[THREADS];
     } s;
@@ -158,77 +215,97 @@ vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int
     }
     __syncthreads();
 
-    // Vertical pass: means back to 16 bits, second moments to 32 bits.
+    // Vertical pass, VROWS rows of a column per item: means back to 16
+    // bits, second moments to 32 bits. The decimation's vertical pass (the
+    // next filter at the even rows) reads the same input rows: done here
+    // too, for decimated column dc = c - HALF + DHALF (picture column
+    // x0 - DHALF + dc).
     const unsigned square_shift = 2 * (bits - 8);
-    for (int i = tid; i < TILE_H * IN_W; i += THREADS) {
-        int r = i / IN_W, c = i % IN_W;
-        unsigned mu1 = 0, mu2 = 0;
-        Acc xx = 0, yy = 0, xy = 0;
+    for (int i = tid; i < (TILE_H / VROWS) * IN_W; i += THREADS) {
+        const int r0 = i / IN_W * VROWS, c = i % IN_W;
+        unsigned mu1[VROWS], mu2[VROWS], da[VROWS / 2], db[VROWS / 2];
+        Acc xx[VROWS], yy[VROWS], xy[VROWS];
 #pragma unroll
-        for (int k = 0; k < TAPS; k++) {
-            unsigned f = coef<TAPS>(k);
-            unsigned a = in_ref[r + k][c], b = in_dis[r + k][c];
-            mu1 += f * a;
-            mu2 += f * b;
-            xx = SquareAcc<WIDE>::mad(f, a * a, xx);
-            yy = SquareAcc<WIDE>::mad(f, b * b, yy);
-            xy = SquareAcc<WIDE>::mad(f, a * b, xy);
+        for (int q = 0; q < VROWS; q++) {
+            mu1[q] = mu2[q] = 0;
+            xx[q] = yy[q] = xy[q] = 0;
         }
-        s.v.mu1[r][c] = round_shift(mu1, bits);
-        s.v.mu2[r][c] = round_shift(mu2, bits);
-        s.v.xx[r][c] = (unsigned)round_shift(xx, square_shift);
-        s.v.yy[r][c] = (unsigned)round_shift(yy, square_shift);
-        s.v.xy[r][c] = (unsigned)round_shift(xy, square_shift);
-    }
-    // Vertical pass of the decimation, at the tile's even rows: column c
-    // is the picture's column x0 - DHALF + c.
-    if (DTAPS > 0) {
-        for (int i = tid; i < DEC_H * DEC_W; i += THREADS) {
-            int r = i / DEC_W, c = i % DEC_W;
-            unsigned a = 0, b = 0;
 #pragma unroll
-            for (int k = 0; k < DTAPS; k++) {
-                unsigned f = coef<(DTAPS > 0 ? DTAPS : 3)>(k);
-                int rr = 2 * r + k - DHALF + HALF, cc = c + HALF - DHALF;
-                a += f * in_ref[rr][cc];
-                b += f * in_dis[rr][cc];
+        for (int m = 0; m < VROWS / 2; m++) da[m] = db[m] = 0;
+#pragma unroll
+        for (int j = 0; j < TAPS + VROWS - 1; j++) {
+            const unsigned a = in_ref[r0 + j][c], b = in_dis[r0 + j][c];
+            const unsigned aa = a * a, bb = b * b, ab = a * b;
+#pragma unroll
+            for (int q = 0; q < VROWS; q++) {
+                const int k = j - q;
+                if (k < 0 || k >= TAPS) continue;
+                const unsigned f = coef<TAPS>(k);
+                mu1[q] += f * a;
+                mu2[q] += f * b;
+                xx[q] = SquareAcc<WIDE>::mad(f, aa, xx[q]);
+                yy[q] = SquareAcc<WIDE>::mad(f, bb, yy[q]);
+                xy[q] = SquareAcc<WIDE>::mad(f, ab, xy[q]);
             }
-            dec_ref[r][c] = round_shift(a, bits);
-            dec_dis[r][c] = round_shift(b, bits);
+            if (DTAPS > 0) {
+#pragma unroll
+                for (int m = 0; m < VROWS / 2; m++) {
+                    const int k = j - (2 * m + HALF - DHALF);
+                    if (k < 0 || k >= DT) continue;
+                    const unsigned f = coef<(DTAPS > 0 ? DTAPS : 3)>(k);
+                    da[m] += f * a;
+                    db[m] += f * b;
+                }
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < VROWS; q++) {
+            s.v.mu1[r0 + q][c] = round_shift(mu1[q], bits);
+            s.v.mu2[r0 + q][c] = round_shift(mu2[q], bits);
+            s.v.xx[r0 + q][c] = (unsigned)round_shift(xx[q], square_shift);
+            s.v.yy[r0 + q][c] = (unsigned)round_shift(yy[q], square_shift);
+            s.v.xy[r0 + q][c] = (unsigned)round_shift(xy[q], square_shift);
+        }
+        const int dc = c - HALF + DHALF;
+        if (DTAPS > 0 && dc >= 0 && dc < DEC_W) {
+#pragma unroll
+            for (int m = 0; m < VROWS / 2; m++) {
+                dec_ref[r0 / 2 + m][dc] = round_shift(da[m], bits);
+                dec_dis[r0 / 2 + m][dc] = round_shift(db[m], bits);
+            }
         }
     }
     __syncthreads();
 
-    // Horizontal pass and the statistic.
+    // Horizontal pass and the statistic, HPIX pixels of a row per item.
     i64 acc[4] = {0, 0, 0, 0};
-    for (int i = tid; i < TILE_H * TILE_W; i += THREADS) {
-        int r = i / TILE_W, c = i % TILE_W;
-        if (y0 + r >= height || x0 + c >= width) continue;
-        unsigned mu1 = 0, mu2 = 0;
-        u64 xx = 0, yy = 0, xy = 0;
+    for (int i = tid; i < TILE_H * (TILE_W / HPIX); i += THREADS) {
+        const int r = i / (TILE_W / HPIX), c0 = i % (TILE_W / HPIX) * HPIX;
+        if (y0 + r >= height || x0 + c0 >= width) continue;
+        unsigned mu1[HPIX], mu2[HPIX], xx[HPIX], yy[HPIX], xy[HPIX];
+        horizontal_means<TAPS, WIN>(&s.v.mu1[r][c0], mu1);
+        horizontal_means<TAPS, WIN>(&s.v.mu2[r][c0], mu2);
+        horizontal_moments<TAPS, WIN>(&s.v.xx[r][c0], xx);
+        horizontal_moments<TAPS, WIN>(&s.v.yy[r][c0], yy);
+        horizontal_moments<TAPS, WIN>(&s.v.xy[r][c0], xy);
 #pragma unroll
-        for (int k = 0; k < TAPS; k++) {
-            unsigned f = coef<TAPS>(k);
-            mu1 += f * s.v.mu1[r][c + k];
-            mu2 += f * s.v.mu2[r][c + k];
-            xx += (u64)f * s.v.xx[r][c + k];
-            yy += (u64)f * s.v.yy[r][c + k];
-            xy += (u64)f * s.v.xy[r][c + k];
+        for (int p = 0; p < HPIX; p++) {
+            if (x0 + c0 + p < width) {
+                add_pixel(mu1[p], mu2[p], xx[p], yy[p], xy[p], log2_table, gain_limit, acc);
+            }
         }
-        add_pixel(mu1, mu2, (unsigned)round_shift(xx, 16), (unsigned)round_shift(yy, 16),
-                  (unsigned)round_shift(xy, 16), log2_table, gain_limit, acc);
     }
     // Horizontal pass of the decimation, at even columns.
     if (DTAPS > 0) {
         const int out_w = width / 2, out_h = height / 2;
         for (int i = tid; i < (TILE_H / 2) * (TILE_W / 2); i += THREADS) {
-            int r = i / (TILE_W / 2), c = i % (TILE_W / 2);
-            int oy = y0 / 2 + r, ox = x0 / 2 + c;
+            const int r = i / (TILE_W / 2), c = i % (TILE_W / 2);
+            const int oy = y0 / 2 + r, ox = x0 / 2 + c;
             if (oy >= out_h || ox >= out_w) continue;
             unsigned a = 0, b = 0;
 #pragma unroll
-            for (int k = 0; k < DTAPS; k++) {
-                unsigned f = coef<(DTAPS > 0 ? DTAPS : 3)>(k);
+            for (int k = 0; k < DT; k++) {
+                const unsigned f = coef<(DTAPS > 0 ? DTAPS : 3)>(k);
                 a += f * dec_ref[r][2 * c + k];
                 b += f * dec_dis[r][2 * c + k];
             }
