@@ -22,18 +22,41 @@
 #define TILE_W 64
 #define TILE_H 16
 
-// The per-scale Gaussians in Q16 (src/feature/vif/tables.rs), by tap count.
-__constant__ unsigned FILTER17[17] = {489,  935,  1640, 2640, 3896, 5274, 6547, 7455, 7784,
-                                      7455, 6547, 5274, 3896, 2640, 1640, 935,  489};
-__constant__ unsigned FILTER9[9] = {1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244};
-__constant__ unsigned FILTER5[5] = {3571, 16004, 26386, 16004, 3571};
-__constant__ unsigned FILTER3[3] = {10904, 43728, 10904};
-
+// The per-scale Gaussians in Q16 (src/feature/vif/tables.rs), by tap
+// count, as immediates: once the loops are unrolled each switch folds to a
+// constant operand (coefficients loaded from memory make the compiler
+// widen them to 64-bit multiplies).
 template <int TAPS> __device__ __forceinline__ unsigned coef(int k);
-template <> __device__ __forceinline__ unsigned coef<17>(int k) { return FILTER17[k]; }
-template <> __device__ __forceinline__ unsigned coef<9>(int k) { return FILTER9[k]; }
-template <> __device__ __forceinline__ unsigned coef<5>(int k) { return FILTER5[k]; }
-template <> __device__ __forceinline__ unsigned coef<3>(int k) { return FILTER3[k]; }
+template <> __device__ __forceinline__ unsigned coef<17>(int k) {
+    switch (k < 8 ? k : 16 - k) {
+    case 0: return 489;
+    case 1: return 935;
+    case 2: return 1640;
+    case 3: return 2640;
+    case 4: return 3896;
+    case 5: return 5274;
+    case 6: return 6547;
+    case 7: return 7455;
+    default: return 7784;
+    }
+}
+template <> __device__ __forceinline__ unsigned coef<9>(int k) {
+    switch (k < 4 ? k : 8 - k) {
+    case 0: return 1244;
+    case 1: return 3663;
+    case 2: return 7925;
+    case 3: return 12590;
+    default: return 14692;
+    }
+}
+template <> __device__ __forceinline__ unsigned coef<5>(int k) {
+    switch (k < 2 ? k : 4 - k) {
+    case 0: return 3571;
+    case 1: return 16004;
+    default: return 26386;
+    }
+}
+template <> __device__ __forceinline__ unsigned coef<3>(int k) { return k == 1 ? 43728 : 10904; }
 
 // The model's noise variance 2.0 in Q16, and libvmaf's epsilon (Q16 of
 // 1e-10) for the gain's denominator.
@@ -187,8 +210,8 @@ vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int
     static_assert(TILE_W % HPIX == 0 && TILE_H % VROWS == 0 && VROWS % 2 == 0, "tiling");
     static_assert(TILE_W - HPIX + WIN <= V_W, "the window stays inside the padded rows");
 
-    __shared__ unsigned short in_ref[IN_H][IN_W];
-    __shared__ unsigned short in_dis[IN_H][IN_W];
+    __shared__ __align__(16) unsigned short in_ref[IN_H][IN_W];
+    __shared__ __align__(16) unsigned short in_dis[IN_H][IN_W];
     // The vertical pass's moments; the block reduction reuses the space.
     __shared__ __align__(16) union {
         struct {
@@ -206,12 +229,41 @@ vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int
     const int tid = threadIdx.x;
     const int x0 = blockIdx.x * TILE_W, y0 = blockIdx.y * TILE_H;
 
-    // The tile and its margins, mirrored at the picture's edges.
-    for (int i = tid; i < IN_H * IN_W; i += THREADS) {
-        int r = i / IN_W, c = i % IN_W;
-        int y = mirror(y0 - HALF + r, height), x = mirror(x0 - HALF + c, width);
-        in_ref[r][c] = ((const T *)((const char *)ref + (u64)y * ref_pitch))[x];
-        in_dis[r][c] = ((const T *)((const char *)dis + (u64)y * dis_pitch))[x];
+    // The tile and its margins: tiles clear of the edges in 32-bit words
+    // where the rows' alignment allows it, the others sample by sample,
+    // mirrored at the picture's edges.
+    constexpr bool WORDS_ALIGNED = (HALF * (int)sizeof(T)) % 4 == 0;
+    const bool interior = x0 >= HALF && y0 >= HALF && x0 + TILE_W + HALF <= width &&
+                          y0 + TILE_H + HALF <= height &&
+                          ((ref_pitch | dis_pitch | (unsigned)(u64)ref | (unsigned)(u64)dis) & 3) == 0;
+    if (WORDS_ALIGNED && interior) {
+        constexpr int WORDS = IN_W * (int)sizeof(T) / 4;
+        const u64 first = (u64)(x0 - HALF) * sizeof(T);
+        const char *ref_rows = (const char *)ref + (u64)(y0 - HALF) * ref_pitch + first;
+        const char *dis_rows = (const char *)dis + (u64)(y0 - HALF) * dis_pitch + first;
+        for (int i = tid; i < IN_H * WORDS; i += THREADS) {
+            const int r = i / WORDS, w = i % WORDS;
+            const unsigned a = *(const unsigned *)(ref_rows + (u64)r * ref_pitch + 4 * w);
+            const unsigned b = *(const unsigned *)(dis_rows + (u64)r * dis_pitch + 4 * w);
+            unsigned *ra = (unsigned *)in_ref[r], *rb = (unsigned *)in_dis[r];
+            if (sizeof(T) == 1) {
+                // Four 8-bit samples into two pairs of 16-bit ones.
+                ra[2 * w] = (a & 0xff) | ((a & 0xff00) << 8);
+                ra[2 * w + 1] = ((a >> 16) & 0xff) | ((a >> 8) & 0xff0000);
+                rb[2 * w] = (b & 0xff) | ((b & 0xff00) << 8);
+                rb[2 * w + 1] = ((b >> 16) & 0xff) | ((b >> 8) & 0xff0000);
+            } else {
+                ra[w] = a;
+                rb[w] = b;
+            }
+        }
+    } else {
+        for (int i = tid; i < IN_H * IN_W; i += THREADS) {
+            int r = i / IN_W, c = i % IN_W;
+            int y = mirror(y0 - HALF + r, height), x = mirror(x0 - HALF + c, width);
+            in_ref[r][c] = ((const T *)((const char *)ref + (u64)y * ref_pitch))[x];
+            in_dis[r][c] = ((const T *)((const char *)dis + (u64)y * dis_pitch))[x];
+        }
     }
     __syncthreads();
 
