@@ -20,6 +20,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("psnr.cu", include_str!("../../kernels/psnr.cu")),
     ("motion.cu", include_str!("../../kernels/motion.cu")),
     ("layout.cu", include_str!("../../kernels/layout.cu")),
+    ("vif.cu", include_str!("../../kernels/vif.cu")),
 ];
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take

@@ -22,11 +22,14 @@ use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples};
 use decimate::Decimator;
 use filter::VifSample;
-use log2::Log2Table;
 use moments::MomentFilter;
 
+// Shared with the GPU extractor (src/gpu/feature/vif.rs).
+pub(crate) use log2::Log2Table;
+pub(crate) use stats::ScaleSums;
+
 const NAME: &str = "vif";
-const SCALES: usize = 4;
+pub(crate) const SCALES: usize = 4;
 
 /// libvmaf's `DEFAULT_VIF_ENHN_GAIN_LIMIT`: no limit in practice.
 const DEFAULT_GAIN_LIMIT: f64 = 100.0;
@@ -95,16 +98,8 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
 const MIN_SIZE: u32 = 16;
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    if format.width < MIN_SIZE || format.height < MIN_SIZE {
-        return Err(Error::Extractor {
-            extractor: NAME.into(),
-            reason: format!(
-                "picture {}x{} is too small (needs at least {MIN_SIZE}x{MIN_SIZE})",
-                format.width, format.height
-            ),
-        });
-    }
-    Ok(Box::new(Vif::new(options, format)))
+    let outputs = VifOutputs::create(options, format)?;
+    Ok(Box::new(Vif::new(outputs, format)))
 }
 
 /// One decimated scale of both pictures, 16-bit samples, tightly packed.
@@ -143,83 +138,48 @@ struct VifScores {
     scales: [(f32, f32); SCALES],
 }
 
-struct Vif {
-    format: PictureFormat,
+/// The resolved options of `vif` and the emission of its outputs, shared
+/// with the GPU extractor.
+pub(crate) struct VifOutputs {
     debug: bool,
     gain_limit: f64,
     score_names: Vec<String>,
     debug_names: Vec<String>,
-    log2: &'static Log2Table,
-    /// Scales 1 to 3.
-    pyramid: Vec<ScalePlanes>,
-    moments: MomentFilter,
-    decimator: Decimator,
 }
 
-impl Vif {
-    fn new(options: &Options, format: &PictureFormat) -> Self {
+impl VifOutputs {
+    /// Fails for pictures too small for the four scales' filters.
+    pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
+        if format.width < MIN_SIZE || format.height < MIN_SIZE {
+            return Err(Error::Extractor {
+                extractor: NAME.into(),
+                reason: format!(
+                    "picture {}x{} is too small (needs at least {MIN_SIZE}x{MIN_SIZE})",
+                    format.width, format.height
+                ),
+            });
+        }
         let suffix = options.name_suffix();
         let named = |names: &[&str]| names.iter().map(|n| format!("{n}{suffix}")).collect();
-        let (w, h) = format.plane_size(PlaneId::Y);
-        let pyramid = (1..SCALES)
-            .map(|s| ScalePlanes::new(w >> s, h >> s))
-            .collect();
-        Self {
-            format: *format,
+        Ok(Self {
             debug: options.bool("debug"),
             gain_limit: options.double("vif_enhn_gain_limit"),
             score_names: named(&SCORE_NAMES),
             debug_names: named(&DEBUG_NAMES),
-            log2: Log2Table::get(),
-            pyramid,
-            moments: MomentFilter::new(w),
-            decimator: Decimator::new(w),
-        }
+        })
     }
 
-    /// Numerator and denominator of every scale.
-    fn compute<T: VifSample>(
-        &mut self,
-        reference: PlaneRef<'_, T>,
-        distorted: PlaneRef<'_, T>,
-    ) -> VifScores {
-        let Self {
-            moments,
-            decimator,
-            pyramid,
-            log2,
-            gain_limit,
-            ..
-        } = self;
-        // Scale 0 holds the picture's samples, the decimated scales 16-bit
-        // values.
-        let bit_depth = u32::from(self.format.bit_depth);
-        let mut scores = VifScores::default();
-        scores.scales[0] = moments
-            .accumulate(reference, distorted, 0, bit_depth, log2, *gain_limit)
-            .finish();
-        for scale in 1..SCALES {
-            let (done, todo) = pyramid.split_at_mut(scale - 1);
-            let out = &mut todo[0];
-            if let Some(previous) = done.last() {
-                let (r, d) = previous.planes();
-                decimator.run(r, d, scale, 16, &mut out.reference, &mut out.distorted);
-            } else {
-                decimator.run(
-                    reference,
-                    distorted,
-                    scale,
-                    bit_depth,
-                    &mut out.reference,
-                    &mut out.distorted,
-                );
-            }
-            let (r, d) = out.planes();
-            scores.scales[scale] = moments
-                .accumulate(r, d, scale, 16, log2, *gain_limit)
-                .finish();
-        }
-        scores
+    /// The cap on the gain (`vif_enhn_gain_limit`).
+    pub(crate) fn gain_limit(&self) -> f64 {
+        self.gain_limit
+    }
+
+    /// Emits frame `index`'s values from the sums of every scale.
+    pub(crate) fn emit_sums(&self, index: u32, sums: &[ScaleSums; SCALES], sink: &mut FeatureSink) {
+        let scores = VifScores {
+            scales: sums.map(|s| s.finish()),
+        };
+        self.emit(index, &scores, sink);
     }
 
     fn emit(&self, index: u32, scores: &VifScores, sink: &mut FeatureSink) {
@@ -252,6 +212,79 @@ impl Vif {
     }
 }
 
+struct Vif {
+    format: PictureFormat,
+    outputs: VifOutputs,
+    log2: &'static Log2Table,
+    /// Scales 1 to 3.
+    pyramid: Vec<ScalePlanes>,
+    moments: MomentFilter,
+    decimator: Decimator,
+}
+
+impl Vif {
+    fn new(outputs: VifOutputs, format: &PictureFormat) -> Self {
+        let (w, h) = format.plane_size(PlaneId::Y);
+        let pyramid = (1..SCALES)
+            .map(|s| ScalePlanes::new(w >> s, h >> s))
+            .collect();
+        Self {
+            format: *format,
+            outputs,
+            log2: Log2Table::get(),
+            pyramid,
+            moments: MomentFilter::new(w),
+            decimator: Decimator::new(w),
+        }
+    }
+
+    /// Numerator and denominator of every scale.
+    fn compute<T: VifSample>(
+        &mut self,
+        reference: PlaneRef<'_, T>,
+        distorted: PlaneRef<'_, T>,
+    ) -> VifScores {
+        let Self {
+            moments,
+            decimator,
+            pyramid,
+            log2,
+            outputs,
+            ..
+        } = self;
+        let gain_limit = &outputs.gain_limit;
+        // Scale 0 holds the picture's samples, the decimated scales 16-bit
+        // values.
+        let bit_depth = u32::from(self.format.bit_depth);
+        let mut scores = VifScores::default();
+        scores.scales[0] = moments
+            .accumulate(reference, distorted, 0, bit_depth, log2, *gain_limit)
+            .finish();
+        for scale in 1..SCALES {
+            let (done, todo) = pyramid.split_at_mut(scale - 1);
+            let out = &mut todo[0];
+            if let Some(previous) = done.last() {
+                let (r, d) = previous.planes();
+                decimator.run(r, d, scale, 16, &mut out.reference, &mut out.distorted);
+            } else {
+                decimator.run(
+                    reference,
+                    distorted,
+                    scale,
+                    bit_depth,
+                    &mut out.reference,
+                    &mut out.distorted,
+                );
+            }
+            let (r, d) = out.planes();
+            scores.scales[scale] = moments
+                .accumulate(r, d, scale, 16, log2, *gain_limit)
+                .finish();
+        }
+        scores
+    }
+}
+
 impl Extractor for Vif {
     fn name(&self) -> &'static str {
         NAME
@@ -276,7 +309,7 @@ impl Extractor for Vif {
                 )))
             }
         };
-        self.emit(frame.index, &scores, sink);
+        self.outputs.emit(frame.index, &scores, sink);
         Ok(())
     }
 }

@@ -9,6 +9,7 @@
 mod motion;
 mod psnr;
 mod readback;
+mod vif;
 
 use super::device::{Gpu, Stream};
 use super::planes::{FramePlanes, PairPlanes};
@@ -51,9 +52,12 @@ pub fn create(
             motion::GpuMotion::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "vif" => Some(
+            vif::GpuVif::create(options, format, gpu).map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
 
 /// Names of the extractors with a GPU version.
-pub const AVAILABLE: &[&str] = &["psnr", "motion"];
+pub const AVAILABLE: &[&str] = &["psnr", "motion", "vif"];
