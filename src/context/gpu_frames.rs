@@ -7,18 +7,32 @@
 use super::gpu::{enqueue_all, GpuEngine, HostSide};
 use super::*;
 use crate::gpu::bind::{BindCounts, Binder, DeviceFrame, SourcePlane};
-use crate::gpu::device::{Event, Stream};
-use crate::gpu::driver::Handle;
-use crate::import::{Acquire, Frame, FrameDesc, Memory, Release};
-use std::collections::VecDeque;
+use crate::gpu::device::{DeviceBuffer, Event, Stream};
+use crate::gpu::driver::{
+    Copy2d, ExternalMemoryDesc, ExternalMemoryKind, Handle, Memory as CopySource, SemaphoreKind,
+};
+use crate::gpu::external::{ExternalMemory, GraphicsResource, GL_TEXTURE_2D};
+use crate::gpu::planes::PITCH_ALIGN;
+use crate::import::{Acquire, Frame, FrameDesc, ImportError, Memory, Release};
+use std::collections::{HashMap, VecDeque};
+use std::os::fd::OwnedFd;
+
+/// A pair whose reads are queued: the event after its last reader, the
+/// frames and the imports made for them.
+struct Held {
+    done: Event,
+    _frames: [Frame; 2],
+    _imports: Vec<Arc<ExternalMemory>>,
+}
 
 /// Device frames in flight and what binds them.
 #[derive(Default)]
 pub(super) struct ImportedFrames {
     binder: Option<Binder>,
+    imports: Imports,
     /// Frames whose reads are queued, with the event after their last
     /// reader, oldest first.
-    held: VecDeque<(Event, [Frame; 2])>,
+    held: VecDeque<Held>,
     /// Copy (on the device) layouts that cannot be read in place instead of
     /// refusing them.
     pub(super) allow_device_copy: bool,
@@ -28,8 +42,8 @@ impl ImportedFrames {
     /// Drops the frames whose readers have finished: their release signals
     /// fire (after those of any other context still reading them).
     fn release_finished(&mut self) -> Result<()> {
-        while let Some((done, _)) = self.held.front() {
-            if !done.is_done()? {
+        while let Some(held) = self.held.front() {
+            if !held.done.is_done()? {
                 break;
             }
             self.held.pop_front();
@@ -54,7 +68,7 @@ pub(super) fn on_device(frame: &Frame) -> bool {
         .desc()
         .memory
         .iter()
-        .all(|m| matches!(m, Memory::Device { .. }))
+        .all(|m| !matches!(m, Memory::Host(_) | Memory::HostFd { .. }))
 }
 
 impl GpuEngine {
@@ -90,12 +104,16 @@ impl GpuEngine {
         }
         for (side, frame) in frames.iter().enumerate() {
             wait_on_device(&self.gpu, &self.stream, frame, index, side)?;
-            signal_from_device(&self.gpu, frame);
+            signal_from_device(&self.gpu, frame)?;
         }
-        let sources = [
-            device_planes(frames[0].desc())?,
-            device_planes(frames[1].desc())?,
-        ];
+        self.imported.imports.pending.clear();
+        let mut sources = [Vec::new(), Vec::new()];
+        for (side, frame) in frames.iter().enumerate() {
+            sources[side] =
+                self.imported
+                    .imports
+                    .planes(&self.gpu, &self.stream, side, frame.desc())?;
+        }
         let device = [0, 1].map(|side| DeviceFrame {
             format: frames[side].desc().format,
             planes: &sources[side],
@@ -123,37 +141,188 @@ impl GpuEngine {
                 // Some reads may be queued: the frames are released only
                 // once they have finished.
                 let _ = self.stream.synchronize();
+                self.imported.imports.pending.clear();
                 return Err(e);
             }
         };
-        self.imported
-            .held
-            .push_back((done, [frames[0].clone(), frames[1].clone()]));
+        let imports = std::mem::take(&mut self.imported.imports.pending);
+        self.imported.held.push_back(Held {
+            done,
+            _frames: [frames[0].clone(), frames[1].clone()],
+            _imports: imports,
+        });
         self.imported.release_finished()?;
         self.complete_older(collector)
     }
 }
 
-/// Each memory plane of a device frame as an address and pitch.
-fn device_planes(desc: &FrameDesc) -> Result<Vec<SourcePlane>> {
-    desc.planes
-        .iter()
-        .enumerate()
-        .map(|(i, p)| match &desc.memory[p.memory] {
-            Memory::Device { ptr, .. } => Ok(SourcePlane {
-                ptr: ptr + p.layout.offset,
+/// What this context imported of producers' objects.
+///
+/// Memory exported as fds is imported per frame and kept with the frame
+/// until its readers finish: an fd says nothing reliable about which
+/// allocation it is (opaque fds of one driver may share an inode), so a
+/// cache keyed on it could read the wrong memory. A producer that wants to
+/// import once does it itself (`Gpu::import_memory`) and submits device
+/// pointers into the mapping.
+#[derive(Default)]
+pub(super) struct Imports {
+    /// Imports made for the frame being bound, handed to its held entry.
+    pending: Vec<Arc<ExternalMemory>>,
+    /// GL textures, by name, registered on first use (re-registering per
+    /// frame costs more than scoring it); the producer keeps them alive and
+    /// their storage unchanged while the context lives.
+    textures: HashMap<u32, GraphicsResource>,
+    /// Linear copies of arrays and textures, by side and memory plane.
+    scratch: HashMap<(usize, usize), DeviceBuffer>,
+}
+
+impl Imports {
+    /// Each memory plane of `desc` (side `side`) as linear device memory:
+    /// device pointers as they are, Vulkan allocations imported, arrays and
+    /// textures copied once on the device into scratch planes.
+    fn planes(
+        &mut self,
+        gpu: &Gpu,
+        stream: &Stream,
+        side: usize,
+        desc: &FrameDesc,
+    ) -> Result<Vec<SourcePlane>> {
+        let mut out = Vec::with_capacity(desc.planes.len());
+        for (i, p) in desc.planes.iter().enumerate() {
+            let at = |base: u64| SourcePlane {
+                ptr: base + p.layout.offset,
                 pitch: p.layout.pitch as usize,
-            }),
-            other => Err(desc
-                .error(p.memory)
-                .plane(i)
-                .reason(format!(
-                    "{} memory cannot be bound by the GPU engine yet",
-                    other.kind()
-                ))
-                .into()),
+            };
+            out.push(match &desc.memory[p.memory] {
+                Memory::Device { ptr, .. } => at(*ptr),
+                Memory::VulkanFd {
+                    fd,
+                    bytes,
+                    dedicated,
+                } => at(self.vulkan(gpu, fd, *bytes, *dedicated, || {
+                    desc.error(p.memory).plane(i)
+                })?),
+                Memory::DmaBuf { fd, bytes, .. } => {
+                    let fd = fd
+                        .try_clone()
+                        .map_err(|e| desc.error(p.memory).plane(i).reason(e.to_string()))?;
+                    let memory = gpu
+                        .import_memory(
+                            fd,
+                            ExternalMemoryDesc {
+                                kind: ExternalMemoryKind::DmaBuf,
+                                size: *bytes,
+                                dedicated: false,
+                            },
+                        )
+                        .map_err(|e| desc.error(p.memory).plane(i).reason(e.to_string()))?;
+                    let base = memory.ptr();
+                    self.pending.push(memory);
+                    at(base)
+                }
+                Memory::Array { handle } => {
+                    self.copy_array(gpu, stream, desc, side, i, Handle(*handle))?
+                }
+                Memory::GlTexture { texture } => {
+                    if !self.textures.contains_key(texture) {
+                        // SAFETY: the producer's texture of the GL context
+                        // current on this (the submitting) thread.
+                        let r = unsafe { gpu.register_gl_texture(*texture, GL_TEXTURE_2D) }
+                            .map_err(|e| desc.error(p.memory).plane(i).reason(e.to_string()))?;
+                        self.textures.insert(*texture, r);
+                    }
+                    let mut resource = self.textures.remove(texture).expect("inserted above");
+                    let copied = (|| {
+                        let mapped = resource.map(stream)?;
+                        let array = mapped.array()?;
+                        let plane = self.copy_array(gpu, stream, desc, side, i, array)?;
+                        mapped.unmap()?;
+                        Ok::<_, Error>(plane)
+                    })();
+                    self.textures.insert(*texture, resource);
+                    copied?
+                }
+                other => {
+                    return Err(desc
+                        .error(p.memory)
+                        .plane(i)
+                        .reason(format!(
+                            "{} memory is read on the host, not bound",
+                            other.kind()
+                        ))
+                        .into())
+                }
+            });
+        }
+        Ok(out)
+    }
+
+    /// The whole allocation behind a Vulkan fd (the fd is duplicated: the
+    /// frame keeps its own).
+    fn vulkan(
+        &mut self,
+        gpu: &Gpu,
+        fd: &OwnedFd,
+        bytes: u64,
+        dedicated: bool,
+        error: impl Fn() -> ImportError,
+    ) -> Result<u64> {
+        let dup = fd
+            .try_clone()
+            .map_err(|e| error().reason(format!("dup of the fd: {e}")))?;
+        let memory = gpu
+            .import_memory(
+                dup,
+                ExternalMemoryDesc {
+                    kind: ExternalMemoryKind::OpaqueFd,
+                    size: bytes,
+                    dedicated,
+                },
+            )
+            .map_err(|e| error().reason(e.to_string()))?;
+        let ptr = memory.ptr();
+        self.pending.push(memory);
+        Ok(ptr)
+    }
+
+    /// Copies memory plane `plane` of `desc` from an array into a scratch
+    /// plane (aligned like the context's own, so it is then read in place
+    /// or split like any device plane).
+    fn copy_array(
+        &mut self,
+        gpu: &Gpu,
+        stream: &Stream,
+        desc: &FrameDesc,
+        side: usize,
+        plane: usize,
+        array: Handle,
+    ) -> Result<SourcePlane> {
+        let (row_bytes, rows) = desc.format.plane_extent(plane, desc.width, desc.height);
+        let pitch = row_bytes.div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
+        let bytes = pitch * rows;
+        let buffer = match self.scratch.get(&(side, plane)) {
+            Some(b) if b.len() >= bytes => b,
+            _ => {
+                self.scratch.insert((side, plane), gpu.buffer(bytes)?);
+                &self.scratch[&(side, plane)]
+            }
+        };
+        let copy = Copy2d {
+            src: CopySource::Array(array),
+            src_pitch: 0,
+            dst: buffer.ptr(),
+            dst_pitch: pitch,
+            width_bytes: row_bytes,
+            height: rows,
+        };
+        // SAFETY: the array holds the plane (the producer's description);
+        // the scratch plane holds `rows` rows of `pitch`.
+        unsafe { stream.copy_2d(&copy)? };
+        Ok(SourcePlane {
+            ptr: buffer.ptr(),
+            pitch,
         })
-        .collect()
+    }
 }
 
 /// Makes the library stream wait for the frame's device acquire fence.
@@ -165,7 +334,17 @@ fn wait_on_device(
     index: u32,
     side: usize,
 ) -> Result<()> {
-    let acquire = frame.acquire();
+    let mut acquire = frame.acquire();
+    let error = |e: Error| -> Error {
+        frame
+            .desc()
+            .error(0)
+            .reason(format!(
+                "frame {index} ({}): Vulkan semaphore acquire: {e}",
+                if side == 0 { "reference" } else { "distorted" },
+            ))
+            .into()
+    };
     match &*acquire {
         Acquire::None => Ok(()),
         // SAFETY: the producer's event of this device, alive until the
@@ -174,11 +353,33 @@ fn wait_on_device(
             gpu.driver()
                 .stream_wait_event(stream.handle(), Handle(raw.0))
         },
+        Acquire::VulkanSemaphoreFd { fd, value } => {
+            let kind = if value.is_some() {
+                SemaphoreKind::Timeline
+            } else {
+                SemaphoreKind::Binary
+            };
+            let fd = fd
+                .try_clone()
+                .map_err(|e| error(Error::InvalidArgument(e.to_string())))?;
+            let semaphore = gpu.import_semaphore(fd, kind).map_err(error)?;
+            stream
+                .wait_semaphore(&semaphore, value.unwrap_or(0))
+                .map_err(error)?;
+            // A binary semaphore's signal is consumed by one wait: later
+            // readers of the frame (other contexts) find it done.
+            if value.is_none() {
+                *acquire = Acquire::None;
+            }
+            // The import may go once the wait is queued (the runtime keeps
+            // what the queued wait needs).
+            Ok(())
+        }
         other => Err(frame
             .desc()
             .error(0)
             .reason(format!(
-                "frame {index} ({}): the {} acquire fence cannot be waited by the GPU engine yet",
+                "frame {index} ({}): the {} acquire fence is waited on the host, before binding",
                 if side == 0 { "reference" } else { "distorted" },
                 other.kind()
             ))
@@ -189,18 +390,48 @@ fn wait_on_device(
 /// Turns the frame's device release signals into host-fired ones that
 /// signal from the device: they fire once every reader has finished (the
 /// last reference goes only then), on a fresh stream with nothing queued.
-fn signal_from_device(gpu: &Gpu, frame: &Frame) {
+/// Semaphores are imported now, so an import error reaches the submitter.
+fn signal_from_device(gpu: &Gpu, frame: &Frame) -> Result<()> {
     for release in frame.releases().iter_mut() {
-        if let Release::DeviceEvent(raw) = *release {
-            let gpu = gpu.clone();
-            *release = Release::Callback(Box::new(move || {
-                if let Ok(stream) = gpu.stream() {
+        let signal: Box<dyn FnOnce(&Gpu, &Stream) + Send> = match release {
+            Release::DeviceEvent(raw) => {
+                let raw = *raw;
+                Box::new(move |gpu: &Gpu, stream: &Stream| {
                     // SAFETY: the producer's event, alive until its frame
-                    // is released (now); the stream is ours. A failure has
-                    // no one to report to: the producer's wait names it.
+                    // is released (now); the stream is ours.
                     let _ = unsafe { gpu.driver().event_record(Handle(raw.0), stream.handle()) };
-                }
-            }));
-        }
+                })
+            }
+            Release::VulkanSemaphoreFd { fd, value } => {
+                let kind = if value.is_some() {
+                    SemaphoreKind::Timeline
+                } else {
+                    SemaphoreKind::Binary
+                };
+                let fd = fd.try_clone().map_err(|e| {
+                    frame
+                        .desc()
+                        .error(0)
+                        .reason(format!("Vulkan release semaphore: dup of the fd: {e}"))
+                })?;
+                let semaphore = gpu.import_semaphore(fd, kind)?;
+                let value = value.unwrap_or(0);
+                Box::new(move |_: &Gpu, stream: &Stream| {
+                    let _ = stream.signal_semaphore(&semaphore, value);
+                    // The import may go once the signal has been sent.
+                    let _ = stream.synchronize();
+                })
+            }
+            _ => continue,
+        };
+        let gpu = gpu.clone();
+        // A failure has no one to report to: the producer's wait times out
+        // and names its fence.
+        *release = Release::Callback(Box::new(move || {
+            if let Ok(stream) = gpu.stream() {
+                signal(&gpu, &stream);
+            }
+        }));
     }
+    Ok(())
 }
