@@ -84,12 +84,14 @@ fn vulkan_frames_with_timeline_semaphores() {
     let (refs, dists) = (pair.reference(), pair.distorted_pictures());
     let format = pair.format();
     let written = vk.semaphore(true).unwrap();
-    let read = vk.semaphore(true).unwrap();
+    // One release timeline per side: a timeline only moves forward, and the
+    // two frames of a pair are released in either order.
+    let read = [vk.semaphore(true).unwrap(), vk.semaphore(true).unwrap()];
     let mut ctx = builder(format, Some(&gpu)).build().unwrap();
     let mut buffers = Vec::new();
     for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
         let value = i as u64 + 1;
-        let frames = [r, d].map(|p| {
+        let frames = [(r, read[0]), (d, read[1])].map(|(p, read)| {
             let (bytes, layouts) = packed(p, PixelFormat::Nv12);
             let buffer = vk.exportable_buffer(bytes.len() as u64, true).unwrap();
             vk.fill(&buffer, &bytes).unwrap();
@@ -150,7 +152,9 @@ fn vulkan_frames_with_timeline_semaphores() {
         vk.destroy_buffer(b);
     }
     vk.destroy_semaphore(written);
-    vk.destroy_semaphore(read);
+    for r in read {
+        vk.destroy_semaphore(r);
+    }
 }
 
 /// A GL pipeline's frames: three R8 textures per picture (planar 4:2:0) of

@@ -11,8 +11,9 @@ use crate::gpu::device::{DeviceBuffer, Event, Stream};
 use crate::gpu::driver::{
     Copy2d, ExternalMemoryDesc, ExternalMemoryKind, Handle, Memory as CopySource, SemaphoreKind,
 };
-use crate::gpu::external::{ExternalMemory, GraphicsResource, GL_TEXTURE_2D};
+use crate::gpu::external::{ExternalMemory, ExternalSemaphore, GraphicsResource, GL_TEXTURE_2D};
 use crate::gpu::planes::PITCH_ALIGN;
+use crate::gpu::reaper;
 use crate::import::{Acquire, Frame, FrameDesc, ImportError, Memory, Release};
 use std::collections::{HashMap, VecDeque};
 use std::os::fd::OwnedFd;
@@ -22,7 +23,25 @@ use std::os::fd::OwnedFd;
 struct Held {
     done: Event,
     _frames: [Frame; 2],
-    _imports: Vec<Arc<ExternalMemory>>,
+    imports: Imported,
+}
+
+/// Runtime imports made for one frame pair.
+#[derive(Default)]
+struct Imported {
+    memory: Vec<Arc<ExternalMemory>>,
+    semaphores: Vec<ExternalSemaphore>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // Destroying an import may synchronize the device, which may be
+        // waiting for a later frame's acquire: not on this thread.
+        let imports = std::mem::take(&mut self.imports);
+        if !imports.memory.is_empty() || !imports.semaphores.is_empty() {
+            reaper::defer(imports);
+        }
+    }
 }
 
 /// Device frames in flight and what binds them.
@@ -102,11 +121,12 @@ impl GpuEngine {
             // released at once.
             return Ok(());
         }
+        self.imported.imports.pending = Imported::default();
         for (side, frame) in frames.iter().enumerate() {
-            wait_on_device(&self.gpu, &self.stream, frame, index, side)?;
+            let semaphore = wait_on_device(&self.gpu, &self.stream, frame, index, side)?;
+            self.imported.imports.pending.semaphores.extend(semaphore);
             signal_from_device(&self.gpu, frame)?;
         }
-        self.imported.imports.pending.clear();
         let mut sources = [Vec::new(), Vec::new()];
         for (side, frame) in frames.iter().enumerate() {
             sources[side] =
@@ -141,7 +161,7 @@ impl GpuEngine {
                 // Some reads may be queued: the frames are released only
                 // once they have finished.
                 let _ = self.stream.synchronize();
-                self.imported.imports.pending.clear();
+                reaper::defer(std::mem::take(&mut self.imported.imports.pending));
                 return Err(e);
             }
         };
@@ -149,7 +169,7 @@ impl GpuEngine {
         self.imported.held.push_back(Held {
             done,
             _frames: [frames[0].clone(), frames[1].clone()],
-            _imports: imports,
+            imports,
         });
         self.imported.release_finished()?;
         self.complete_older(collector)
@@ -167,7 +187,7 @@ impl GpuEngine {
 #[derive(Default)]
 pub(super) struct Imports {
     /// Imports made for the frame being bound, handed to its held entry.
-    pending: Vec<Arc<ExternalMemory>>,
+    pending: Imported,
     /// GL textures, by name, registered on first use (re-registering per
     /// frame costs more than scoring it); the producer keeps them alive and
     /// their storage unchanged while the context lives.
@@ -217,7 +237,7 @@ impl Imports {
                         )
                         .map_err(|e| desc.error(p.memory).plane(i).reason(e.to_string()))?;
                     let base = memory.ptr();
-                    self.pending.push(memory);
+                    self.pending.memory.push(memory);
                     at(base)
                 }
                 Memory::Array { handle } => {
@@ -281,7 +301,7 @@ impl Imports {
             )
             .map_err(|e| error().reason(e.to_string()))?;
         let ptr = memory.ptr();
-        self.pending.push(memory);
+        self.pending.memory.push(memory);
         Ok(ptr)
     }
 
@@ -333,7 +353,7 @@ fn wait_on_device(
     frame: &Frame,
     index: u32,
     side: usize,
-) -> Result<()> {
+) -> Result<Option<ExternalSemaphore>> {
     let mut acquire = frame.acquire();
     let error = |e: Error| -> Error {
         frame
@@ -346,12 +366,13 @@ fn wait_on_device(
             .into()
     };
     match &*acquire {
-        Acquire::None => Ok(()),
+        Acquire::None => Ok(None),
         // SAFETY: the producer's event of this device, alive until the
         // frame is released (its contract); the stream is ours.
         Acquire::DeviceEvent(raw) => unsafe {
             gpu.driver()
                 .stream_wait_event(stream.handle(), Handle(raw.0))
+                .map(|()| None)
         },
         Acquire::VulkanSemaphoreFd { fd, value } => {
             let kind = if value.is_some() {
@@ -371,9 +392,8 @@ fn wait_on_device(
             if value.is_none() {
                 *acquire = Acquire::None;
             }
-            // The import may go once the wait is queued (the runtime keeps
-            // what the queued wait needs).
-            Ok(())
+            // Kept until the frame's reads are done.
+            Ok(Some(semaphore))
         }
         other => Err(frame
             .desc()
@@ -418,8 +438,9 @@ fn signal_from_device(gpu: &Gpu, frame: &Frame) -> Result<()> {
                 let value = value.unwrap_or(0);
                 Box::new(move |_: &Gpu, stream: &Stream| {
                     let _ = stream.signal_semaphore(&semaphore, value);
-                    // The import may go once the signal has been sent.
-                    let _ = stream.synchronize();
+                    // Not destroyed here: the device may be waiting for a
+                    // later frame's acquire (see `reaper`).
+                    reaper::defer(semaphore);
                 })
             }
             _ => continue,

@@ -27,6 +27,7 @@ pub mod kernels;
 pub(crate) mod mock;
 pub mod planes;
 pub mod pool;
+pub mod reaper;
 
 pub use device::Gpu;
 
