@@ -11,10 +11,14 @@ use crate::model::{FeatureRequest, Model};
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
+mod frames;
 mod gpu;
+mod gpu_frames;
 mod threaded;
 
+use frames::FrameQueue;
 use gpu::GpuEngine;
 use threaded::Workers;
 
@@ -42,6 +46,7 @@ pub struct ContextBuilder {
     threads: usize,
     subsample: u32,
     gpu: Option<Gpu>,
+    fence_timeout: Duration,
 }
 
 impl ContextBuilder {
@@ -53,7 +58,16 @@ impl ContextBuilder {
             threads: 1,
             subsample: 1,
             gpu: None,
+            fence_timeout: Duration::from_secs(10),
         }
+    }
+
+    /// How long an imported frame's acquire fence may take to signal
+    /// (default 10 s); past it the frame is released and
+    /// [`Error::FenceTimeout`] names the fence, frame and side.
+    pub fn fence_timeout(mut self, timeout: Duration) -> Self {
+        self.fence_timeout = timeout;
+        self
     }
 
     /// Runs the extractors that have a GPU version on `gpu` (the others
@@ -160,6 +174,7 @@ impl ContextBuilder {
             engine,
             next_index: 0,
             error: None,
+            frames: FrameQueue::new(self.fence_timeout),
         })
     }
 }
@@ -174,6 +189,9 @@ pub struct Context {
     collector: FeatureCollector,
     next_index: u32,
     error: Option<Error>,
+    /// Pairs waiting for fences or for earlier pairs (imported frames, and
+    /// host pictures submitted behind them).
+    frames: FrameQueue,
 }
 
 /// What the run produced for the frames it scores.
@@ -208,6 +226,8 @@ impl Context {
 
     /// Scores the next frame pair. With worker threads this returns once the
     /// pair is queued; errors of earlier frames surface here or in `finish`.
+    /// Behind imported frames still waiting on fences, the pair waits its
+    /// turn (pairs are scored in submission order).
     pub fn submit(&mut self, reference: HostPicture, distorted: HostPicture) -> Result<()> {
         if let Some(e) = self.error.take() {
             return Err(e);
@@ -224,6 +244,15 @@ impl Context {
         }
         let index = self.next_index;
         self.next_index += 1;
+        if self.frames.is_empty() {
+            return self.process(index, reference, distorted);
+        }
+        self.frames.push_pictures(index, reference, distorted);
+        self.process_ready(false)
+    }
+
+    /// Scores pair `index` now (its turn has come).
+    fn process(&mut self, index: u32, reference: HostPicture, distorted: HostPicture) -> Result<()> {
         let scored = index.is_multiple_of(self.subsample);
         match &mut self.engine {
             Engine::Gpu(g) => {
@@ -273,6 +302,7 @@ impl Context {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        self.process_ready(true)?;
         match self.engine {
             Engine::Inline(mut extractors) => {
                 let mut sink = FeatureSink::new();
