@@ -11,8 +11,8 @@
 use super::*;
 use crate::import::gl_sync;
 use crate::import::host_read::{check_host_readable, read_frame};
-use crate::import::waiter::{Job, Waiter};
 use crate::import::wait::HostWait;
+use crate::import::waiter::{Job, Waiter};
 use crate::import::{Acquire, Frame};
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -60,7 +60,12 @@ impl FrameQueue {
     }
 
     /// Queues a pair of host pictures behind the waiting frames.
-    pub(super) fn push_pictures(&mut self, index: u32, reference: HostPicture, distorted: HostPicture) {
+    pub(super) fn push_pictures(
+        &mut self,
+        index: u32,
+        reference: HostPicture,
+        distorted: HostPicture,
+    ) {
         self.entries.push_back(Entry {
             index,
             sides: [Side::Picture(reference), Side::Picture(distorted)],
@@ -69,7 +74,13 @@ impl FrameQueue {
 
     /// Takes in one side of pair `index`: waits a GL sync here, hands a host
     /// fence that has not signalled to the waiter, else delivers it now.
-    fn admit(&mut self, index: u32, side: &str, frame: &Frame, read: Option<PlaneMask>) -> Result<Side> {
+    fn admit(
+        &mut self,
+        index: u32,
+        side: &str,
+        frame: &Frame,
+        read: Option<PlaneMask>,
+    ) -> Result<Side> {
         let name = |kind: &str| format!("{kind} (acquire of frame {index}, {side})");
         let pending = {
             let mut acquire = frame.acquire();

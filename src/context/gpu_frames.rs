@@ -40,7 +40,10 @@ impl GpuEngine {
             }
         }
         let planes = self.planes_needed();
-        let pair = Arc::new((read_frame(&reference, planes)?, read_frame(&distorted, planes)?));
+        let pair = Arc::new((
+            read_frame(&reference, planes)?,
+            read_frame(&distorted, planes)?,
+        ));
         // The copies are ours: the producer may reuse its memory now.
         drop((reference, distorted));
         self.submit(index, pair, scored, slots, collector, error)

@@ -252,7 +252,12 @@ impl Context {
     }
 
     /// Scores pair `index` now (its turn has come).
-    fn process(&mut self, index: u32, reference: HostPicture, distorted: HostPicture) -> Result<()> {
+    fn process(
+        &mut self,
+        index: u32,
+        reference: HostPicture,
+        distorted: HostPicture,
+    ) -> Result<()> {
         let scored = index.is_multiple_of(self.subsample);
         match &mut self.engine {
             Engine::Gpu(g) => {

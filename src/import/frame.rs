@@ -250,8 +250,9 @@ mod tests {
     use std::ptr::NonNull;
 
     fn host_nv12(bytes: &mut [u8], width: u32, height: u32, pitch: u64) -> FrameDesc {
-        let memory =
-            Memory::Host(unsafe { HostMemory::new(NonNull::new(bytes.as_mut_ptr()).unwrap(), bytes.len()) });
+        let memory = Memory::Host(unsafe {
+            HostMemory::new(NonNull::new(bytes.as_mut_ptr()).unwrap(), bytes.len())
+        });
         FrameDesc::new(
             width,
             height,
@@ -318,7 +319,10 @@ mod tests {
         );
         let err = Frame::new(desc, Acquire::None, vec![]).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("dma-buf memory (NV12, plane 0, modifier I915_x_tiled)"), "{msg}");
+        assert!(
+            msg.contains("dma-buf memory (NV12, plane 0, modifier I915_x_tiled)"),
+            "{msg}"
+        );
     }
 
     #[test]

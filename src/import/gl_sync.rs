@@ -24,8 +24,9 @@ fn client_wait_sync() -> Result<ClientWaitSync> {
         .get_or_init(|| {
             // SAFETY: libEGL.so.1 is an EGL implementation; khronos-egl
             // loads it RTLD_NODELETE, so the entry point outlives `egl`.
-            let egl = unsafe { khronos_egl::DynamicInstance::<khronos_egl::EGL1_0>::load_required() }
-                .map_err(|e| format!("cannot load libEGL.so.1: {e}"))?;
+            let egl =
+                unsafe { khronos_egl::DynamicInstance::<khronos_egl::EGL1_0>::load_required() }
+                    .map_err(|e| format!("cannot load libEGL.so.1: {e}"))?;
             let entry = egl
                 .get_proc_address("glClientWaitSync")
                 .ok_or("eglGetProcAddress has no glClientWaitSync")?;

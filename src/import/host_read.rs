@@ -31,12 +31,18 @@ pub(crate) fn device_only_part(frame: &Frame) -> Option<(ImportError, String)> {
     }
     let acquire = frame.acquire();
     if acquire.needs_device() {
-        return Some((desc.error(0), format!("its acquire fence ({})", acquire.kind())));
+        return Some((
+            desc.error(0),
+            format!("its acquire fence ({})", acquire.kind()),
+        ));
     }
     drop(acquire);
     let releases = frame.releases();
     let release = releases.iter().find(|r| r.needs_device())?;
-    Some((desc.error(0), format!("its release signal ({})", release.kind())))
+    Some((
+        desc.error(0),
+        format!("its release signal ({})", release.kind()),
+    ))
 }
 
 /// Refuses, for the CPU engines, what [`device_only_part`] finds.
@@ -65,7 +71,13 @@ pub(crate) fn read_frame(frame: &Frame, needed: PlaneMask) -> Result<HostPicture
             .as_ref()
             .expect("mapped every memory object a plane needs");
         let src = &view.bytes()[plane.layout.offset as usize..];
-        copy_plane(desc.format, p, src, plane.layout.pitch as usize, &mut picture);
+        copy_plane(
+            desc.format,
+            p,
+            src,
+            plane.layout.pitch as usize,
+            &mut picture,
+        );
     }
     Ok(picture)
 }
@@ -126,13 +138,28 @@ fn copy_plane(format: PixelFormat, p: usize, src: &[u8], pitch: usize, picture: 
     let (width, rows) = picture.format().plane_size(id);
     let stride = picture.stride(id);
     if wide {
-        copy_rows_u16(src, pitch, picture.plane_u16_mut(id), stride, width, rows, shift);
+        copy_rows_u16(
+            src,
+            pitch,
+            picture.plane_u16_mut(id),
+            stride,
+            width,
+            rows,
+            shift,
+        );
     } else {
         copy_rows_u8(src, pitch, picture.plane_u8_mut(id), stride, width, rows);
     }
 }
 
-fn copy_rows_u8(src: &[u8], pitch: usize, dst: &mut [u8], stride: usize, width: usize, rows: usize) {
+fn copy_rows_u8(
+    src: &[u8],
+    pitch: usize,
+    dst: &mut [u8],
+    stride: usize,
+    width: usize,
+    rows: usize,
+) {
     for y in 0..rows {
         dst[y * stride..][..width].copy_from_slice(&src[y * pitch..][..width]);
     }

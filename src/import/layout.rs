@@ -247,7 +247,7 @@ pub(crate) fn check_plane(
             .into());
     }
     let bps = format.bytes_per_sample() as u64;
-    if layout.offset % bps != 0 || layout.pitch % bps != 0 {
+    if !layout.offset.is_multiple_of(bps) || !layout.pitch.is_multiple_of(bps) {
         return Err(error()
             .plane(plane)
             .reason(format!(
@@ -308,7 +308,15 @@ mod tests {
     fn plane_checks_name_what_is_wrong() {
         let f = PixelFormat::Nv12;
         let e = || ImportError::new("host", "NV12");
-        let ok = check_plane(f, 64, 32, 1, &PlaneLayout::new(4096, 64), Some(4096 + 64 * 16), e);
+        let ok = check_plane(
+            f,
+            64,
+            32,
+            1,
+            &PlaneLayout::new(4096, 64),
+            Some(4096 + 64 * 16),
+            e,
+        );
         assert_eq!(ok.unwrap(), (64, 16));
         let short = check_plane(f, 64, 32, 1, &PlaneLayout::new(0, 32), None, e).unwrap_err();
         assert!(short.to_string().contains("plane 1"), "{short}");

@@ -38,8 +38,8 @@ impl HostView<'_> {
     }
 }
 
-/// Views bytes `0..end` of `memory` on the host; `error` names the memory
-/// in refusals.
+/// Views bytes `0..end` of `memory` (of the allocation, for Vulkan fds)
+/// on the host; `error` names the memory in refusals.
 pub(crate) fn view<'a>(
     memory: &'a Memory,
     end: u64,
@@ -49,11 +49,15 @@ pub(crate) fn view<'a>(
         // SAFETY: the producer promised (HostMemory::new) the bytes stay
         // valid and unwritten until release; the frame is alive here.
         Memory::Host(h) => Ok(HostView::Borrowed(unsafe { h.as_slice() })),
-        Memory::HostFd { fd, .. } | Memory::VulkanFd { fd, .. } => {
-            Mapping::new(fd.as_fd(), end, false, error).map(HostView::Mapped)
+        Memory::HostFd { fd, .. } => {
+            Mapping::new(fd.as_fd(), 0, end, false, error).map(HostView::Mapped)
         }
         Memory::DmaBuf { fd, .. } => {
-            Mapping::new(fd.as_fd(), end, true, error).map(HostView::Mapped)
+            Mapping::new(fd.as_fd(), 0, end, true, error).map(HostView::Mapped)
+        }
+        Memory::VulkanFd { fd, bytes, .. } => {
+            let base = super::vulkan_fd::data_offset(fd.as_fd(), *bytes, &error)?;
+            Mapping::new(fd.as_fd(), base, end, false, error).map(HostView::Mapped)
         }
         other => Err(error()
             .reason(format!(
@@ -65,10 +69,12 @@ pub(crate) fn view<'a>(
     }
 }
 
-/// A read-only shared mapping of the first `len` bytes of an fd. Mapping
-/// from offset 0 avoids page-size arithmetic; it costs address space only.
+/// A read-only shared mapping of bytes `base..base + len` of an fd. It
+/// maps from offset 0, which avoids page-size arithmetic and costs address
+/// space only.
 pub(crate) struct Mapping<'a> {
     ptr: NonNull<c_void>,
+    base: usize,
     len: usize,
     /// The dma-buf whose CPU access was started (ended on drop).
     dma_buf: Option<BorrowedFd<'a>>,
@@ -77,11 +83,13 @@ pub(crate) struct Mapping<'a> {
 impl<'a> Mapping<'a> {
     fn new(
         fd: BorrowedFd<'a>,
-        end: u64,
+        base: u64,
+        len: u64,
         dma_buf: bool,
         error: impl Fn() -> ImportError,
     ) -> Result<Self> {
-        let len = usize::try_from(end)
+        let end = base + len;
+        let mapped = usize::try_from(end)
             .ok()
             .and_then(NonZeroUsize::new)
             .ok_or_else(|| error().reason(format!("cannot map {end} bytes")))?;
@@ -103,7 +111,7 @@ impl<'a> Mapping<'a> {
         let ptr = unsafe {
             mmap(
                 None,
-                len,
+                mapped,
                 ProtFlags::PROT_READ,
                 MapFlags::MAP_SHARED,
                 fd,
@@ -118,7 +126,8 @@ impl<'a> Mapping<'a> {
         })?;
         let mut mapping = Mapping {
             ptr,
-            len: len.get(),
+            base: base as usize,
+            len: len as usize,
             dma_buf: None,
         };
         if dma_buf && sync(fd, DMA_BUF_SYNC_START).map_err(|reason| error().reason(reason))? {
@@ -128,8 +137,11 @@ impl<'a> Mapping<'a> {
     }
 
     fn bytes(&self) -> &[u8] {
-        // SAFETY: `len` readable bytes mapped in `new`, alive until drop.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>(), self.len) }
+        // SAFETY: `base + len` readable bytes mapped in `new`, alive until
+        // drop.
+        unsafe {
+            std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>().add(self.base), self.len)
+        }
     }
 }
 
@@ -140,7 +152,7 @@ impl Drop for Mapping<'_> {
             let _ = sync(fd, DMA_BUF_SYNC_END);
         }
         // SAFETY: the mapping made in `new`, unmapped once.
-        let _ = unsafe { munmap(self.ptr, self.len) };
+        let _ = unsafe { munmap(self.ptr, self.base + self.len) };
     }
 }
 

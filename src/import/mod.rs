@@ -21,6 +21,7 @@ pub(crate) mod host_read;
 pub mod layout;
 pub(crate) mod mapping;
 pub mod memory;
+pub(crate) mod vulkan_fd;
 pub(crate) mod wait;
 pub(crate) mod waiter;
 

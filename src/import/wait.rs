@@ -9,6 +9,7 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 /// A fence the host can check without blocking.
+#[allow(clippy::large_enum_variant)] // one per waiting frame side
 #[derive(Debug)]
 pub(crate) enum HostWait {
     Fence(HostFence),
@@ -57,11 +58,13 @@ impl HostWait {
             HostWait::Timeline(t) => {
                 // SAFETY: the producer gave a live timeline semaphore of
                 // `device` (a Vulkan 1.2 device: the call is core there).
-                let value = unsafe { t.device.get_semaphore_counter_value(t.semaphore) }
-                    .map_err(|e| Error::Gpu {
-                        backend: "Vulkan".into(),
-                        operation: format!("vkGetSemaphoreCounterValue ({name})"),
-                        reason: e.to_string(),
+                let value =
+                    unsafe { t.device.get_semaphore_counter_value(t.semaphore) }.map_err(|e| {
+                        Error::Gpu {
+                            backend: "Vulkan".into(),
+                            operation: format!("vkGetSemaphoreCounterValue ({name})"),
+                            reason: e.to_string(),
+                        }
                     })?;
                 Ok(value >= t.value)
             }

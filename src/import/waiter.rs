@@ -83,9 +83,9 @@ impl<R: Send + 'static> Waiter<R> {
     /// The next result, waiting up to `limit` (every job has a deadline, so
     /// this returns well within it unless the thread died).
     pub(crate) fn next(&self, limit: Duration) -> Result<(u64, Result<R>)> {
-        self.done.recv_timeout(limit).map_err(|_| {
-            Error::InvalidArgument("the fence waiter thread stopped answering".into())
-        })
+        self.done
+            .recv_timeout(limit)
+            .map_err(|_| Error::InvalidArgument("the fence waiter thread stopped answering".into()))
     }
 }
 
@@ -159,8 +159,10 @@ fn sleep<R>(waiting: &[Job<R>], wake: &OwnedFd) {
     }
     let timeout = match limit {
         // Round up: a deadline 0.4 ms away must not spin at timeout 0.
-        Some(l) => PollTimeout::try_from(l.as_millis().saturating_add(1).min(i32::MAX as u128) as i32)
-            .unwrap_or(PollTimeout::MAX),
+        Some(l) => {
+            PollTimeout::try_from(l.as_millis().saturating_add(1).min(i32::MAX as u128) as i32)
+                .unwrap_or(PollTimeout::MAX)
+        }
         None => PollTimeout::NONE,
     };
     // EINTR or a failure only means checking again sooner.
@@ -194,8 +196,12 @@ mod tests {
         let w = Waiter::<u64>::start().unwrap();
         let fence = HostFence::new();
         let (read, write) = nix::unistd::pipe().unwrap();
-        w.add(job(1, HostWait::Fence(fence.clone()), Duration::from_secs(10)))
-            .unwrap();
+        w.add(job(
+            1,
+            HostWait::Fence(fence.clone()),
+            Duration::from_secs(10),
+        ))
+        .unwrap();
         w.add(job(2, HostWait::SyncFile(read), Duration::from_secs(10)))
             .unwrap();
         let (never, _keep) = nix::unistd::pipe().unwrap();
@@ -204,7 +210,10 @@ mod tests {
         let (t, r) = w.next(Duration::from_secs(5)).unwrap();
         assert_eq!(t, 3);
         let e = r.unwrap_err();
-        assert!(e.to_string().contains("job 3 not signalled within 50 ms"), "{e}");
+        assert!(
+            e.to_string().contains("job 3 not signalled within 50 ms"),
+            "{e}"
+        );
         nix::unistd::write(&write, b"x").unwrap();
         assert_eq!(w.next(Duration::from_secs(5)).unwrap().1.unwrap(), 20);
         fence.signal();
