@@ -446,3 +446,19 @@ fn one_context_done_the_other_still_holds_the_frame() {
     );
     b.finish().unwrap();
 }
+
+#[test]
+fn dropping_a_context_releases_the_frames_it_waits_on() {
+    let pairs = frames("a_576x324_420p8_pan", None);
+    let mut keep = Vec::new();
+    let never = HostFence::new();
+    let (r, r_released) = nv12_frame(&pairs[0].0, Acquire::Host(never.clone()), &mut keep);
+    let (d, d_released) = nv12_frame(&pairs[0].1, Acquire::None, &mut keep);
+    let mut ctx = context(*pairs[0].0.format(), 1).build().unwrap();
+    ctx.submit_frames(&r, &d).unwrap();
+    drop((r, d));
+    assert!(d_released.is_signalled(), "read at submit, released");
+    assert!(!r_released.is_signalled(), "still waiting on its fence");
+    drop(ctx);
+    assert!(r_released.is_signalled(), "a dropped context let go of it");
+}

@@ -135,7 +135,9 @@ fn settle<R>(waiting: &mut Vec<Job<R>>, done: &Sender<(u64, Result<R>)>) {
             Ok(true) => Ok(()),
             Err(e) => Err(e),
         };
-        let job = waiting.swap_remove(i);
+        // `remove`, not `swap_remove`: fences that signal together are
+        // finished (and their frames released) in submission order.
+        let job = waiting.remove(i);
         let result = outcome.and_then(|()| (job.then)());
         // A closed channel means the context is gone: nothing to tell.
         let _ = done.send((job.ticket, result));
