@@ -257,3 +257,95 @@ impl Context {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::mock::MockDriver;
+    use crate::import::{
+        FrameDesc, HostFence, HostMemory, Memory, PixelFormat, PlaneLayout, Release,
+    };
+    use crate::picture::{ChromaSubsampling, PlaneId};
+    use std::ptr::NonNull;
+
+    fn format() -> PictureFormat {
+        PictureFormat::new(64, 36, ChromaSubsampling::Yuv420, 8).unwrap()
+    }
+
+    fn picture(seed: u8) -> HostPicture {
+        let mut p = HostPicture::new(format());
+        for plane in PlaneId::ALL {
+            for (i, s) in p.plane_u8_mut(plane).iter_mut().enumerate() {
+                *s = (i as u8).wrapping_mul(seed) ^ seed;
+            }
+        }
+        p
+    }
+
+    /// `p` as a planar frame in host memory (`bytes` keeps it alive).
+    fn frame(p: &HostPicture, acquire: Acquire, bytes: &mut Vec<Box<[u8]>>) -> (Frame, HostFence) {
+        let mut packed = Vec::new();
+        let mut planes = Vec::new();
+        for id in PlaneId::ALL {
+            let q = p.plane_u8(id);
+            planes.push(PlaneLayout::new(packed.len() as u64, q.width as u64));
+            (0..q.height).for_each(|y| packed.extend_from_slice(q.row(y)));
+        }
+        let packed = packed.into_boxed_slice();
+        // SAFETY: `bytes` keeps the box alive, unwritten, past the release.
+        let memory =
+            Memory::Host(unsafe { HostMemory::new(NonNull::from(&*packed).cast(), packed.len()) });
+        bytes.push(packed);
+        let planar = PixelFormat::Planar {
+            subsampling: ChromaSubsampling::Yuv420,
+            bit_depth: 8,
+        };
+        let released = HostFence::new();
+        let desc = FrameDesc::new(64, 36, planar, memory, &planes);
+        let f = Frame::new(desc, acquire, vec![Release::Host(released.clone())]).unwrap();
+        (f, released)
+    }
+
+    #[test]
+    fn gpu_contexts_take_frames_through_their_hook_in_order() {
+        // float_ssim has no GPU version: it scores on the host side of the
+        // GPU engine (real values on the mock), from what the hook read.
+        let score = |imported: bool| {
+            let (_, gpu) = MockDriver::gpu();
+            let mut ctx = ContextBuilder::new(format())
+                .feature("float_ssim", vec![])
+                .feature("motion", vec![])
+                .gpu(gpu)
+                .build()
+                .unwrap();
+            let mut bytes = Vec::new();
+            let mut released = Vec::new();
+            let late = HostFence::new();
+            for i in 0..3u8 {
+                let (r, d) = (picture(i + 1), picture(i + 9));
+                if !imported {
+                    ctx.submit(r, d).unwrap();
+                    continue;
+                }
+                // Frame 1's reference waits on a fence signalled after
+                // frame 2 is submitted: frame 2 waits its turn.
+                let acquire = if i == 1 {
+                    Acquire::Host(late.clone())
+                } else {
+                    Acquire::None
+                };
+                let (rf, rr) = frame(&r, acquire, &mut bytes);
+                let (df, dr) = frame(&d, Acquire::None, &mut bytes);
+                ctx.submit_frames(&rf, &df).unwrap();
+                released.extend([rr, dr]);
+            }
+            late.signal();
+            let scores = ctx.finish().unwrap();
+            assert!(released.iter().all(|f| f.is_signalled()));
+            scores
+        };
+        let (want, got) = (score(false), score(true));
+        assert_eq!(got.frames.len(), 3);
+        assert_eq!(got.frames, want.frames);
+    }
+}
