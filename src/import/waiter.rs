@@ -161,10 +161,8 @@ fn sleep<R>(waiting: &[Job<R>], wake: &OwnedFd) {
     }
     let timeout = match limit {
         // Round up: a deadline 0.4 ms away must not spin at timeout 0.
-        Some(l) => {
-            PollTimeout::try_from(l.as_millis().saturating_add(1).min(i32::MAX as u128) as i32)
-                .unwrap_or(PollTimeout::MAX)
-        }
+        Some(l) => PollTimeout::try_from(l.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32)
+            .unwrap_or(PollTimeout::MAX),
         None => PollTimeout::NONE,
     };
     // EINTR or a failure only means checking again sooner.
