@@ -362,6 +362,23 @@ impl HostPicture {
         }
     }
 
+    /// Mutable Cb and Cr rows of an 8-bit picture at once, for writers that
+    /// fill both in one pass (de-interleaving CbCr); panics without chroma.
+    pub fn chroma_u8_mut(&mut self) -> (&mut [u8], &mut [u8]) {
+        match &mut self.planes[1..] {
+            [Storage::U8(cb), Storage::U8(cr)] => (cb, cr),
+            _ => panic!("no 8-bit chroma planes"),
+        }
+    }
+
+    /// As [`HostPicture::chroma_u8_mut`], for pictures above 8 bits.
+    pub fn chroma_u16_mut(&mut self) -> (&mut [u16], &mut [u16]) {
+        match &mut self.planes[1..] {
+            [Storage::U16(cb), Storage::U16(cr)] => (cb, cr),
+            _ => panic!("no 16-bit chroma planes"),
+        }
+    }
+
     /// Fills every plane from one tightly packed frame in file layout
     /// (planes in order, little-endian 16-bit words above 8 bits).
     pub fn fill_from_packed(&mut self, bytes: &[u8]) {

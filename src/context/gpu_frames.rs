@@ -14,6 +14,7 @@ use crate::gpu::driver::{
 use crate::gpu::external::{ExternalMemory, ExternalSemaphore, GraphicsResource, GL_TEXTURE_2D};
 use crate::gpu::planes::PITCH_ALIGN;
 use crate::gpu::reaper;
+use crate::import::host_read::{device_only_part, read_frame};
 use crate::import::{Acquire, Frame, FrameDesc, ImportError, Memory, Release};
 use std::collections::{HashMap, VecDeque};
 use std::os::fd::OwnedFd;
@@ -91,6 +92,49 @@ pub(super) fn on_device(frame: &Frame) -> bool {
 }
 
 impl GpuEngine {
+    /// The context's frame queue hands each pair here in submission order,
+    /// once its host-waited fences have signalled (device fences are still
+    /// in the frames). Device memory is bound on the device; host-mappable
+    /// memory is read on the host and uploaded like host pictures.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn submit_frames(
+        &mut self,
+        index: u32,
+        reference: Frame,
+        distorted: Frame,
+        scored: bool,
+        slots: &[Slot],
+        collector: &mut FeatureCollector,
+        error: &mut Option<Error>,
+    ) -> Result<()> {
+        if on_device(&reference) && on_device(&distorted) {
+            return self.submit_device_frames(
+                index,
+                [&reference, &distorted],
+                scored,
+                slots,
+                collector,
+            );
+        }
+        for frame in [&reference, &distorted] {
+            if let Some((e, what)) = device_only_part(frame) {
+                return Err(e
+                    .reason(format!(
+                        "{what} cannot be mixed with host memory in one pair on the GPU engine"
+                    ))
+                    .into());
+            }
+        }
+        let planes = self.planes_needed();
+        let pair = Arc::new((
+            read_frame(&reference, planes)?,
+            read_frame(&distorted, planes)?,
+        ));
+        // The copies are ours: the producer may reuse its memory now.
+        drop((reference, distorted));
+        self.submit(index, pair, scored, slots, collector, error)
+    }
+
     /// Scores a pair of device frames: nothing is copied from the host.
     pub(super) fn submit_device_frames(
         &mut self,
@@ -407,13 +451,16 @@ fn wait_on_device(
     }
 }
 
+/// A release signal sent from a stream of the device.
+type DeviceSignal = Box<dyn FnOnce(&Gpu, &Stream) + Send>;
+
 /// Turns the frame's device release signals into host-fired ones that
 /// signal from the device: they fire once every reader has finished (the
 /// last reference goes only then), on a fresh stream with nothing queued.
 /// Semaphores are imported now, so an import error reaches the submitter.
 fn signal_from_device(gpu: &Gpu, frame: &Frame) -> Result<()> {
     for release in frame.releases().iter_mut() {
-        let signal: Box<dyn FnOnce(&Gpu, &Stream) + Send> = match release {
+        let signal: DeviceSignal = match release {
             Release::DeviceEvent(raw) => {
                 let raw = *raw;
                 Box::new(move |gpu: &Gpu, stream: &Stream| {

@@ -8,16 +8,18 @@ use crate::feature::{
 };
 use crate::gpu::bind::BindCounts;
 use crate::gpu::Gpu;
-use crate::import::Frame;
 use crate::model::{FeatureRequest, Model};
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
+mod frames;
 mod gpu;
 mod gpu_frames;
 mod threaded;
 
+use frames::FrameQueue;
 use gpu::GpuEngine;
 use threaded::Workers;
 
@@ -46,6 +48,7 @@ pub struct ContextBuilder {
     subsample: u32,
     gpu: Option<Gpu>,
     allow_device_copy: bool,
+    fence_timeout: Duration,
 }
 
 impl ContextBuilder {
@@ -58,7 +61,16 @@ impl ContextBuilder {
             subsample: 1,
             gpu: None,
             allow_device_copy: false,
+            fence_timeout: Duration::from_secs(10),
         }
+    }
+
+    /// How long an imported frame's acquire fence may take to signal
+    /// (default 10 s); past it the frame is released and
+    /// [`Error::FenceTimeout`] names the fence, frame and side.
+    pub fn fence_timeout(mut self, timeout: Duration) -> Self {
+        self.fence_timeout = timeout;
+        self
     }
 
     /// Runs the extractors that have a GPU version on `gpu` (the others
@@ -170,6 +182,7 @@ impl ContextBuilder {
             engine,
             next_index: 0,
             error: None,
+            frames: FrameQueue::new(self.fence_timeout),
         })
     }
 }
@@ -184,6 +197,9 @@ pub struct Context {
     collector: FeatureCollector,
     next_index: u32,
     error: Option<Error>,
+    /// Pairs waiting for fences or for earlier pairs (imported frames, and
+    /// host pictures submitted behind them).
+    frames: FrameQueue,
 }
 
 /// What the run produced for the frames it scores.
@@ -218,6 +234,8 @@ impl Context {
 
     /// Scores the next frame pair. With worker threads this returns once the
     /// pair is queued; errors of earlier frames surface here or in `finish`.
+    /// Behind imported frames still waiting on fences, the pair waits its
+    /// turn (pairs are scored in submission order).
     pub fn submit(&mut self, reference: HostPicture, distorted: HostPicture) -> Result<()> {
         if let Some(e) = self.error.take() {
             return Err(e);
@@ -234,6 +252,20 @@ impl Context {
         }
         let index = self.next_index;
         self.next_index += 1;
+        if self.frames.is_empty() {
+            return self.process(index, reference, distorted);
+        }
+        self.frames.push_pictures(index, reference, distorted);
+        self.process_ready(false)
+    }
+
+    /// Scores pair `index` now (its turn has come).
+    fn process(
+        &mut self,
+        index: u32,
+        reference: HostPicture,
+        distorted: HostPicture,
+    ) -> Result<()> {
         let scored = index.is_multiple_of(self.subsample);
         match &mut self.engine {
             Engine::Gpu(g) => {
@@ -277,49 +309,6 @@ impl Context {
         Ok(())
     }
 
-    /// Scores the next pair of frames that live on the context's device
-    /// (see `import`): bound in place or passed once on the device, never
-    /// copied through the host. Their device acquire fences are waited on
-    /// the library stream; they are released after their last reader.
-    pub fn submit_frames(&mut self, reference: &Frame, distorted: &Frame) -> Result<()> {
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
-        for (which, f) in [("reference", reference), ("distorted", distorted)] {
-            let format = f.desc().picture_format()?;
-            if format != self.format {
-                return Err(Error::PictureMismatch(format!(
-                    "frame {}: {which} frame is {format}, the context scores {}",
-                    self.next_index, self.format
-                )));
-            }
-        }
-        let Engine::Gpu(g) = &mut self.engine else {
-            return Err(reference
-                .desc()
-                .error(0)
-                .reason("device frames need a GPU context (--backend cuda|hip)")
-                .into());
-        };
-        if !gpu_frames::on_device(reference) || !gpu_frames::on_device(distorted) {
-            return Err(reference
-                .desc()
-                .error(0)
-                .reason("only device memory is bound by the GPU engine so far")
-                .into());
-        }
-        let index = self.next_index;
-        self.next_index += 1;
-        let scored = index.is_multiple_of(self.subsample);
-        g.submit_device_frames(
-            index,
-            [reference, distorted],
-            scored,
-            &self.slots,
-            &mut self.collector,
-        )
-    }
-
     /// How imported device frames reached the extractors, and how many
     /// planes were copied from host memory (`None` without a GPU).
     pub fn transfer_counts(&self) -> Option<(BindCounts, u64)> {
@@ -335,6 +324,7 @@ impl Context {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        self.process_ready(true)?;
         match self.engine {
             Engine::Inline(mut extractors) => {
                 let mut sink = FeatureSink::new();

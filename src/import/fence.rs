@@ -74,6 +74,9 @@ impl std::fmt::Debug for VulkanTimeline {
 }
 
 /// What says a frame is written.
+// The Vulkan variants carry the producer's `ash::Device` (its function
+// table): there is one of these per frame, boxing buys nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Default)]
 pub enum Acquire {
     /// The frame is written already.
@@ -123,6 +126,7 @@ impl Acquire {
 }
 
 /// What the library does once it is done reading a frame.
+#[allow(clippy::large_enum_variant)] // as for Acquire
 pub enum Release {
     /// Signals a host fence.
     Host(HostFence),

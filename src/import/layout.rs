@@ -247,7 +247,7 @@ pub(crate) fn check_plane(
             .into());
     }
     let bps = format.bytes_per_sample() as u64;
-    if layout.offset % bps != 0 || layout.pitch % bps != 0 {
+    if !layout.offset.is_multiple_of(bps) || !layout.pitch.is_multiple_of(bps) {
         return Err(error()
             .plane(plane)
             .reason(format!(

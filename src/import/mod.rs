@@ -9,14 +9,24 @@
 //! - [`fence`]: acquire fences, release signals, the host fence.
 //! - [`frame`]: the reference-counted [`Frame`] that fires its release
 //!   signals after its last reader.
+//! - `wait`, `waiter`, `gl_sync`: host waits on acquire fences (off the
+//!   producer's thread, except GL syncs, which belong to its GL context).
+//! - `mapping`, `host_read`: reading host-mappable frames into pictures for
+//!   the CPU engines.
 
 pub mod fence;
 pub mod frame;
+pub(crate) mod gl_sync;
+pub(crate) mod host_read;
 pub mod layout;
+pub(crate) mod mapping;
 pub mod memory;
 pub mod pack;
+pub(crate) mod vulkan_fd;
+pub(crate) mod wait;
+pub(crate) mod waiter;
 
-pub use fence::{Acquire, HostFence, RawEvent, Release};
+pub use fence::{Acquire, HostFence, RawEvent, Release, VulkanTimeline};
 pub use frame::{Frame, FrameDesc, PlaneDesc};
 pub use layout::{PixelFormat, PlaneLayout};
 pub use memory::{HostMemory, Memory};
