@@ -19,6 +19,7 @@ const HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../../kernels/co
 pub const MODULES: &[(&str, &str)] = &[
     ("psnr.cu", include_str!("../../kernels/psnr.cu")),
     ("motion.cu", include_str!("../../kernels/motion.cu")),
+    ("adm.cu", include_str!("../../kernels/adm.cu")),
 ];
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take
