@@ -71,17 +71,27 @@ fn check_pair(gpu: &Gpu, pair: &Pair, options: &str, subsample: u32) {
     println!("{what}: {} frames bit-identical", cpu.frames.len());
 }
 
-/// Nearest-neighbour scaling of an 8-bit luma plane to `format` (4:0:0).
+/// Nearest-neighbour scaling of an 8-bit luma plane to `format` (4:0:0,
+/// 8 or 10 bits).
 fn scale_luma(src: &HostPicture, format: PictureFormat) -> HostPicture {
     let mut dst = HostPicture::new(format);
     let s = src.plane_u8(PlaneId::Y);
     let (dw, dh) = (format.width as usize, format.height as usize);
     let stride = dst.stride(PlaneId::Y);
-    let out = dst.plane_u8_mut(PlaneId::Y);
-    for y in 0..dh {
-        let row = s.row(y * s.height / dh);
-        for (x, o) in out[y * stride..y * stride + dw].iter_mut().enumerate() {
-            *o = row[x * s.width / dw];
+    let at = |x: usize, y: usize| s.row(y * s.height / dh)[x * s.width / dw];
+    if format.bit_depth == 8 {
+        let out = dst.plane_u8_mut(PlaneId::Y);
+        for y in 0..dh {
+            for (x, o) in out[y * stride..y * stride + dw].iter_mut().enumerate() {
+                *o = at(x, y);
+            }
+        }
+    } else {
+        let out = dst.plane_u16_mut(PlaneId::Y);
+        for y in 0..dh {
+            for (x, o) in out[y * stride..y * stride + dw].iter_mut().enumerate() {
+                *o = (at(x, y) as u16) << (format.bit_depth - 8);
+            }
         }
     }
     dst
@@ -89,17 +99,22 @@ fn scale_luma(src: &HostPicture, format: PictureFormat) -> HostPicture {
 
 /// The adm kernels alone, planes already on the device: device ms per
 /// frame over 100 frames (two frames in flight, as the engine runs them),
-/// at 1080p and 2160p; the values of the frame are checked against the CPU.
+/// at 1080p and 2160p; the frame's values are checked against the CPU.
+/// `adm_skip_scale0` shows what scoring scale 0 costs.
 #[test]
 fn kernel_time_at_1080p_and_2160p() {
     let Some(gpu) = cuda_gpu() else { return };
     let source = pair("a_576x324_420p8_pan/x264_crf30");
     let (r0, d0) = (&source.reference()[5], &source.distorted_pictures()[5]);
     let info = find("adm").unwrap();
-    for (w, h) in [(1920, 1080), (3840, 2160)] {
-        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv400, 8).unwrap();
+    for (w, h, depth) in [(1920, 1080, 8), (3840, 2160, 8), (3840, 2160, 10)] {
+        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv400, depth).unwrap();
         let (r, d) = (scale_luma(r0, format), scale_luma(d0, format));
-        for options in ["", "debug=true"] {
+        for options in [
+            "",
+            "adm_enhn_gain_limit=1.0:debug=true",
+            "adm_skip_scale0=true",
+        ] {
             let raw = parse_key_values("adm", options).unwrap();
             let opts = Options::resolve("adm", info.options, &raw).unwrap();
 
@@ -156,7 +171,7 @@ fn kernel_time_at_1080p_and_2160p() {
             let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / frames as f64;
             let device_ms = end.elapsed_ms_since(&start).unwrap() as f64 / frames as f64;
             println!(
-                "adm kernels {w}x{h} 8-bit [{options}]: {device_ms:.4} ms/frame device, \
+                "adm kernels {w}x{h} {depth}-bit [{options}]: {device_ms:.4} ms/frame device, \
                  {wall_ms:.4} ms/frame wall ({:.0} fps), values bit-identical to the CPU",
                 1e3 / wall_ms
             );

@@ -6,8 +6,10 @@
 //! bit-identical to the CPU `adm`, libvmaf's AVX-512 edge-column quirk
 //! included (ADR 0005).
 //!
-//! Per frame: one DWT launch and one scoring launch per scale (both
-//! pictures in one grid), then one launch for the totals.
+//! Per frame: one launch per scale, each doing the scale's DWT of both
+//! pictures and its scoring tile by tile (the detail bands never leave the
+//! chip); the last tile of each row adds the row's rounded sums to the
+//! frame's totals.
 
 use super::readback::Readback;
 use super::GpuExtractor;
@@ -29,31 +31,17 @@ use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::any::Any;
 use std::ffi::c_void;
 
-/// The 2-D kernels' block: a tile of 32 x 8 coefficients (kernels/adm.cu).
-const TILE: (u32, u32) = (32, 8);
+/// Threads per block of the scale kernels (kernels/adm.cu).
+const THREADS: u32 = 256;
+/// Tile width, in coefficients.
+const TILE_W: usize = 32;
 /// Per-row sums of a scale: ADM numerator, AIM numerator and reference
 /// energy, each h, v, d.
 const SUMS: usize = 9;
-/// Threads per block of adm_finalize (one per row).
-const FINALIZE_THREADS: u32 = 256;
-
-/// kernels/adm.cu's `FinalizeScale`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-struct FinalizeScale {
-    offset: u64,
-    rows: u32,
-    cols: u32,
-    row_shift: u32,
-    den_shift: u32,
-}
-
-/// kernels/adm.cu's `FinalizeParams`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-struct FinalizeParams {
-    scale: [FinalizeScale; SCALES],
-}
+/// Bands with at least this many 32 x 32 tiles get them (each thread works
+/// on 4 coefficients); smaller ones get 32 x 8 tiles (one coefficient per
+/// thread), so that they still spread over the device.
+const LARGE_TILES: usize = 256;
 
 /// Kernel arguments, each boxed so its address stays valid until launch.
 #[derive(Default)]
@@ -85,47 +73,46 @@ impl Args {
     }
 }
 
-/// A grid of [`TILE`] blocks over `width` x `height`, `depth` deep.
-fn tiles(width: usize, height: usize, depth: u32) -> LaunchDims {
-    LaunchDims {
-        grid: (
-            (width as u32).div_ceil(TILE.0),
-            (height as u32).div_ceil(TILE.1),
-            depth,
-        ),
-        block: (TILE.0, TILE.1, 1),
-        shared_bytes: 0,
-    }
-}
-
-/// One scale's geometry and device buffers.
+/// One scale's geometry, kernel and approximation buffer.
 struct Scale {
     /// DWT input and output (band) sizes.
     input: (usize, usize),
     band: (usize, usize),
     region: Region,
+    /// Whether the region is scored (not with `adm_skip_scale0` at scale 0).
+    scored: bool,
     /// Whether the last band column reproduces libvmaf's AVX-512 overrun.
     overrun: bool,
-    /// Both pictures' approximations (i16 at scale 0, i32 after), then
-    /// their h, v, d bands.
-    approx: DeviceBuffer,
-    bands: Option<DeviceBuffer>,
-    /// First of this scale's per-tile row sums in the partials buffer.
-    partials_offset: usize,
+    /// Coefficients per thread: 4 (32 x 32 tiles) or 1 (32 x 8 tiles).
+    per_thread: usize,
+    kernel: Function,
+    /// Both pictures' approximations, for the next scale (i16 at scale 0,
+    /// i32 after; none at the last scale).
+    approx: Option<DeviceBuffer>,
+    /// First of this scale's region rows in the row buffers.
+    first_row: usize,
 }
 
 impl Scale {
-    fn tile_columns(&self) -> usize {
-        self.region.width().div_ceil(TILE.0 as usize)
+    /// Threads per tile row, tile rows.
+    fn block(&self) -> (u32, u32) {
+        let per_row = (TILE_W / self.per_thread) as u32;
+        (per_row, THREADS / per_row)
     }
-}
 
-struct Kernels {
-    dwt0: Function,
-    dwt_coarse: [Function; SCALES - 1],
-    score_fine: Function,
-    score_coarse: Function,
-    finalize: Function,
+    fn grid(&self) -> (u32, u32, u32) {
+        let rows = self.block().1 as usize;
+        (
+            self.band.0.div_ceil(TILE_W) as u32,
+            self.band.1.div_ceil(rows) as u32,
+            1,
+        )
+    }
+
+    /// Tiles covering a row of the region.
+    fn tiles_per_row(&self) -> usize {
+        (self.region.right - 1) / TILE_W - self.region.left / TILE_W + 1
+    }
 }
 
 pub(super) struct GpuAdm {
@@ -134,10 +121,13 @@ pub(super) struct GpuAdm {
     pooling: Pooling,
     names: Names,
     scales: Vec<Scale>,
-    partials: DeviceBuffer,
-    finalize: FinalizeParams,
+    /// Per region row of every scale: the row's sums, and how many tiles
+    /// have added theirs; the last tile of a row resets both.
+    row_sums: DeviceBuffer,
+    row_tiles: DeviceBuffer,
+    /// The row buffers start zeroed (cleared on the first frame's stream).
+    rows_cleared: bool,
     cos_sq: f64,
-    kernels: Kernels,
     results: Readback,
 }
 
@@ -145,181 +135,81 @@ impl GpuAdm {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let config = Config::new(options, format)?;
         let scoring = Scoring::new(format, &config.csf, config.params);
-        let skip_scale0 = config.params.skip_scale0;
         let bytes = format.bytes_per_sample();
         let sizes = band_sizes(format.width as usize, format.height as usize);
+        let module = kernels::load(gpu, "adm.cu")?;
         let mut scales = Vec::with_capacity(SCALES);
-        let mut partials = 0;
+        let mut rows = 0;
         for (s, &band) in sizes.iter().enumerate() {
             let input = if s == 0 {
                 (format.width as usize, format.height as usize)
             } else {
                 sizes[s - 1]
             };
-            let n = band.0 * band.1;
+            let scored = s > 0 || !config.params.skip_scale0;
+            let large_tiles = band.0.div_ceil(TILE_W) * band.1.div_ceil(TILE_W);
+            // (The 4-wide runs need a band at least 4 wide.)
+            let per_thread = if large_tiles >= LARGE_TILES && band.0 >= 4 {
+                4
+            } else {
+                1
+            };
+            let name = match s {
+                0 if bytes == 1 => format!("adm_scale0_u8_t{per_thread}"),
+                0 => format!("adm_scale0_u16_t{per_thread}"),
+                _ => format!("adm_scale{s}_t{per_thread}"),
+            };
             let coef = if s == 0 { 2 } else { 4 };
-            let scored = s > 0 || !skip_scale0;
             let region = scoring.regions[s];
-            let scale = Scale {
+            scales.push(Scale {
                 input,
                 band,
                 region,
+                scored,
                 overrun: if s == 0 {
                     scored && simd_reads_past_row(band.0, bytes)
                 } else {
                     coarse_simd_reads_past_row(band.0)
                 },
-                approx: gpu.buffer(2 * n * coef)?,
-                bands: if scored {
-                    Some(gpu.buffer(2 * 3 * n * coef)?)
+                per_thread,
+                kernel: module.function(&name)?,
+                approx: if s + 1 < SCALES {
+                    Some(gpu.buffer(2 * band.0 * band.1 * coef)?)
                 } else {
                     None
                 },
-                partials_offset: partials,
-            };
+                first_row: rows,
+            });
             if scored {
-                partials += region.height() * scale.tile_columns() * SUMS;
+                rows += region.height();
             }
-            scales.push(scale);
         }
-        let mut finalize = FinalizeParams::default();
-        for (s, (scale, f)) in scales.iter().zip(&mut finalize.scale).enumerate() {
-            if scale.bands.is_none() {
-                continue;
-            }
-            let region = &scale.region;
-            *f = FinalizeScale {
-                offset: scale.partials_offset as u64,
-                rows: region.height() as u32,
-                cols: scale.tile_columns() as u32,
-                row_shift: if s == 0 {
-                    scoring.fine.row_shift()
-                } else {
-                    scoring.coarse[s - 1].row_shift()
-                },
-                den_shift: if s == 0 {
-                    fine_row_shift(region)
-                } else {
-                    CoarseShifts::new(s, region).row
-                },
-            };
-        }
-        let module = kernels::load(gpu, "adm.cu")?;
-        let kernels = Kernels {
-            dwt0: module.function(if bytes == 1 {
-                "adm_dwt0_u8"
-            } else {
-                "adm_dwt0_u16"
-            })?,
-            dwt_coarse: [
-                module.function("adm_dwt_coarse_s1")?,
-                module.function("adm_dwt_coarse_s2")?,
-                module.function("adm_dwt_coarse_s3")?,
-            ],
-            score_fine: module.function("adm_score_fine")?,
-            score_coarse: module.function("adm_score_coarse")?,
-            finalize: module.function("adm_finalize")?,
-        };
         Ok(Self {
             bit_depth: format.bit_depth as u32,
             scoring,
             pooling: config.pooling,
             names: config.names,
             scales,
-            partials: gpu.buffer(partials.max(1) * 8)?,
-            finalize,
+            row_sums: gpu.buffer(rows * SUMS * 8)?,
+            row_tiles: gpu.buffer(rows * 4)?,
+            rows_cleared: false,
             cos_sq: cos_1deg_sq(),
-            kernels,
             results: Readback::new(gpu, SCALES * SUMS)?,
         })
     }
 
-    /// Scale 0 DWT of both luma planes.
-    fn dwt0(&self, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
-        let s = &self.scales[0];
-        let args = Args::default()
-            .arg(r.ptr)
-            .arg(r.pitch as u32)
-            .arg(d.ptr)
-            .arg(d.pitch as u32)
-            .arg(s.input.0 as i32)
-            .arg(s.input.1 as i32)
-            .arg(self.bit_depth as i32)
-            .arg(s.band.0 as i32)
-            .arg(s.band.1 as i32)
-            .arg(s.approx.ptr())
-            .arg(s.bands.as_ref().map_or(0, |b| b.ptr()))
-            .arg(s.bands.is_some() as i32)
-            .arg(s.overrun as i32);
-        // SAFETY: the arguments match adm_dwt0_*; the planes are
-        // context-owned and the buffers ours, alive past the stream's work.
-        unsafe { args.launch(stream, &self.kernels.dwt0, &tiles(s.band.0, s.band.1, 2)) }
-    }
-
-    /// DWT of scale `s` (1-3) from both approximations of scale `s - 1`.
-    fn dwt_coarse(&self, s: usize, stream: &Stream) -> Result<()> {
-        let (scale, input) = (&self.scales[s], &self.scales[s - 1]);
-        let ((vadd, vshift), (hadd, hshift)) = COARSE_ROUNDING[s - 1];
-        let bands = scale.bands.as_ref().map_or(0, |b| b.ptr());
-        // libvmaf's scratch past this scale's rows holds the previous
-        // scale's last vertical-pass row (none before scale 1).
-        let (prev_input, prev_iw, prev_ih, prev_oh, (prev_add, prev_shift)): (
-            DevicePtr,
-            usize,
-            usize,
-            usize,
-            (i64, u32),
-        ) = if s == 1 {
-            (0, 1, 1, 1, (0, 0))
-        } else {
-            let prev = &self.scales[s - 2];
-            (
-                prev.approx.ptr(),
-                input.input.0,
-                input.input.1,
-                input.band.1,
-                COARSE_ROUNDING[s - 2].0,
-            )
-        };
-        let args = Args::default()
-            .arg(input.approx.ptr())
-            .arg(scale.input.0 as i32)
-            .arg(scale.input.1 as i32)
-            .arg(scale.band.0 as i32)
-            .arg(scale.band.1 as i32)
-            .arg(vadd)
-            .arg(vshift as i32)
-            .arg(hadd)
-            .arg(hshift as i32)
-            .arg(scale.approx.ptr())
-            .arg(bands)
-            .arg(scale.overrun as i32)
-            .arg(prev_input)
-            .arg(prev_iw as i32)
-            .arg(prev_ih as i32)
-            .arg(prev_oh as i32)
-            .arg(prev_add)
-            .arg(prev_shift as i32);
-        let dims = tiles(scale.band.0, scale.band.1, 2);
-        // SAFETY: the arguments match adm_dwt_coarse_s*; buffers are ours.
-        unsafe { args.launch(stream, &self.kernels.dwt_coarse[s - 1], &dims) }
-    }
-
-    /// Decoupling, masking and per-row sums of scale `s`.
-    fn score(&self, s: usize, stream: &Stream) -> Result<()> {
+    /// The scoring arguments of scale `s` (kernels/adm.cu's SCORING_PARAMS).
+    fn scoring_args(&self, s: usize, args: Args, totals: DevicePtr) -> Args {
         let scale = &self.scales[s];
-        let Some(bands) = &scale.bands else {
-            return Ok(());
-        };
         let region = &scale.region;
-        let (rfactor, cube_shift, den_shifts, function) = if s == 0 {
+        let (rfactor, cube_shift, den_shifts, row_shift, den_row_shift) = if s == 0 {
             let k = &self.scoring.fine;
             (
                 k.rfactor.map(i64::from),
                 k.cube_shift,
                 (0, 0),
-                &self.kernels.score_fine,
+                k.row_shift(),
+                fine_row_shift(region),
             )
         } else {
             let k = &self.scoring.coarse[s - 1];
@@ -328,14 +218,11 @@ impl GpuAdm {
                 k.rfactor,
                 [k.cube_shift; 3],
                 (den.square, den.cube),
-                &self.kernels.score_coarse,
+                k.row_shift(),
+                den.row,
             )
         };
-        let partials = self.partials.ptr() + 8 * scale.partials_offset as u64;
-        let args = Args::default()
-            .arg(bands.ptr())
-            .arg(scale.band.0 as i32)
-            .arg(scale.band.1 as i32)
+        args.arg(scale.scored as i32)
             .arg(region.top as i32)
             .arg(region.bottom as i32)
             .arg(region.left as i32)
@@ -350,33 +237,89 @@ impl GpuAdm {
             .arg(den_shifts.1 as i32)
             .arg(self.scoring.params.gain_limit)
             .arg(self.cos_sq)
-            .arg(partials);
-        let dims = tiles(region.width(), region.height(), 1);
-        // SAFETY: the arguments match adm_score_*; buffers are ours.
-        unsafe { args.launch(stream, function, &dims) }
+            .arg(self.row_sums.ptr() + (scale.first_row * SUMS * 8) as u64)
+            .arg(self.row_tiles.ptr() + (scale.first_row * 4) as u64)
+            .arg(totals + (s * SUMS * 8) as u64)
+            .arg(row_shift as i32)
+            .arg(den_row_shift as i32)
+            .arg(scale.tiles_per_row() as i32)
     }
 
-    /// The totals of every scale into `totals`.
-    fn finalize(&self, totals: DevicePtr, stream: &Stream) -> Result<()> {
-        let rows = self
-            .finalize
-            .scale
-            .iter()
-            .map(|s| s.rows)
-            .max()
-            .unwrap_or(0);
-        let dims = LaunchDims {
-            grid: (rows.div_ceil(FINALIZE_THREADS).max(1), SCALES as u32, 1),
-            block: (FINALIZE_THREADS, 1, 1),
-            shared_bytes: 0,
+    /// Scale 0 from both luma planes.
+    fn scale0(&self, frame: &FramePlanes<'_>, totals: DevicePtr, stream: &Stream) -> Result<()> {
+        let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
+        let s = &self.scales[0];
+        let args = Args::default()
+            .arg(r.ptr)
+            .arg(r.pitch as u32)
+            .arg(d.ptr)
+            .arg(d.pitch as u32)
+            .arg(s.input.0 as i32)
+            .arg(s.input.1 as i32)
+            .arg(self.bit_depth as i32)
+            .arg(s.band.0 as i32)
+            .arg(s.band.1 as i32)
+            .arg(s.overrun as i32)
+            .arg(s.approx.as_ref().map_or(0, |b| b.ptr()));
+        let args = self.scoring_args(0, args, totals);
+        // SAFETY: the arguments match adm_scale0_*; the planes are
+        // context-owned and the buffers ours, alive past the stream's work.
+        unsafe { args.launch(stream, &s.kernel, &Self::dims(s)) }
+    }
+
+    /// Scale `s` (1-3) from both approximations of scale `s - 1`.
+    fn scale_coarse(&self, s: usize, totals: DevicePtr, stream: &Stream) -> Result<()> {
+        let (scale, input) = (&self.scales[s], &self.scales[s - 1]);
+        let ((vadd, vshift), (hadd, hshift)) = COARSE_ROUNDING[s - 1];
+        // libvmaf's scratch past this scale's rows holds the previous
+        // scale's last vertical-pass row (none before scale 1).
+        let (prev, prev_iw, prev_ih, prev_oh, (prev_add, prev_shift)): (
+            DevicePtr,
+            usize,
+            usize,
+            usize,
+            (i64, u32),
+        ) = if s == 1 {
+            (0, 1, 1, 1, (0, 0))
+        } else {
+            (
+                self.scales[s - 2].approx.as_ref().map_or(0, |b| b.ptr()),
+                input.input.0,
+                input.input.1,
+                input.band.1,
+                COARSE_ROUNDING[s - 2].0,
+            )
         };
         let args = Args::default()
-            .arg(self.partials.ptr())
-            .arg(self.finalize)
-            .arg(totals);
-        // SAFETY: the arguments match adm_finalize (FinalizeParams is
-        // repr(C) like its CUDA struct); buffers are ours.
-        unsafe { args.launch(stream, &self.kernels.finalize, &dims) }
+            .arg(input.approx.as_ref().map_or(0, |b| b.ptr()))
+            .arg(scale.input.0 as i32)
+            .arg(scale.input.1 as i32)
+            .arg(scale.band.0 as i32)
+            .arg(scale.band.1 as i32)
+            .arg(vadd)
+            .arg(vshift as i32)
+            .arg(hadd)
+            .arg(hshift as i32)
+            .arg(scale.overrun as i32)
+            .arg(prev)
+            .arg(prev_iw as i32)
+            .arg(prev_ih as i32)
+            .arg(prev_oh as i32)
+            .arg(prev_add)
+            .arg(prev_shift as i32)
+            .arg(scale.approx.as_ref().map_or(0, |b| b.ptr()));
+        let args = self.scoring_args(s, args, totals);
+        // SAFETY: the arguments match adm_scale{1,2,3}_*; buffers are ours.
+        unsafe { args.launch(stream, &scale.kernel, &Self::dims(scale)) }
+    }
+
+    fn dims(scale: &Scale) -> LaunchDims {
+        let (x, y) = scale.block();
+        LaunchDims {
+            grid: scale.grid(),
+            block: (x, y, 1),
+            shared_bytes: 0,
+        }
     }
 }
 
@@ -390,14 +333,16 @@ impl GpuExtractor for GpuAdm {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let totals = self.results.begin(stream)?.ptr();
-        self.dwt0(frame, stream)?;
-        self.score(0, stream)?;
-        for s in 1..SCALES {
-            self.dwt_coarse(s, stream)?;
-            self.score(s, stream)?;
+        if !self.rows_cleared {
+            stream.fill_u32(&self.row_sums, 0)?;
+            stream.fill_u32(&self.row_tiles, 0)?;
+            self.rows_cleared = true;
         }
-        self.finalize(totals, stream)?;
+        let totals = self.results.begin(stream)?.ptr();
+        self.scale0(frame, totals, stream)?;
+        for s in 1..SCALES {
+            self.scale_coarse(s, totals, stream)?;
+        }
         self.results.end(index, stream)
     }
 
