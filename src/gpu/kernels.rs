@@ -21,6 +21,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("motion.cu", include_str!("../../kernels/motion.cu")),
     ("layout.cu", include_str!("../../kernels/layout.cu")),
     ("vif.cu", include_str!("../../kernels/vif.cu")),
+    ("adm.cu", include_str!("../../kernels/adm.cu")),
 ];
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take

@@ -48,8 +48,8 @@ pub fn half(shift: u32) -> i64 {
 
 /// Scale 0: 16-bit coefficients, weights in Q21 (h, v) and Q23 (d).
 pub struct FineKernel {
-    rfactor: [i32; 3],
-    cube_shift: [u32; 3],
+    pub(crate) rfactor: [i32; 3],
+    pub(crate) cube_shift: [u32; 3],
     row_shift: u32,
 }
 
@@ -131,8 +131,8 @@ impl ScaleKernel for FineKernel {
 
 /// Scales 1-3: 32-bit coefficients, weights in Q32.
 pub struct CoarseKernel {
-    rfactor: [i64; 3],
-    cube_shift: u32,
+    pub(crate) rfactor: [i64; 3],
+    pub(crate) cube_shift: u32,
     row_shift: u32,
     float_scale: f32,
 }

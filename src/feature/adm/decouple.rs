@@ -51,7 +51,7 @@ impl Coef for i32 {
 }
 
 /// cos(1 degree)^2, stored as float as in libvmaf.
-fn cos_1deg_sq() -> f64 {
+pub(crate) fn cos_1deg_sq() -> f64 {
     let c = (1.0 * std::f64::consts::PI / 180.0).cos();
     (c * c) as f32 as f64
 }

@@ -1,18 +1,24 @@
 //! The ADM denominator: the CSF-weighted cube norm of the reference's detail
 //! coefficients, per orientation, over the scored region.
+//!
+//! Split in two steps shared with the GPU extractor: the integer sums
+//! (`*_sums`, computed on the GPU there) and their float weighting
+//! (`weigh_*`).
 
 use super::cm::{ceil_log2, half};
 use super::dwt::Bands;
 use super::region::Region;
 
-/// Scale 0: sums |c|^3 of each orientation in u64 (per-row rounding shift
-/// so that a large picture cannot overflow), then weights by `weights`^3.
-pub fn reference_energy_fine(
-    reference: &Bands<i16>,
-    region: &Region,
-    weights: [f32; 3],
-) -> [f32; 3] {
-    let shift = ((region.area() as f64).log2() - 20.0).ceil().max(0.0) as u32;
+/// Per-row rounding shift of the scale-0 sums, so that a large picture
+/// cannot overflow them.
+pub(crate) fn fine_row_shift(region: &Region) -> u32 {
+    ((region.area() as f64).log2() - 20.0).ceil().max(0.0) as u32
+}
+
+/// Scale 0: sums |c|^3 of each orientation in u64, rounded and shifted by
+/// [`fine_row_shift`] per row.
+pub fn fine_sums(reference: &Bands<i16>, region: &Region) -> [u64; 3] {
+    let shift = fine_row_shift(region);
     let round = half(shift) as u64;
     let w = reference.width;
     let mut sums = [0u64; 3];
@@ -26,8 +32,13 @@ pub fn reference_energy_fine(
             sums[t] = sums[t].wrapping_add(inner.wrapping_add(round) >> shift);
         }
     }
+    sums
+}
+
+/// Scale 0: the sums of [`fine_sums`] weighted by `weights`^3.
+pub(crate) fn weigh_fine(sums: [u64; 3], region: &Region, weights: [f32; 3]) -> [f32; 3] {
     // 6 bits of the DWT's Q format remain per factor: 18 after cubing.
-    let scale = 2f64.powf(18.0 - shift as f64);
+    let scale = 2f64.powf(18.0 - fine_row_shift(region) as f64);
     weigh(sums, scale, weights)
 }
 
@@ -37,19 +48,34 @@ const COARSE_FLOAT_SHIFT: [u32; 3] = [32, 27, 23];
 /// full unit rather than a half).
 const COARSE_SQUARE_SHIFT: [u32; 3] = [31, 30, 31];
 
+/// Rounding shifts of the scale 1-3 sums: after squaring, after cubing and
+/// per row.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CoarseShifts {
+    pub square: u32,
+    pub cube: u32,
+    pub row: u32,
+}
+
+impl CoarseShifts {
+    pub(crate) fn new(scale: usize, region: &Region) -> Self {
+        Self {
+            square: COARSE_SQUARE_SHIFT[scale - 1],
+            cube: ceil_log2(region.width(), 0.0),
+            row: ceil_log2(region.height(), 0.0),
+        }
+    }
+}
+
 /// Scales 1-3: |c|^3 with rounding shifts after squaring, cubing and each
-/// row, then weighted like scale 0.
-pub fn reference_energy_coarse(
-    reference: &Bands<i32>,
-    scale: usize,
-    region: &Region,
-    weights: [f32; 3],
-) -> [f32; 3] {
-    let sq_shift = COARSE_SQUARE_SHIFT[scale - 1];
+/// row.
+pub fn coarse_sums(reference: &Bands<i32>, scale: usize, region: &Region) -> [u64; 3] {
+    let shifts = CoarseShifts::new(scale, region);
+    let sq_shift = shifts.square;
     let sq_round = 1u64 << sq_shift;
-    let cube_shift = ceil_log2(region.width(), 0.0);
+    let cube_shift = shifts.cube;
     let cube_round = half(cube_shift) as u64;
-    let row_shift = ceil_log2(region.height(), 0.0);
+    let row_shift = shifts.row;
     let row_round = half(row_shift) as u64;
     let w = reference.width;
     let mut sums = [0u64; 3];
@@ -65,9 +91,20 @@ pub fn reference_energy_coarse(
             sums[t] = sums[t].wrapping_add(inner.wrapping_add(row_round) >> row_shift);
         }
     }
+    sums
+}
+
+/// Scales 1-3: the sums of [`coarse_sums`] weighted like scale 0.
+pub(crate) fn weigh_coarse(
+    sums: [u64; 3],
+    scale: usize,
+    region: &Region,
+    weights: [f32; 3],
+) -> [f32; 3] {
+    let shifts = CoarseShifts::new(scale, region);
     let exp = COARSE_FLOAT_SHIFT[scale - 1]
-        .wrapping_sub(row_shift)
-        .wrapping_sub(cube_shift);
+        .wrapping_sub(shifts.row)
+        .wrapping_sub(shifts.cube);
     weigh(sums, 2f64.powf(exp as f64), weights)
 }
 

@@ -285,7 +285,7 @@ simd_dispatch! {
 
 /// Rounding of the two passes of scales 1, 2 and 3: (add, shift) for the
 /// vertical pass, then for the horizontal pass.
-const COARSE_ROUNDING: [((i64, u32), (i64, u32)); 3] = [
+pub(crate) const COARSE_ROUNDING: [((i64, u32), (i64, u32)); 3] = [
     ((0, 0), (16384, 15)),
     ((32768, 16), (32768, 16)),
     ((32768, 16), (16384, 15)),
@@ -324,7 +324,7 @@ pub struct Level<'a> {
 /// then that column's taps are not mirrored and read past the end of each
 /// row into the next row of [`CoarseScratch`] (past the distorted high-pass
 /// row: values the previous scale left there).
-fn coarse_simd_reads_past_row(out_w: usize) -> bool {
+pub(crate) fn coarse_simd_reads_past_row(out_w: usize) -> bool {
     out_w > 1 && (out_w - 1).is_multiple_of(8)
 }
 

@@ -21,14 +21,14 @@
 //!   the last column with unmirrored taps when the half width is 1 modulo
 //!   its vector block (see `dwt`).
 
-mod cm;
-mod csf;
-mod decouple;
-mod den;
-mod dwt;
-mod output;
-mod pipeline;
-mod region;
+pub(crate) mod cm;
+pub(crate) mod csf;
+pub(crate) mod decouple;
+pub(crate) mod den;
+pub(crate) mod dwt;
+pub(crate) mod output;
+pub(crate) mod pipeline;
+pub(crate) mod region;
 mod simd;
 mod tables;
 
@@ -99,16 +99,19 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
     Ok(Box::new(Adm::new(options, format)?))
 }
 
-/// The `adm` extractor for pictures of one format.
-struct Adm {
-    format: PictureFormat,
-    names: Names,
-    pooling: Pooling,
-    pipeline: Pipeline,
+/// The validated options of an `adm` instance: what its per-frame work and
+/// its outputs need (shared with the GPU extractor).
+pub(crate) struct Config {
+    pub csf: CsfConfig,
+    pub params: ScaleParams,
+    pub pooling: Pooling,
+    pub names: Names,
 }
 
-impl Adm {
-    fn new(options: &Options, format: &PictureFormat) -> Result<Self> {
+impl Config {
+    /// Checks `options` and the picture size like libvmaf (errors name the
+    /// option or the size).
+    pub(crate) fn new(options: &Options, format: &PictureFormat) -> Result<Self> {
         let bad = |option: &str, reason: String| Error::BadOption {
             owner: "adm".into(),
             option: option.into(),
@@ -151,23 +154,41 @@ impl Adm {
                 ),
             });
         }
-        let params = ScaleParams {
-            gain_limit: options.double("adm_enhn_gain_limit"),
-            noise_weight: options.double("adm_noise_weight"),
-            skip_aim: options.bool("adm_skip_aim"),
-            skip_scale0: options.bool("adm_skip_scale0"),
-        };
-        let pooling = Pooling {
-            dlm_weight: options.double("adm_dlm_weight"),
-            min_val: options.double("adm_min_val"),
-            debug: options.bool("debug"),
-            pixels: format.width as f64 * format.height as f64,
-        };
+        Ok(Self {
+            csf,
+            params: ScaleParams {
+                gain_limit: options.double("adm_enhn_gain_limit"),
+                noise_weight: options.double("adm_noise_weight"),
+                skip_aim: options.bool("adm_skip_aim"),
+                skip_scale0: options.bool("adm_skip_scale0"),
+            },
+            pooling: Pooling {
+                dlm_weight: options.double("adm_dlm_weight"),
+                min_val: options.double("adm_min_val"),
+                debug: options.bool("debug"),
+                pixels: format.width as f64 * format.height as f64,
+            },
+            names: Names::new(&options.name_suffix()),
+        })
+    }
+}
+
+/// The `adm` extractor for pictures of one format.
+struct Adm {
+    format: PictureFormat,
+    names: Names,
+    pooling: Pooling,
+    pipeline: Pipeline,
+}
+
+impl Adm {
+    fn new(options: &Options, format: &PictureFormat) -> Result<Self> {
+        let config = Config::new(options, format)?;
         Ok(Self {
             format: *format,
-            names: Names::new(&options.name_suffix()),
-            pooling,
-            pipeline: Pipeline::new(format, &csf, params),
+            names: config.names,
+            pooling: config.pooling,
+            pipeline: Pipeline::new(format, &config.csf, config.params),
         })
     }
 }

@@ -32,12 +32,102 @@ pub struct ScaleParams {
     pub skip_scale0: bool,
 }
 
-/// Geometry of one scale: the DWT input's taps, the output band size and
-/// the scored region.
+/// The integer sums of one scale, before the float steps: the ADM and AIM
+/// numerators (masked cube sums, per orientation) and the ADM denominator
+/// (reference cube sums).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ScaleSums {
+    pub num: [i64; 3],
+    pub aim: [i64; 3],
+    pub den: [u64; 3],
+}
+
+/// Band sizes (width, height) of the four scales of a `width` x `height`
+/// picture: each level halves, rounding up.
+pub(crate) fn band_sizes(width: usize, height: usize) -> [(usize, usize); SCALES] {
+    let mut size = (width, height);
+    std::array::from_fn(|_| {
+        size = (size.0.div_ceil(2), size.1.div_ceil(2));
+        size
+    })
+}
+
+/// The fixed-point kernels, scored regions and CSF weights of every scale,
+/// and the float steps that turn a scale's integer sums into its score
+/// (shared by the CPU pipeline and the GPU extractor).
+pub(crate) struct Scoring {
+    pub params: ScaleParams,
+    pub fine: FineKernel,
+    pub coarse: [CoarseKernel; SCALES - 1],
+    pub weights: [[f32; 3]; SCALES],
+    pub regions: [Region; SCALES],
+}
+
+impl Scoring {
+    pub(crate) fn new(format: &PictureFormat, csf: &CsfConfig, params: ScaleParams) -> Self {
+        let sizes = band_sizes(format.width as usize, format.height as usize);
+        let (fw, fh) = sizes[0];
+        Self {
+            params,
+            fine: FineKernel::new(csf.scale0_fixed(), fw, fh),
+            coarse: std::array::from_fn(|i| {
+                let s = i + 1;
+                CoarseKernel::new(csf.coarse_fixed(s), s, sizes[s].0, sizes[s].1)
+            }),
+            weights: std::array::from_fn(|s| csf.band_weights(s)),
+            regions: sizes.map(|(w, h)| Region::scored(w, h)),
+        }
+    }
+
+    /// The scores of every scale from their sums (`sums[0]` is ignored with
+    /// `adm_skip_scale0`).
+    pub(crate) fn scores(&self, sums: &[ScaleSums; SCALES]) -> [ScaleScore; SCALES] {
+        std::array::from_fn(|s| match s {
+            // libvmaf's placeholder denominator avoids a division by zero.
+            0 if self.params.skip_scale0 => ScaleScore {
+                num: 0.0,
+                den: 1e-10,
+                aim: 0.0,
+            },
+            0 => {
+                let region = &self.regions[0];
+                let den = den::weigh_fine(sums[0].den, region, self.weights[0]);
+                self.finish(&self.fine, &sums[0], den, region)
+            }
+            _ => {
+                let region = &self.regions[s];
+                let den = den::weigh_coarse(sums[s].den, s, region, self.weights[s]);
+                self.finish(&self.coarse[s - 1], &sums[s], den, region)
+            }
+        })
+    }
+
+    /// Cube norms of one scale's weighted sums.
+    fn finish<K: ScaleKernel>(
+        &self,
+        kernel: &K,
+        sums: &ScaleSums,
+        den: [f32; 3],
+        region: &Region,
+    ) -> ScaleScore {
+        let noise_weight = self.params.noise_weight;
+        let den = cube_norm(den, region, noise_weight);
+        let num = cube_norm(kernel.to_float(sums.num), region, noise_weight);
+        // The sums are computed together; with adm_skip_aim libvmaf reports an
+        // AIM numerator of 0.
+        let aim = if self.params.skip_aim {
+            0.0
+        } else {
+            cube_norm(kernel.to_float(sums.aim), region, 0.0)
+        };
+        ScaleScore { num, den, aim }
+    }
+}
+
+/// Geometry of one scale: the DWT input's taps and the output band width.
 struct Scale {
     taps: Taps,
     width: usize,
-    region: Region,
 }
 
 /// Per-picture buffers of the wavelet.
@@ -85,12 +175,8 @@ struct Work {
 /// Kernels, geometry and buffers for pictures of one format.
 pub struct Pipeline {
     bit_depth: u32,
-    params: ScaleParams,
     scales: Vec<Scale>,
-    fine: FineKernel,
-    fine_weights: [f32; 3],
-    coarse: Vec<CoarseKernel>,
-    coarse_weights: Vec<[f32; 3]>,
+    scoring: Scoring,
     reference: Pyramid,
     distorted: Pyramid,
     work: Work,
@@ -107,23 +193,13 @@ impl Pipeline {
             let taps = Taps::new(w, h);
             (w, h) = (taps.cols.len(), taps.rows.len());
             *height = h;
-            scales.push(Scale {
-                taps,
-                width: w,
-                region: Region::scored(w, h),
-            });
+            scales.push(Scale { taps, width: w });
         }
         let (fw, fh) = (scales[0].width, heights[0]);
         let (cw, ch) = (scales[1].width, heights[1]);
         Self {
             bit_depth: format.bit_depth as u32,
-            params,
-            fine: FineKernel::new(csf.scale0_fixed(), fw, fh),
-            fine_weights: csf.band_weights(0),
-            coarse: (1..SCALES)
-                .map(|s| CoarseKernel::new(csf.coarse_fixed(s), s, scales[s].width, heights[s]))
-                .collect(),
-            coarse_weights: (1..SCALES).map(|s| csf.band_weights(s)).collect(),
+            scoring: Scoring::new(format, csf, params),
             scales,
             reference: Pyramid::new(fw, fh, cw, ch),
             distorted: Pyramid::new(fw, fh, cw, ch),
@@ -148,21 +224,14 @@ impl Pipeline {
     ) -> [ScaleScore; SCALES] {
         self.analyze_luma(reference, false);
         self.analyze_luma(distorted, true);
-        let mut scores = [ScaleScore::default(); SCALES];
-        scores[0] = if self.params.skip_scale0 {
-            // libvmaf's placeholder denominator avoids a division by zero.
-            ScaleScore {
-                num: 0.0,
-                den: 1e-10,
-                aim: 0.0,
-            }
-        } else {
-            self.score_fine()
-        };
-        for (s, score) in scores.iter_mut().enumerate().skip(1) {
-            *score = self.score_coarse(s);
+        let mut sums = [ScaleSums::default(); SCALES];
+        if !self.scoring.params.skip_scale0 {
+            sums[0] = self.sums_fine();
         }
-        scores
+        for (s, sums) in sums.iter_mut().enumerate().skip(1) {
+            *sums = self.sums_coarse(s);
+        }
+        self.scoring.scores(&sums)
     }
 
     /// Scale-0 DWT of one picture's luma plane.
@@ -172,7 +241,7 @@ impl Pipeline {
         } else {
             &mut self.reference
         };
-        let details = (!self.params.skip_scale0).then_some(&mut pyramid.fine);
+        let details = (!self.scoring.params.skip_scale0).then_some(&mut pyramid.fine);
         let (taps, scratch) = (&self.scales[0].taps, &mut self.work.fine_rows);
         let approx = &mut pyramid.approx[0];
         match picture.plane(PlaneId::Y) {
@@ -185,24 +254,23 @@ impl Pipeline {
         }
     }
 
-    fn score_fine(&mut self) -> ScaleScore {
-        let region = &self.scales[0].region;
-        let weights = self.fine_weights;
+    fn sums_fine(&mut self) -> ScaleSums {
+        let region = &self.scoring.regions[0];
         let work = &mut self.work;
-        score_scale(
-            &self.fine,
+        scale_sums(
+            &self.scoring.fine,
             (&self.reference.fine, &self.distorted.fine),
             region,
-            self.params,
+            self.scoring.params.gain_limit,
             (&mut work.fine_restored, &mut work.fine_additive),
             &mut work.mask,
-            |reference| den::reference_energy_fine(reference, region, weights),
+            |reference| den::fine_sums(reference, region),
         )
     }
 
     /// Scale `s` (1-3): DWT of both approximations of scale `s - 1`, then
-    /// the scores.
-    fn score_coarse(&mut self, s: usize) -> ScaleScore {
+    /// the sums.
+    fn sums_coarse(&mut self, s: usize) -> ScaleSums {
         // Scale s reads the approximation of scale s - 1 and writes its own
         // into the other buffer.
         let reads_first = s % 2 == 1;
@@ -214,50 +282,37 @@ impl Pipeline {
             self.reference.level(reads_first),
             self.distorted.level(reads_first),
         );
-        let region = &self.scales[s].region;
-        let weights = self.coarse_weights[s - 1];
+        let region = &self.scoring.regions[s];
         let work = &mut self.work;
-        score_scale(
-            &self.coarse[s - 1],
+        scale_sums(
+            &self.scoring.coarse[s - 1],
             (&self.reference.coarse, &self.distorted.coarse),
             region,
-            self.params,
+            self.scoring.params.gain_limit,
             (&mut work.coarse_restored, &mut work.coarse_additive),
             &mut work.mask,
-            |reference| den::reference_energy_coarse(reference, s, region, weights),
+            |reference| den::coarse_sums(reference, s, region),
         )
     }
 }
 
-/// Decouples, then computes the ADM numerator, denominator and AIM
-/// numerator of one scale.
-fn score_scale<K: ScaleKernel>(
+/// Decouples, then computes the integer sums of one scale.
+fn scale_sums<K: ScaleKernel>(
     kernel: &K,
     (reference, distorted): (&Bands<K::C>, &Bands<K::C>),
     region: &Region,
-    params: ScaleParams,
+    gain_limit: f64,
     (restored, additive): (&mut Bands<K::C>, &mut Bands<K::C>),
     mask: &mut MaskScratch,
-    reference_energy: impl FnOnce(&Bands<K::C>) -> [f32; 3],
-) -> ScaleScore {
+    reference_sums: impl FnOnce(&Bands<K::C>) -> [u64; 3],
+) -> ScaleSums {
     let halo = region.with_halo(reference.width, reference.height);
-    K::C::decouple(
-        reference,
-        distorted,
-        &halo,
-        params.gain_limit,
-        restored,
-        additive,
-    );
-    let den = cube_norm(reference_energy(reference), region, params.noise_weight);
+    K::C::decouple(reference, distorted, &halo, gain_limit, restored, additive);
+    let den = reference_sums(reference);
     let sums = masked_sums(kernel, restored, additive, region, mask);
-    let num = cube_norm(kernel.to_float(sums.num), region, params.noise_weight);
-    // The sums are computed together; with adm_skip_aim libvmaf reports an
-    // AIM numerator of 0.
-    let aim = if params.skip_aim {
-        0.0
-    } else {
-        cube_norm(kernel.to_float(sums.aim), region, 0.0)
-    };
-    ScaleScore { num, den, aim }
+    ScaleSums {
+        num: sums.num,
+        aim: sums.aim,
+        den,
+    }
 }

@@ -6,6 +6,7 @@
 //! ([`GpuExtractor::complete`]), so the host reads the next frame while the
 //! device works. Each frame clears its accumulators before its kernels.
 
+mod adm;
 mod motion;
 mod psnr;
 mod readback;
@@ -55,9 +56,12 @@ pub fn create(
         "vif" => Some(
             vif::GpuVif::create(options, format, gpu).map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "adm" => Some(
+            adm::GpuAdm::create(options, format, gpu).map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
 
 /// Names of the extractors with a GPU version.
-pub const AVAILABLE: &[&str] = &["psnr", "motion", "vif"];
+pub const AVAILABLE: &[&str] = &["psnr", "motion", "vif", "adm"];
