@@ -50,7 +50,10 @@ fn main() -> Result<()> {
     };
     println!("device: {}", gpu.describe());
 
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data");
+    let root = std::env::var_os("VMAFX_TEST_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let data = root.join("examples/data");
     let refs = read_all(&data.join("ref_576x324.y4m"), layout)?;
     let dists = read_all(&data.join("dist_576x324_x264_crf30.y4m"), layout)?;
     let format = *refs[0].format();
@@ -59,10 +62,15 @@ fn main() -> Result<()> {
     let pool = FramePool::new(&gpu, format.width, format.height, layout, 6)?;
     let decoder = gpu.stream()?;
     let mut builder = ContextBuilder::new(format).gpu(gpu.clone());
-    builder = if model == "psnr" {
-        builder.feature("psnr", Vec::new())
+    // The score's name in the output: "psnr_y", or the model's name.
+    let name = if model == "psnr" {
+        builder = builder.feature("psnr", Vec::new());
+        "psnr_y".to_string()
     } else {
-        builder.model(Model::load(&ModelSpec::version(&model))?)
+        let m = Model::load(&ModelSpec::version(&model))?;
+        let name = m.name().to_string();
+        builder = builder.model(m);
+        name
     };
     let mut ctx = builder.build()?;
 
@@ -97,16 +105,11 @@ fn main() -> Result<()> {
     }
     decoder.synchronize()?;
 
-    let name = if model == "psnr" {
-        "psnr_y"
-    } else {
-        model.as_str()
-    };
     let mut sum = 0.0;
     for (frame, values) in &scores.frames {
         let v = values
             .iter()
-            .find(|(n, _)| n == name)
+            .find(|(n, _)| *n == name)
             .map_or(f64::NAN, |(_, v)| *v);
         sum += v;
         println!("frame {frame:3}: {name} {v:.6}");

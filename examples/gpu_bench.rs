@@ -1,64 +1,83 @@
-//! GPU throughput next to the CPU, host-fed: frames per second and ms per
-//! frame at 1080p and 2160p (8-bit 4:2:0), with the upload split out.
+//! GPU throughput beside the CPU engine: frames per second and ms per frame
+//! at 1080p and 2160p, 8 and 10 bit, host-fed and device-fed, per model.
 //!
 //! ```sh
 //! cargo build --release --example gpu_bench
-//! target/release/examples/gpu_bench [--frames 300] [--host-frames 60] [--threads 16] [--sizes 1080,2160]
+//! target/release/examples/gpu_bench [--frames 500] [--cpu-frames 30] [--threads 16] \
+//!     [--sizes 1080,2160] [--depths 8,10] [--models vmaf_v0.6.1]
 //! ```
 //!
 //! Input: the first 8 frames of `examples/data/{ref,dist}_576x324*.y4m`
-//! scaled up (nearest neighbour) and cycled. Every submit gets a fresh copy
-//! of the pictures (one memcpy per picture and frame, as a decoder would
-//! write them), on the calling thread. Rows:
+//! scaled up (nearest neighbour; 10-bit: samples shifted up by 2) and
+//! cycled. Rows, each one `Context` run as an application would drive it:
 //!
-//! * `cuda` (pipelined): a `Context` with the GPU backend, as the CLI runs
-//!   it: one frame in flight per extractor, wall-clock fps.
-//! * `cuda` upload / kernels: the same extractors driven one frame at a
-//!   time with timed CUDA events around the upload (staging → device) and
-//!   around the kernels (clear, launches, result copy), device milliseconds.
-//! * `vmaf_v0.6.1`: the whole model. On `cuda` only motion runs on the
-//!   device; ADM and VIF (most of the work) still run on the host.
-//! * `cpu`: the same `Context` without a GPU (one thread, like libvmaf's
-//!   single-thread figure). CPU rows and the model rows run
-//!   `--host-frames` frames; GPU-only sets run `--frames`. With
-//!   `--threads N` (N > 1) the model also runs with N worker threads for
-//!   the host extractors, on both backends.
+//! * `cpu`: the CPU engine with `--threads` worker threads.
+//! * `host-fed`: the GPU engine fed host pictures (a fresh copy of the
+//!   picture per submit, as a decoder would write it): staging copy and
+//!   upload included.
+//! * `device planar`: frames already in device memory (pool frames, planar,
+//!   aligned): bound in place, nothing copied.
+//! * `device NV12`/`P010`: decoder layouts in device memory, split (and
+//!   shifted) on the device by one pass.
+//! * `device copied`: planar frames at unaligned addresses, copied on the
+//!   device (`allow_device_copy`).
+//! * `kernels`: device time per frame of the model's GPU extractors alone,
+//!   between timed events, planes already on the device.
+//!
+//! A model whose extractors are not all on the GPU gets host-fed rows only
+//! (the host extractors run beside the GPU ones), and says so.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use vmafx::feature::{self, FeatureSink, Options};
+use vmafx::gpu::driver::{Copy2d, Memory as CopySource};
 use vmafx::gpu::planes::{PairPlanes, SharedPlanes};
+use vmafx::gpu::pool::FramePool;
 use vmafx::gpu::{self, DeviceSelector, Gpu, GpuBackend};
+use vmafx::import::pack::pack_plane;
+use vmafx::import::{Acquire, Frame, FrameDesc, Memory, PixelFormat, PlaneLayout};
 use vmafx::io::open;
 use vmafx::model::{Model, ModelSpec};
 use vmafx::{ChromaSubsampling, ContextBuilder, HostPicture, PictureFormat, PlaneId};
 
-type Result<T> = std::result::Result<T, vmafx::Error>;
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 struct Args {
     frames: usize,
-    host_frames: usize,
+    cpu_frames: usize,
     threads: usize,
     sizes: Vec<(u32, u32)>,
+    depths: Vec<u8>,
+    models: Vec<String>,
 }
 
 fn parse_args() -> Args {
     let mut args = Args {
-        frames: 300,
-        host_frames: 60,
-        threads: 1,
+        frames: 500,
+        cpu_frames: 30,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         sizes: vec![(1920, 1080), (3840, 2160)],
+        depths: vec![8, 10],
+        models: vec!["vmaf_v0.6.1".into()],
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let value = it.next().unwrap_or_else(|| usage(&a));
+        let list = || value.split(',').map(str::to_string).collect::<Vec<_>>();
         match a.as_str() {
             "--frames" => args.frames = value.parse().unwrap_or_else(|_| usage(&a)),
-            "--host-frames" => args.host_frames = value.parse().unwrap_or_else(|_| usage(&a)),
+            "--cpu-frames" => args.cpu_frames = value.parse().unwrap_or_else(|_| usage(&a)),
             "--threads" => args.threads = value.parse().unwrap_or_else(|_| usage(&a)),
+            "--depths" => {
+                args.depths = list()
+                    .iter()
+                    .map(|d| d.parse().unwrap_or_else(|_| usage(&a)))
+                    .collect()
+            }
+            "--models" => args.models = list(),
             "--sizes" => {
-                args.sizes = value
-                    .split(',')
-                    .map(|h| match h {
+                args.sizes = list()
+                    .iter()
+                    .map(|h| match h.as_str() {
                         "720" => (1280, 720),
                         "1080" => (1920, 1080),
                         "2160" => (3840, 2160),
@@ -73,7 +92,10 @@ fn parse_args() -> Args {
 }
 
 fn usage(arg: &str) -> ! {
-    eprintln!("gpu_bench: bad argument {arg}; usage: gpu_bench [--frames N] [--host-frames N] [--threads N] [--sizes 720,1080,2160]");
+    eprintln!(
+        "gpu_bench: bad argument {arg}; usage: gpu_bench [--frames N] [--cpu-frames N] \
+         [--threads N] [--sizes 720,1080,2160] [--depths 8,10] [--models a,b]"
+    );
     std::process::exit(2)
 }
 
@@ -91,7 +113,8 @@ fn read_frames(path: &std::path::Path, n: usize) -> Result<Vec<HostPicture>> {
     Ok(out)
 }
 
-/// Nearest-neighbour scaling of an 8-bit picture to `format`.
+/// Nearest-neighbour scaling of an 8-bit picture to `format` (10-bit:
+/// samples shifted up by 2).
 fn scale(src: &HostPicture, format: PictureFormat) -> HostPicture {
     let mut dst = HostPicture::new(format);
     for plane in PlaneId::ALL {
@@ -99,11 +122,20 @@ fn scale(src: &HostPicture, format: PictureFormat) -> HostPicture {
         let (sw, sh) = (s.width, s.height);
         let (dw, dh) = format.plane_size(plane);
         let stride = dst.stride(plane);
-        let out = dst.plane_u8_mut(plane);
-        for y in 0..dh {
-            let row = s.row(y * sh / dh);
-            for (x, o) in out[y * stride..y * stride + dw].iter_mut().enumerate() {
-                *o = row[x * sw / dw];
+        let sample = |x: usize, y: usize| s.row(y * sh / dh)[x * sw / dw];
+        if format.bit_depth == 8 {
+            let out = dst.plane_u8_mut(plane);
+            for y in 0..dh {
+                for x in 0..dw {
+                    out[y * stride + x] = sample(x, y);
+                }
+            }
+        } else {
+            let out = dst.plane_u16_mut(plane);
+            for y in 0..dh {
+                for x in 0..dw {
+                    out[y * stride + x] = u16::from(sample(x, y)) << (format.bit_depth - 8);
+                }
             }
         }
     }
@@ -112,52 +144,43 @@ fn scale(src: &HostPicture, format: PictureFormat) -> HostPicture {
 
 struct Row {
     size: String,
-    set: &'static str,
-    backend: &'static str,
+    depth: u8,
+    model: String,
+    feed: String,
     frames: usize,
     fps: f64,
-    staging_ms: Option<f64>,
-    upload_ms: Option<f64>,
-    kernel_ms: Option<f64>,
     note: String,
 }
 
-fn context(
+fn builder(
     format: PictureFormat,
-    set: &[&str],
-    model: bool,
-    threads: usize,
+    model: &str,
     gpu: Option<&Gpu>,
-) -> Result<vmafx::Context> {
-    let mut b = ContextBuilder::new(format).threads(threads);
-    for name in set {
-        b = b.feature(name, Vec::new());
-    }
-    if model {
-        b = b.model(Model::load(&ModelSpec::version("vmaf_v0.6.1"))?);
-    }
+    threads: usize,
+) -> Result<ContextBuilder> {
+    let mut b = ContextBuilder::new(format)
+        .threads(threads)
+        .model(Model::load(&ModelSpec::version(model))?);
     if let Some(g) = gpu {
         b = b.gpu(g.clone());
     }
-    b.build()
+    Ok(b)
 }
 
-/// Wall-clock frames per second of a context over `frames` frames.
-fn throughput(
+/// Wall-clock frames per second of a context fed host pictures.
+fn host_fed(
     frames: &[(HostPicture, HostPicture)],
     n: usize,
-    set: &[&str],
-    model: bool,
-    threads: usize,
+    model: &str,
     gpu: Option<&Gpu>,
+    threads: usize,
 ) -> Result<f64> {
     let format = *frames[0].0.format();
-    // One frame first: kernels load (and compile on a cold cache), buffers
-    // are allocated; not timed.
-    let mut warm = context(format, set, model, threads, gpu)?;
+    // One frame first: kernels load, buffers are allocated; not timed.
+    let mut warm = builder(format, model, gpu, threads)?.build()?;
     warm.submit(frames[0].0.clone(), frames[0].1.clone())?;
     warm.finish()?;
-    let mut ctx = context(format, set, model, threads, gpu)?;
+    let mut ctx = builder(format, model, gpu, threads)?.build()?;
     let start = Instant::now();
     for i in 0..n {
         let (r, d) = &frames[i % frames.len()];
@@ -167,52 +190,158 @@ fn throughput(
     Ok(n as f64 / start.elapsed().as_secs_f64())
 }
 
-/// Mean milliseconds per frame of `set`'s GPU extractors, one frame at a
-/// time: host copy into pinned staging (wall clock), then the staging →
-/// device copy and the kernels, each between timed events (device time).
-fn device_split(
+/// Writes `picture` into device memory at `base`, planes `layouts` apart,
+/// in `layout`, from the host (the bench's stand-in decoder).
+fn write(
+    gpu: &Gpu,
+    base: u64,
+    layouts: &[PlaneLayout],
+    layout: PixelFormat,
+    picture: &HostPicture,
+) -> Result<()> {
+    let stream = gpu.stream()?;
+    let f = picture.format();
+    for (i, l) in layouts.iter().enumerate() {
+        let (row_bytes, rows) = layout.plane_extent(i, f.width, f.height);
+        let bytes = pack_plane(picture, layout, i, l.pitch as usize);
+        let copy = Copy2d {
+            src: CopySource::Host(bytes.as_ptr()),
+            src_pitch: l.pitch as usize,
+            dst: base + l.offset,
+            dst_pitch: l.pitch as usize,
+            width_bytes: row_bytes,
+            height: rows,
+        };
+        // SAFETY: the destination holds the plane; `bytes` outlives the copy.
+        unsafe { stream.copy_2d(&copy)? };
+        stream.synchronize()?;
+    }
+    Ok(())
+}
+
+/// The frames in device memory: pool frames (aligned), or, with
+/// `unaligned`, planar planes packed at odd offsets and pitches.
+fn device_frames(
+    gpu: &Gpu,
+    frames: &[(HostPicture, HostPicture)],
+    layout: PixelFormat,
+    unaligned: bool,
+    keep: &mut Vec<vmafx::gpu::device::DeviceBuffer>,
+) -> Result<Vec<(Frame, Frame)>> {
+    let format = *frames[0].0.format();
+    let pool = FramePool::new(gpu, format.width, format.height, layout, 2 * frames.len())?;
+    let mut one = |p: &HostPicture| -> Result<Frame> {
+        if !unaligned {
+            let slot = pool.take(Duration::ZERO)?;
+            let base = slot.planes()[0].ptr;
+            let layouts: Vec<_> = slot
+                .planes()
+                .iter()
+                .map(|s| PlaneLayout::new(s.ptr - base, s.pitch as u64))
+                .collect();
+            write(gpu, base, &layouts, layout, p)?;
+            return Ok(slot.into_frame(Acquire::None, vec![])?);
+        }
+        let bps = layout.bytes_per_sample() as u64;
+        let mut layouts = Vec::new();
+        let mut offset = 2 * bps;
+        for i in 0..layout.memory_planes() {
+            let (row_bytes, rows) = layout.plane_extent(i, format.width, format.height);
+            let pitch = row_bytes as u64 + 2 * bps;
+            layouts.push(PlaneLayout::new(offset, pitch));
+            offset += pitch * rows as u64;
+        }
+        let buffer = gpu.buffer(offset as usize)?;
+        write(gpu, buffer.ptr(), &layouts, layout, p)?;
+        let memory = Memory::Device {
+            ptr: buffer.ptr(),
+            bytes: buffer.len() as u64,
+        };
+        keep.push(buffer);
+        Ok(Frame::new(
+            FrameDesc::new(format.width, format.height, layout, memory, &layouts),
+            Acquire::None,
+            vec![],
+        )?)
+    };
+    frames.iter().map(|(r, d)| Ok((one(r)?, one(d)?))).collect()
+}
+
+/// Wall-clock frames per second of a GPU context fed device frames (the
+/// same few frames submitted again and again).
+fn device_fed(
     gpu: &Gpu,
     frames: &[(HostPicture, HostPicture)],
     n: usize,
-    set: &[&str],
-) -> Result<(f64, f64, f64)> {
+    model: &str,
+    layout: PixelFormat,
+    unaligned: bool,
+) -> Result<f64> {
+    let format = *frames[0].0.format();
+    let mut keep = Vec::new();
+    let on_device = device_frames(gpu, frames, layout, unaligned, &mut keep)?;
+    let run = |n: usize| -> Result<f64> {
+        let mut ctx = builder(format, model, Some(gpu), 1)?
+            .allow_device_copy(unaligned)
+            .build()?;
+        let start = Instant::now();
+        for i in 0..n {
+            let (r, d) = &on_device[i % on_device.len()];
+            ctx.submit_frames(r, d)?;
+        }
+        ctx.finish()?;
+        Ok(n as f64 / start.elapsed().as_secs_f64())
+    };
+    run(2)?;
+    run(n)
+}
+
+/// Mean device milliseconds per frame of the model's extractors (default
+/// options) alone, planes already uploaded; `None` if one has no GPU
+/// version.
+fn kernels_ms(
+    gpu: &Gpu,
+    frames: &[(HostPicture, HostPicture)],
+    n: usize,
+    names: &[&str],
+) -> Result<Option<f64>> {
     let format = *frames[0].0.format();
     let mut extractors = Vec::new();
     let mut needs = PairPlanes::NONE;
-    for name in set {
+    for name in names {
         let info = feature::find(name)?;
         let options = Options::resolve(name, info.options, &[])?;
-        let x = gpu::feature::create(name, &options, &format, gpu).expect("a GPU extractor")?;
+        let Some(x) = gpu::feature::create(name, &options, &format, gpu) else {
+            return Ok(None);
+        };
+        let x = x?;
         needs = needs.union(x.planes());
         extractors.push(x);
     }
     let stream = gpu.stream()?;
     let mut planes = SharedPlanes::new(gpu, format, needs)?;
-    let (t0, t1, t2) = (gpu.timed_event()?, gpu.timed_event()?, gpu.timed_event()?);
+    let (t0, t1) = (gpu.timed_event()?, gpu.timed_event()?);
     let mut sink = FeatureSink::new();
-    let (mut staging, mut upload, mut kernels) = (0.0, 0.0, 0.0);
-    for i in 0..n {
+    let mut total = 0.0;
+    for i in 0..n + 1 {
         let (r, d) = &frames[i % frames.len()];
-        let start = Instant::now();
         planes.stage(gpu, r, d)?;
-        staging += start.elapsed().as_secs_f64() * 1e3;
-        t0.record(&stream)?;
         let frame = planes.enqueue_copies(&stream)?;
-        t1.record(&stream)?;
+        t0.record(&stream)?;
         for x in &mut extractors {
             x.enqueue(i as u32, &frame, &stream)?;
         }
-        t2.record(&stream)?;
+        t1.record(&stream)?;
         for x in &mut extractors {
             x.complete(&mut sink)?;
         }
-        t2.synchronize()?;
-        upload += f64::from(t1.elapsed_ms_since(&t0)?);
-        kernels += f64::from(t2.elapsed_ms_since(&t1)?);
+        t1.synchronize()?;
+        if i > 0 {
+            total += f64::from(t1.elapsed_ms_since(&t0)?);
+        }
         sink.drain().for_each(drop);
     }
-    let n = n as f64;
-    Ok((staging / n, upload / n, kernels / n))
+    Ok(Some(total / n as f64))
 }
 
 fn main() -> Result<()> {
@@ -239,74 +368,113 @@ fn main() -> Result<()> {
     );
     let mut rows = Vec::new();
     for &(w, h) in &args.sizes {
-        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, 8)?;
-        let frames: Vec<_> = refs
-            .iter()
-            .zip(&dists)
-            .map(|(r, d)| (scale(r, format), scale(d, format)))
-            .collect();
-        let size = format!("{w}x{h}");
-        let mut sets: Vec<(&'static str, &[&str], bool, usize)> = vec![
-            ("psnr", &["psnr"], false, 1),
-            ("motion", &["motion"], false, 1),
-            ("psnr+motion", &["psnr", "motion"], false, 1),
-            ("vmaf_v0.6.1", &[], true, 1),
-        ];
-        if args.threads > 1 {
-            sets.push(("vmaf_v0.6.1", &[], true, args.threads));
-        }
-        for (set, names, model, threads) in sets {
-            let cpu_fps = throughput(&frames, args.host_frames, names, model, threads, None)?;
-            rows.push(Row {
-                size: size.clone(),
-                set,
-                backend: "cpu",
-                frames: args.host_frames,
-                fps: cpu_fps,
-                staging_ms: None,
-                upload_ms: None,
-                kernel_ms: None,
-                note: format!("{threads} thread(s)"),
-            });
-            let Some(g) = &gpu else { continue };
-            // The model is host-bound (ADM, VIF): as many frames as the CPU rows.
-            let n = if model { args.host_frames } else { args.frames };
-            let fps = throughput(&frames, n, names, model, threads, Some(g))?;
-            let split_set: &[&str] = if model { &["motion"] } else { names };
-            let (st, up, k) = device_split(g, &frames, args.frames.min(100), split_set)?;
-            rows.push(Row {
-                size: size.clone(),
-                set,
-                backend: "cuda",
-                frames: n,
-                fps,
-                staging_ms: Some(st),
-                upload_ms: Some(up),
-                kernel_ms: Some(k),
-                note: if model {
-                    format!("motion on GPU; ADM, VIF on host ({threads} thread(s))")
+        for &depth in &args.depths {
+            let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, depth)?;
+            let frames: Vec<_> = refs
+                .iter()
+                .zip(&dists)
+                .map(|(r, d)| (scale(r, format), scale(d, format)))
+                .collect();
+            let size = format!("{w}x{h}");
+            for model in &args.models {
+                let mut row = |feed: &str, frames: usize, fps: f64, note: String| {
+                    eprintln!("{size} {depth}-bit {model} {feed}: {fps:.1} fps");
+                    rows.push(Row {
+                        size: size.clone(),
+                        depth,
+                        model: model.clone(),
+                        feed: feed.into(),
+                        frames,
+                        fps,
+                        note,
+                    });
+                };
+                let cpu = host_fed(&frames, args.cpu_frames, model, None, args.threads)?;
+                row(
+                    "cpu",
+                    args.cpu_frames,
+                    cpu,
+                    format!("{} threads", args.threads),
+                );
+                let Some(g) = &gpu else { continue };
+                let names = builder(format, model, None, 1)?.build()?.extractor_names();
+                let all_on_gpu = names.iter().all(|n| gpu::feature::AVAILABLE.contains(n));
+                let host_n = if all_on_gpu {
+                    args.frames
                 } else {
-                    "pipelined".to_string()
-                },
-            });
-            eprintln!("done {size} {set}");
+                    args.cpu_frames
+                };
+                let fps = host_fed(&frames, host_n, model, Some(g), args.threads)?;
+                row(
+                    "cuda host-fed",
+                    host_n,
+                    fps,
+                    if all_on_gpu {
+                        "every extractor on the GPU".into()
+                    } else {
+                        let host: Vec<_> = names
+                            .iter()
+                            .filter(|n| !gpu::feature::AVAILABLE.contains(n))
+                            .collect();
+                        format!("{host:?} on the host ({} threads)", args.threads)
+                    },
+                );
+                if !all_on_gpu {
+                    continue;
+                }
+                let planar = PixelFormat::Planar {
+                    subsampling: ChromaSubsampling::Yuv420,
+                    bit_depth: depth,
+                };
+                let semi = if depth == 8 {
+                    PixelFormat::Nv12
+                } else {
+                    PixelFormat::P010
+                };
+                let fps = device_fed(g, &frames, args.frames, model, planar, false)?;
+                row(
+                    "cuda device planar",
+                    args.frames,
+                    fps,
+                    "bound in place".into(),
+                );
+                let fps = device_fed(g, &frames, args.frames, model, semi, false)?;
+                row(
+                    &format!("cuda device {semi}"),
+                    args.frames,
+                    fps,
+                    "one layout pass".into(),
+                );
+                let fps = device_fed(g, &frames, args.frames, model, planar, true)?;
+                row(
+                    "cuda device copied",
+                    args.frames,
+                    fps,
+                    "unaligned planar, copied on the device".into(),
+                );
+                if let Some(ms) = kernels_ms(g, &frames, args.frames.min(200), &names)? {
+                    row(
+                        "cuda kernels only",
+                        args.frames.min(200),
+                        1000.0 / ms,
+                        "device time between events, one frame at a time".into(),
+                    );
+                }
+            }
         }
     }
-    println!("| size | set | backend | frames | fps | ms/frame | staging ms (host) | upload ms (device) | kernels ms (device) | note |");
-    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---|");
-    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    println!("| size | bits | model | feed | frames | fps | ms/frame | note |");
+    println!("|---|---:|---|---|---:|---:|---:|---|");
     for r in rows {
         println!(
-            "| {} | {} | {} | {} | {:.1} | {:.2} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {:.1} | {:.3} | {} |",
             r.size,
-            r.set,
-            r.backend,
+            r.depth,
+            r.model,
+            r.feed,
             r.frames,
             r.fps,
             1000.0 / r.fps,
-            ms(r.staging_ms),
-            ms(r.upload_ms),
-            ms(r.kernel_ms),
             r.note
         );
     }

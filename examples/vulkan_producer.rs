@@ -13,11 +13,11 @@
 //! cargo run --release --example vulkan_producer -- --frames 30 --size 640x360 --ring 3
 //! ```
 //!
-//! Runs on any Vulkan 1.2 device with `VK_KHR_external_memory_fd` whose
-//! opaque fds the host can map (Mesa's lavapipe) with the CPU engine.
-//! `--backend cuda` will import the same allocations into CUDA (device
-//! selected by the Vulkan device UUID printed at start); that binding is
-//! not there yet.
+//! With the CPU engine (`--backend cpu`, the default) it runs on any Vulkan
+//! 1.2 device with `VK_KHR_external_memory_fd` whose opaque fds the host can
+//! map (Mesa's lavapipe). With `--backend cuda` the Vulkan device is the one
+//! whose deviceUUID is the CUDA device's, and the GPU engine imports the
+//! same allocations into CUDA and scores them there, with no host copy.
 
 use ash::vk;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
@@ -69,25 +69,27 @@ fn args() -> Result<Args, Error> {
 
 fn main() -> Result<(), Error> {
     let args = args()?;
-    if args.backend != "cpu" {
-        eprintln!(
-            "--backend {}: importing Vulkan memory into the GPU engine is not yet bound \
-             (the GPU half of the import work); run with --backend cpu",
-            args.backend
-        );
-        std::process::exit(2);
-    }
-    let vk = Vulkan::new()?;
+    let gpu = match args.backend.as_str() {
+        "cpu" => None,
+        "cuda" => Some(vmafx::gpu::open(
+            vmafx::gpu::GpuBackend::Cuda,
+            &vmafx::gpu::DeviceSelector::default(),
+        )?),
+        other => return Err(format!("--backend {other}: expected cpu or cuda").into()),
+    };
+    let vk = Vulkan::new(gpu.as_ref().map(|g| g.uuid()))?;
     println!("producer: {} (device UUID {})", vk.name, hex(&vk.uuid));
 
     let (w, h) = (args.width, args.height);
     let layout = Nv12::new(w, h);
     let format = PixelFormat::Nv12.picture_format(w, h)?;
     let model = Model::load(&ModelSpec::version("vmaf_v0.6.1"))?;
-    let mut ctx = ContextBuilder::new(format)
-        .model(model)
-        .threads(2)
-        .build()?;
+    let mut builder = ContextBuilder::new(format).model(model).threads(2);
+    if let Some(g) = &gpu {
+        println!("scoring on {}", g.describe());
+        builder = builder.gpu(g.clone());
+    }
+    let mut ctx = builder.build()?;
 
     let written = vk.timeline()?;
     let mut slots = (0..args.ring)
@@ -341,7 +343,9 @@ struct Vulkan {
 }
 
 impl Vulkan {
-    fn new() -> Result<Self, Error> {
+    /// The first device exporting memory fds, or the one whose deviceUUID
+    /// is `uuid` (the CUDA device's).
+    fn new(uuid: Option<[u8; 16]>) -> Result<Self, Error> {
         let entry = unsafe { ash::Entry::load()? };
         let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_2);
         let instance = unsafe {
@@ -353,13 +357,21 @@ impl Vulkan {
         let physical = unsafe { instance.enumerate_physical_devices()? }
             .into_iter()
             .find(|&p| unsafe {
-                instance
-                    .enumerate_device_extension_properties(p)
-                    .unwrap_or_default()
-                    .iter()
-                    .any(|e| e.extension_name_as_c_str() == Ok(ash::khr::external_memory_fd::NAME))
+                let mut id = vk::PhysicalDeviceIDProperties::default();
+                let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
+                instance.get_physical_device_properties2(p, &mut props);
+                uuid.is_none_or(|u| u == id.device_uuid)
+                    && instance
+                        .enumerate_device_extension_properties(p)
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|e| {
+                            e.extension_name_as_c_str() == Ok(ash::khr::external_memory_fd::NAME)
+                        })
             })
-            .ok_or("no Vulkan device with VK_KHR_external_memory_fd")?;
+            .ok_or(
+                "no Vulkan device with VK_KHR_external_memory_fd (and the CUDA device's UUID)",
+            )?;
         let mut id = vk::PhysicalDeviceIDProperties::default();
         let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
         unsafe { instance.get_physical_device_properties2(physical, &mut props) };

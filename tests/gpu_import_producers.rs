@@ -122,6 +122,9 @@ fn vulkan_frames_with_timeline_semaphores() {
             .unwrap()
         });
         ctx.submit_frames(&frames[0], &frames[1]).unwrap();
+        if i < 2 {
+            println!("frame {i}: submitted, signalling {value}");
+        }
         // Not read yet: the device waits for `written`.
         for r in read {
             assert!(

@@ -15,9 +15,8 @@ use crate::gpu::external::{ExternalMemory, ExternalSemaphore, GraphicsResource, 
 use crate::gpu::planes::PITCH_ALIGN;
 use crate::gpu::reaper;
 use crate::import::host_read::{device_only_part, read_frame};
-use crate::import::{Acquire, Frame, FrameDesc, ImportError, Memory, Release};
+use crate::import::{Acquire, Frame, FrameDesc, Memory, Release};
 use std::collections::{HashMap, VecDeque};
-use std::os::fd::OwnedFd;
 
 /// A pair whose reads are queued: the event after its last reader, the
 /// frames and the imports made for them.
@@ -166,10 +165,34 @@ impl GpuEngine {
             return Ok(());
         }
         self.imported.imports.pending = Imported::default();
+        self.imported.imports.bases.clear();
+        // Every import before the first queued wait: the runtime may
+        // synchronize the device inside an import, and a queued wait for a
+        // producer's semaphore would then never end (it signals after
+        // `submit` returns).
+        let mut waits = Vec::new();
         for (side, frame) in frames.iter().enumerate() {
-            let semaphore = wait_on_device(&self.gpu, &self.stream, frame, index, side)?;
-            self.imported.imports.pending.semaphores.extend(semaphore);
+            waits.extend(acquire_wait(&self.gpu, frame, index, side)?);
             signal_from_device(&self.gpu, frame)?;
+            self.imported
+                .imports
+                .import_memory(&self.gpu, side, frame.desc())?;
+        }
+        for wait in waits {
+            match wait {
+                // SAFETY: the producer's event of this device, alive until
+                // the frame is released (its contract); the stream is ours.
+                DeviceWait::Event(raw) => unsafe {
+                    self.gpu
+                        .driver()
+                        .stream_wait_event(self.stream.handle(), Handle(raw.0))?
+                },
+                DeviceWait::Semaphore(semaphore, value) => {
+                    self.stream.wait_semaphore(&semaphore, value)?;
+                    // Kept until the frame's reads are done.
+                    self.imported.imports.pending.semaphores.push(semaphore);
+                }
+            }
         }
         let mut sources = [Vec::new(), Vec::new()];
         for (side, frame) in frames.iter().enumerate() {
@@ -232,6 +255,9 @@ impl GpuEngine {
 pub(super) struct Imports {
     /// Imports made for the frame being bound, handed to its held entry.
     pending: Imported,
+    /// Where each imported memory object of the pair being bound is mapped,
+    /// by side and memory index.
+    bases: HashMap<(usize, usize), u64>,
     /// GL textures, by name, registered on first use (re-registering per
     /// frame costs more than scoring it); the producer keeps them alive and
     /// their storage unchanged while the context lives.
@@ -259,30 +285,8 @@ impl Imports {
             };
             out.push(match &desc.memory[p.memory] {
                 Memory::Device { ptr, .. } => at(*ptr),
-                Memory::VulkanFd {
-                    fd,
-                    bytes,
-                    dedicated,
-                } => at(self.vulkan(gpu, fd, *bytes, *dedicated, || {
-                    desc.error(p.memory).plane(i)
-                })?),
-                Memory::DmaBuf { fd, bytes, .. } => {
-                    let fd = fd
-                        .try_clone()
-                        .map_err(|e| desc.error(p.memory).plane(i).reason(e.to_string()))?;
-                    let memory = gpu
-                        .import_memory(
-                            fd,
-                            ExternalMemoryDesc {
-                                kind: ExternalMemoryKind::DmaBuf,
-                                size: *bytes,
-                                dedicated: false,
-                            },
-                        )
-                        .map_err(|e| desc.error(p.memory).plane(i).reason(e.to_string()))?;
-                    let base = memory.ptr();
-                    self.pending.memory.push(memory);
-                    at(base)
+                Memory::VulkanFd { .. } | Memory::DmaBuf { .. } => {
+                    at(self.bases[&(side, p.memory)])
                 }
                 Memory::Array { handle } => {
                     self.copy_array(gpu, stream, desc, side, i, Handle(*handle))?
@@ -321,32 +325,40 @@ impl Imports {
         Ok(out)
     }
 
-    /// The whole allocation behind a Vulkan fd (the fd is duplicated: the
-    /// frame keeps its own).
-    fn vulkan(
-        &mut self,
-        gpu: &Gpu,
-        fd: &OwnedFd,
-        bytes: u64,
-        dedicated: bool,
-        error: impl Fn() -> ImportError,
-    ) -> Result<u64> {
-        let dup = fd
-            .try_clone()
-            .map_err(|e| error().reason(format!("dup of the fd: {e}")))?;
-        let memory = gpu
-            .import_memory(
-                dup,
-                ExternalMemoryDesc {
-                    kind: ExternalMemoryKind::OpaqueFd,
-                    size: bytes,
+    /// Imports the fd-backed memory objects of `desc` (side `side`): the
+    /// whole allocation of each (the fd is duplicated: the frame keeps its
+    /// own), mapped once.
+    fn import_memory(&mut self, gpu: &Gpu, side: usize, desc: &FrameDesc) -> Result<()> {
+        for (i, memory) in desc.memory.iter().enumerate() {
+            let (fd, kind, size, dedicated) = match memory {
+                Memory::VulkanFd {
+                    fd,
+                    bytes,
                     dedicated,
-                },
-            )
-            .map_err(|e| error().reason(e.to_string()))?;
-        let ptr = memory.ptr();
-        self.pending.memory.push(memory);
-        Ok(ptr)
+                } => (fd, ExternalMemoryKind::OpaqueFd, *bytes, *dedicated),
+                Memory::DmaBuf { fd, bytes, .. } => (fd, ExternalMemoryKind::DmaBuf, *bytes, false),
+                _ => continue,
+            };
+            let plane = desc.planes.iter().position(|p| p.memory == i).unwrap_or(0);
+            let error =
+                |reason: String| -> Error { desc.error(i).plane(plane).reason(reason).into() };
+            let dup = fd
+                .try_clone()
+                .map_err(|e| error(format!("dup of the fd: {e}")))?;
+            let imported = gpu
+                .import_memory(
+                    dup,
+                    ExternalMemoryDesc {
+                        kind,
+                        size,
+                        dedicated,
+                    },
+                )
+                .map_err(|e| error(e.to_string()))?;
+            self.bases.insert((side, i), imported.ptr());
+            self.pending.memory.push(imported);
+        }
+        Ok(())
     }
 
     /// Copies memory plane `plane` of `desc` from an array into a scratch
@@ -389,62 +401,50 @@ impl Imports {
     }
 }
 
-/// Makes the library stream wait for the frame's device acquire fence.
-/// Host fences were waited before the frame got here.
-fn wait_on_device(
-    gpu: &Gpu,
-    stream: &Stream,
-    frame: &Frame,
-    index: u32,
-    side: usize,
-) -> Result<Option<ExternalSemaphore>> {
+/// A device-side wait for a frame's acquire fence.
+enum DeviceWait {
+    Event(crate::import::RawEvent),
+    Semaphore(ExternalSemaphore, u64),
+}
+
+/// What the library stream must wait for before reading the frame (its
+/// semaphore imported now). Host fences were waited before the frame got
+/// here.
+fn acquire_wait(gpu: &Gpu, frame: &Frame, index: u32, side: usize) -> Result<Option<DeviceWait>> {
     let mut acquire = frame.acquire();
-    let error = |e: Error| -> Error {
-        frame
-            .desc()
-            .error(0)
-            .reason(format!(
-                "frame {index} ({}): Vulkan semaphore acquire: {e}",
-                if side == 0 { "reference" } else { "distorted" },
-            ))
-            .into()
-    };
+    let which = if side == 0 { "reference" } else { "distorted" };
     match &*acquire {
         Acquire::None => Ok(None),
-        // SAFETY: the producer's event of this device, alive until the
-        // frame is released (its contract); the stream is ours.
-        Acquire::DeviceEvent(raw) => unsafe {
-            gpu.driver()
-                .stream_wait_event(stream.handle(), Handle(raw.0))
-                .map(|()| None)
-        },
+        Acquire::DeviceEvent(raw) => Ok(Some(DeviceWait::Event(*raw))),
         Acquire::VulkanSemaphoreFd { fd, value } => {
-            let kind = if value.is_some() {
-                SemaphoreKind::Timeline
-            } else {
-                SemaphoreKind::Binary
+            let error = |e: String| -> Error {
+                frame
+                    .desc()
+                    .error(0)
+                    .reason(format!("frame {index} ({which}): Vulkan semaphore acquire: {e}"))
+                    .into()
             };
-            let fd = fd
-                .try_clone()
-                .map_err(|e| error(Error::InvalidArgument(e.to_string())))?;
-            let semaphore = gpu.import_semaphore(fd, kind).map_err(error)?;
-            stream
-                .wait_semaphore(&semaphore, value.unwrap_or(0))
-                .map_err(error)?;
+            let binary = value.is_none();
+            let kind = if binary {
+                SemaphoreKind::Binary
+            } else {
+                SemaphoreKind::Timeline
+            };
+            let fd = fd.try_clone().map_err(|e| error(e.to_string()))?;
+            let semaphore = gpu.import_semaphore(fd, kind).map_err(|e| error(e.to_string()))?;
+            let value = value.unwrap_or(0);
             // A binary semaphore's signal is consumed by one wait: later
             // readers of the frame (other contexts) find it done.
-            if value.is_none() {
+            if binary {
                 *acquire = Acquire::None;
             }
-            // Kept until the frame's reads are done.
-            Ok(Some(semaphore))
+            Ok(Some(DeviceWait::Semaphore(semaphore, value)))
         }
         other => Err(frame
             .desc()
             .error(0)
             .reason(format!(
-                "frame {index} ({}): the {} acquire fence is waited on the host, before binding",
-                if side == 0 { "reference" } else { "distorted" },
+                "frame {index} ({which}): the {} acquire fence is waited on the host, before binding",
                 other.kind()
             ))
             .into()),
