@@ -59,6 +59,12 @@ fn moments(samples: &[f32]) -> (f64, f64) {
         first += s as f64;
         second += (s * s) as f64;
     }
-    let n = samples.len() as f64;
+    moments_of_sums(first, second, samples.len())
+}
+
+/// The moments from the sums of `samples` samples and of their squares
+/// (shared with the GPU extractor).
+pub(crate) fn moments_of_sums(first: f64, second: f64, samples: usize) -> (f64, f64) {
+    let n = samples as f64;
     (first / n, second / n)
 }

@@ -45,7 +45,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
 };
 
 /// `FILTER_5_s` of `motion_tools.h` (C `double` literals in a `float` table).
-const FILTER_5: [f32; 5] = to_f32([
+pub(crate) const FILTER_5: [f32; 5] = to_f32([
     0.054488685,
     0.244201342,
     0.402619947,
@@ -89,16 +89,15 @@ struct Names {
     motion3: String,
 }
 
-struct FloatMotion {
-    format: PictureFormat,
+/// Everything of the extractor but the blur and the mean absolute
+/// difference: options, the scores of a frame's difference and the
+/// `motion2`/`motion3` values it completes (shared with the GPU extractor,
+/// which computes the difference on the device).
+pub(crate) struct FloatMotionOutputs {
     debug: bool,
     force_zero: bool,
     shaping: Shaping,
     names: Names,
-    picture: FloatPlane,
-    /// Blurred reference luma of the last three frames, most recent first.
-    blurred: [FloatPlane; 3],
-    row: PaddedRow,
     /// Frames seen so far, and the index of the last one.
     frames: u64,
     last_index: u32,
@@ -106,60 +105,164 @@ struct FloatMotion {
     last_score: f64,
 }
 
+impl FloatMotionOutputs {
+    pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
+        let unsupported = |option: &str, reason: &str| Error::BadOption {
+            owner: "float_motion".into(),
+            option: option.into(),
+            reason: reason.into(),
+        };
+        if options.bool("motion_add_scale1") {
+            return Err(unsupported(
+                "motion_add_scale1",
+                "the scale-1 term is not supported",
+            ));
+        }
+        if options.bool("motion_add_uv") {
+            return Err(unsupported(
+                "motion_add_uv",
+                "chroma terms are not supported",
+            ));
+        }
+        let filter_size = options.int("motion_filter_size");
+        if filter_size == 1 || filter_size == 3 {
+            return Err(unsupported(
+                "motion_filter_size",
+                "only the 5-tap filter is supported (sizes 1 and 3 select other filters)",
+            ));
+        }
+        let (w, h) = (format.width as usize, format.height as usize);
+        if w < MIN_SIDE || h < MIN_SIDE {
+            return Err(Error::Extractor {
+                extractor: "float_motion".into(),
+                reason: format!(
+                    "picture {w}x{h} is too small: each side must be at least {MIN_SIDE}"
+                ),
+            });
+        }
+        let suffix = options.name_suffix();
+        Ok(Self {
+            debug: options.bool("debug"),
+            force_zero: options.bool("motion_force_zero"),
+            shaping: Shaping {
+                fps_weight: options.double("motion_fps_weight"),
+                blend_factor: options.double("motion_blend_factor"),
+                blend_offset: options.double("motion_blend_offset"),
+                max_val: options.double("motion_max_val"),
+            },
+            names: Names {
+                motion: format!("motion{suffix}"),
+                motion2: format!("motion2{suffix}"),
+                motion3: format!("motion3{suffix}"),
+            },
+            frames: 0,
+            last_index: 0,
+            last_score: 0.0,
+        })
+    }
+
+    /// True when every score is 0 and nothing needs computing.
+    pub(crate) fn force_zero(&self) -> bool {
+        self.force_zero
+    }
+
+    /// Emits what frame `index` completes. `score`: the mean absolute
+    /// difference of its blurred luma and the previous frame's, `None` for
+    /// the first frame (and with `motion_force_zero`).
+    pub(crate) fn frame(&mut self, index: u32, score: Option<f64>, sink: &mut FeatureSink) {
+        if self.force_zero {
+            sink.emit(index, &self.names.motion2, 0.0);
+            sink.emit(index, &self.names.motion3, 0.0);
+            if self.debug {
+                sink.emit(index, &self.names.motion, 0.0);
+            }
+            return;
+        }
+        let previous_index = self.last_index;
+        self.frames += 1;
+        self.last_index = index;
+        let Some(score) = score else {
+            sink.emit(index, &self.names.motion2, 0.0);
+            if self.debug {
+                sink.emit(index, &self.names.motion, 0.0);
+            }
+            return;
+        };
+        if self.debug {
+            sink.emit(index, &self.names.motion, self.shaping.clip(score));
+        }
+        // libvmaf computes the previous frame's difference again; it is
+        // the one the previous frame scored (|a - b| = |b - a| exactly, the
+        // same samples summed in the same order).
+        let previous_score = self.last_score;
+        self.last_score = score;
+        if self.frames == 2 {
+            sink.emit(
+                previous_index,
+                &self.names.motion3,
+                self.shaping.blend_clip(score),
+            );
+            return;
+        }
+        // `motion2` of the previous frame: the smaller of its own motion and
+        // this frame's.
+        let score2 = if previous_score < score {
+            previous_score
+        } else {
+            score
+        };
+        sink.emit(
+            previous_index,
+            &self.names.motion2,
+            self.shaping.clip(score2),
+        );
+        sink.emit(
+            previous_index,
+            &self.names.motion3,
+            self.shaping.blend_clip(score2),
+        );
+    }
+
+    /// Emits the last frame's `motion2`/`motion3` (all frames completed).
+    pub(crate) fn flush(&mut self, sink: &mut FeatureSink) {
+        if self.force_zero || self.frames == 0 {
+            return;
+        }
+        if self.frames == 1 {
+            sink.emit(self.last_index, &self.names.motion3, 0.0);
+        } else {
+            sink.emit(
+                self.last_index,
+                &self.names.motion2,
+                self.shaping.clip(self.last_score),
+            );
+            sink.emit(
+                self.last_index,
+                &self.names.motion3,
+                self.shaping.blend_clip(self.last_score),
+            );
+        }
+    }
+}
+
+struct FloatMotion {
+    format: PictureFormat,
+    outputs: FloatMotionOutputs,
+    picture: FloatPlane,
+    /// Blurred reference luma of this frame and the previous one.
+    blurred: [FloatPlane; 2],
+    row: PaddedRow,
+}
+
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    let unsupported = |option: &str, reason: &str| Error::BadOption {
-        owner: "float_motion".into(),
-        option: option.into(),
-        reason: reason.into(),
-    };
-    if options.bool("motion_add_scale1") {
-        return Err(unsupported(
-            "motion_add_scale1",
-            "the scale-1 term is not supported",
-        ));
-    }
-    if options.bool("motion_add_uv") {
-        return Err(unsupported(
-            "motion_add_uv",
-            "chroma terms are not supported",
-        ));
-    }
-    let filter_size = options.int("motion_filter_size");
-    if filter_size == 1 || filter_size == 3 {
-        return Err(unsupported(
-            "motion_filter_size",
-            "only the 5-tap filter is supported (sizes 1 and 3 select other filters)",
-        ));
-    }
+    let outputs = FloatMotionOutputs::create(options, format)?;
     let (w, h) = (format.width as usize, format.height as usize);
-    if w < MIN_SIDE || h < MIN_SIDE {
-        return Err(Error::Extractor {
-            extractor: "float_motion".into(),
-            reason: format!("picture {w}x{h} is too small: each side must be at least {MIN_SIDE}"),
-        });
-    }
-    let suffix = options.name_suffix();
     Ok(Box::new(FloatMotion {
         format: *format,
-        debug: options.bool("debug"),
-        force_zero: options.bool("motion_force_zero"),
-        shaping: Shaping {
-            fps_weight: options.double("motion_fps_weight"),
-            blend_factor: options.double("motion_blend_factor"),
-            blend_offset: options.double("motion_blend_offset"),
-            max_val: options.double("motion_max_val"),
-        },
-        names: Names {
-            motion: format!("motion{suffix}"),
-            motion2: format!("motion2{suffix}"),
-            motion3: format!("motion3{suffix}"),
-        },
+        outputs,
         picture: FloatPlane::new(w, h),
         blurred: std::array::from_fn(|_| FloatPlane::new(w, h)),
         row: PaddedRow::new(w, FILTER_5.len() / 2),
-        frames: 0,
-        last_index: 0,
-        last_score: 0.0,
     }))
 }
 
@@ -178,18 +281,12 @@ impl Extractor for FloatMotion {
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
         check_format("float_motion", &self.format, frame.reference)?;
-        let index = frame.index;
-        if self.force_zero {
-            sink.emit(index, &self.names.motion2, 0.0);
-            sink.emit(index, &self.names.motion3, 0.0);
-            if self.debug {
-                sink.emit(index, &self.names.motion, 0.0);
-            }
+        if self.outputs.force_zero() {
+            self.outputs.frame(frame.index, None, sink);
             return Ok(());
         }
-
-        // The oldest blur becomes the newest.
-        self.blurred.rotate_right(1);
+        // The previous blur becomes the older one.
+        self.blurred.swap(0, 1);
         copy_luma(frame.reference, -128, &mut self.picture);
         convolve(
             &FILTER_5,
@@ -197,68 +294,15 @@ impl Extractor for FloatMotion {
             &mut self.blurred[0],
             &mut self.row,
         );
-        let previous_index = self.last_index;
-        self.frames += 1;
-        self.last_index = index;
-
-        if self.frames == 1 {
-            sink.emit(index, &self.names.motion2, 0.0);
-            if self.debug {
-                sink.emit(index, &self.names.motion, 0.0);
-            }
-            return Ok(());
-        }
-
-        let [current, previous, before] = &self.blurred;
-        let score = mean_abs_diff(previous, current);
-        if self.debug {
-            sink.emit(index, &self.names.motion, self.shaping.clip(score));
-        }
-        self.last_score = score;
-        if self.frames == 2 {
-            sink.emit(
-                previous_index,
-                &self.names.motion3,
-                self.shaping.blend_clip(score),
-            );
-            return Ok(());
-        }
-
-        // `motion2` of the previous frame: the smaller of its own motion and
-        // this frame's.
-        let score2 = mean_abs_diff(previous, before);
-        let score2 = if score2 < score { score2 } else { score };
-        sink.emit(
-            previous_index,
-            &self.names.motion2,
-            self.shaping.clip(score2),
-        );
-        sink.emit(
-            previous_index,
-            &self.names.motion3,
-            self.shaping.blend_clip(score2),
-        );
+        let first = self.outputs.frames == 0;
+        let [current, previous] = &self.blurred;
+        let score = (!first).then(|| mean_abs_diff(previous, current));
+        self.outputs.frame(frame.index, score, sink);
         Ok(())
     }
 
     fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {
-        if self.force_zero || self.frames == 0 {
-            return Ok(());
-        }
-        if self.frames == 1 {
-            sink.emit(self.last_index, &self.names.motion3, 0.0);
-        } else {
-            sink.emit(
-                self.last_index,
-                &self.names.motion2,
-                self.shaping.clip(self.last_score),
-            );
-            sink.emit(
-                self.last_index,
-                &self.names.motion3,
-                self.shaping.blend_clip(self.last_score),
-            );
-        }
+        self.outputs.flush(sink);
         Ok(())
     }
 }

@@ -53,7 +53,13 @@ fn psnr(reference: &[f32], distorted: &[f32], scale: PsnrScale) -> f64 {
         let diff = r - d;
         noise += (diff * diff) as f64;
     }
-    noise /= reference.len() as f64;
+    psnr_of_sum(noise, reference.len(), scale)
+}
+
+/// The score of `noise`, the sum of the squared differences of `samples`
+/// sample pairs (shared with the GPU extractor).
+pub(crate) fn psnr_of_sum(noise: f64, samples: usize, scale: PsnrScale) -> f64 {
+    let noise = noise / samples as f64;
     let eps = 1e-10;
     let db = 10.0 * (scale.peak * scale.peak / noise.max(eps)).log10();
     db.min(scale.psnr_max)

@@ -13,7 +13,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Headers the kernels include, by the name they use.
-const HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../../kernels/common.cuh"))];
+const HEADERS: &[(&str, &str)] = &[
+    ("common.cuh", include_str!("../../kernels/common.cuh")),
+    (
+        "float_common.cuh",
+        include_str!("../../kernels/float_common.cuh"),
+    ),
+];
 
 /// Every kernel module, by file name.
 pub const MODULES: &[(&str, &str)] = &[
@@ -22,6 +28,16 @@ pub const MODULES: &[(&str, &str)] = &[
     ("layout.cu", include_str!("../../kernels/layout.cu")),
     ("vif.cu", include_str!("../../kernels/vif.cu")),
     ("adm.cu", include_str!("../../kernels/adm.cu")),
+    (
+        "float_motion.cu",
+        include_str!("../../kernels/float_motion.cu"),
+    ),
+    ("float_vif.cu", include_str!("../../kernels/float_vif.cu")),
+    ("float_psnr.cu", include_str!("../../kernels/float_psnr.cu")),
+    (
+        "float_moment.cu",
+        include_str!("../../kernels/float_moment.cu"),
+    ),
 ];
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take

@@ -99,3 +99,73 @@ pub fn check_all_pairs(gpu: &Gpu, features: &[(&str, &str)], subsample: u32) {
 pub fn pair(needle: &str) -> &'static Pair {
     PAIRS.iter().find(|p| p.name().contains(needle)).unwrap()
 }
+
+/// Like [`assert_identical`] but values need only agree within a relative
+/// `rel_tol` (float extractors: the GPU sums in another order). Names,
+/// order and frame indices must still match exactly. Returns the worst
+/// relative difference per feature name, with where it was.
+pub fn assert_close_scores(
+    what: &str,
+    cpu: &FeatureScores,
+    gpu: &FeatureScores,
+    rel_tol: f64,
+) -> std::collections::BTreeMap<String, (f64, String)> {
+    let mut worst = std::collections::BTreeMap::<String, (f64, String)>::new();
+    let mut note = |name: &str, c: f64, g: f64, at: String| {
+        let d = super::rel_diff(c, g);
+        assert!(
+            d <= rel_tol,
+            "{what} {at} {name}: CPU {c:.17e} GPU {g:.17e}, relative difference {d:.3e} > {rel_tol:e}"
+        );
+        let e = worst
+            .entry(name.to_string())
+            .or_insert((0.0, String::new()));
+        if d > e.0 || e.1.is_empty() {
+            *e = (d, at);
+        }
+    };
+    assert_eq!(cpu.frames.len(), gpu.frames.len(), "{what}: frame count");
+    for ((ci, cv), (gi, gv)) in cpu.frames.iter().zip(&gpu.frames) {
+        assert_eq!(ci, gi, "{what}: frame index");
+        let cn: Vec<&str> = cv.iter().map(|(n, _)| n.as_str()).collect();
+        let gn: Vec<&str> = gv.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(cn, gn, "{what} frame {ci}: feature names");
+        for ((n, c), (_, g)) in cv.iter().zip(gv) {
+            note(n, *c, *g, format!("frame {ci}"));
+        }
+    }
+    let cn: Vec<&String> = cpu.aggregate.iter().map(|(n, _)| n).collect();
+    let gn: Vec<&String> = gpu.aggregate.iter().map(|(n, _)| n).collect();
+    assert_eq!(cn, gn, "{what}: aggregate names");
+    for ((n, c), (_, g)) in cpu.aggregate.iter().zip(&gpu.aggregate) {
+        note(n, *c, *g, "aggregate".into());
+    }
+    worst
+}
+
+/// [`check_all_pairs`] within a relative `rel_tol`: prints and returns the
+/// worst relative difference per feature over every golden pair.
+pub fn check_all_pairs_close(
+    gpu: &Gpu,
+    features: &[(&str, &str)],
+    subsample: u32,
+    rel_tol: f64,
+) -> std::collections::BTreeMap<String, (f64, String)> {
+    let mut worst = std::collections::BTreeMap::<String, (f64, String)>::new();
+    for pair in PAIRS {
+        let what = format!("{} {features:?} subsample {subsample}", pair.name());
+        let cpu = score(pair, features, subsample, None);
+        let on_gpu = score(pair, features, subsample, Some(gpu));
+        for (name, (d, at)) in assert_close_scores(&what, &cpu, &on_gpu, rel_tol) {
+            let e = worst.entry(name).or_insert((0.0, String::new()));
+            if d > e.0 || e.1.is_empty() {
+                *e = (d, format!("{} {at}", pair.name()));
+            }
+        }
+    }
+    println!("{features:?} subsample {subsample}, every golden pair within {rel_tol:e}; worst relative differences:");
+    for (name, (d, at)) in &worst {
+        println!("  {name:28} {d:.3e}  ({at})");
+    }
+    worst
+}

@@ -12,7 +12,7 @@ use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneRef, PlaneSamples
 
 /// `2^(bit_depth - 8)`: libvmaf's divisor at 10, 12 and 16 bits (4, 16,
 /// 256), and 1 at 8 bits.
-fn power_of_two_divisor(bit_depth: u8) -> f32 {
+pub(crate) fn power_of_two_divisor(bit_depth: u8) -> f32 {
     (1u32 << (bit_depth.max(8) - 8)) as f32
 }
 

@@ -226,6 +226,14 @@ pub struct VifParams {
     pub sigma_nsq: f64,
 }
 
+impl VifParams {
+    /// `powf(vif_sigma_nsq, 2.0f) / (255.0*255.0)`, stored as a float: the
+    /// low-variance numerator's scale.
+    pub fn sigma_max_inv(&self) -> f32 {
+        ((self.sigma_nsq as f32).powf(2.0) as f64 / (255.0 * 255.0)) as f32
+    }
+}
+
 const EPS: f32 = 1.0e-10;
 
 /// `vif_statistic_s` over one row ("matching_matlab" mode): the row sums of
@@ -247,8 +255,7 @@ fn row_statistic(
     let n = mu1.len();
     let (mu2, xx, yy, xy) = (&mu2[..n], &xx[..n], &yy[..n], &xy[..n]);
     let (num, den) = (&mut num[..n], &mut den[..n]);
-    // `powf(vif_sigma_nsq, 2.0f) / (255.0*255.0)`, stored as a float.
-    let sigma_max_inv = ((p.sigma_nsq as f32).powf(2.0) as f64 / (255.0 * 255.0)) as f32;
+    let sigma_max_inv = p.sigma_max_inv();
     let nsq = p.sigma_nsq;
     let limit = p.enhn_gain_limit;
     for j in 0..n {

@@ -76,14 +76,94 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     create: create as CreateFn,
 };
 
-struct FloatVif {
-    format: PictureFormat,
+/// Everything of the extractor but the per-pixel work: options, kernels,
+/// the scored size, and the values of a frame's sums (shared with the GPU
+/// extractor, which computes the sums on the device).
+pub(crate) struct FloatVifOutputs {
     debug: bool,
     params: VifParams,
     /// `vif_scale1..3_min_val`: lower bounds of the scale 1..3 scores.
     min_vals: [f64; 3],
     kernels: [Vec<f32>; 4],
     names: Vec<String>,
+    /// The luma size as scored (the input size unless `vif_prescale`).
+    scored: (usize, usize),
+}
+
+impl FloatVifOutputs {
+    pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
+        let bad = |option: &str, reason: &str| Error::BadOption {
+            owner: "float_vif".into(),
+            option: option.into(),
+            reason: reason.into(),
+        };
+        if options.bool("vif_skip_scale0") {
+            return Err(bad("vif_skip_scale0", "skipping scale 0 is not supported"));
+        }
+        let kernels = kernels_for(options.double("vif_kernelscale"))?;
+        let (w, h) = (format.width as usize, format.height as usize);
+        let prescale = options.double("vif_prescale");
+        // `(int)(w * s->vif_prescale + 0.5)`
+        let (sw, sh) = (
+            (w as f64 * prescale + 0.5) as usize,
+            (h as f64 * prescale + 0.5) as usize,
+        );
+        let min = compute::min_side(&kernels);
+        if sw < min || sh < min {
+            return Err(Error::Extractor {
+                extractor: "float_vif".into(),
+                reason: format!(
+                    "picture {sw}x{sh} (as scored) is too small: each side must be at least {min}"
+                ),
+            });
+        }
+        let suffix = options.name_suffix();
+        Ok(Self {
+            debug: options.bool("debug"),
+            params: VifParams {
+                // `float vif_enhn_gain_limit_f = (float) vif_enhn_gain_limit;`
+                enhn_gain_limit: options.double("vif_enhn_gain_limit") as f32,
+                sigma_nsq: options.double("vif_sigma_nsq"),
+            },
+            min_vals: [
+                options.double("vif_scale1_min_val"),
+                options.double("vif_scale2_min_val"),
+                options.double("vif_scale3_min_val"),
+            ],
+            kernels,
+            names: OUTPUTS.iter().map(|n| format!("{n}{suffix}")).collect(),
+            scored: (sw, sh),
+        })
+    }
+
+    pub(crate) fn params(&self) -> VifParams {
+        self.params
+    }
+
+    /// The Gaussians of scales 0 to 3.
+    pub(crate) fn kernels(&self) -> &[Vec<f32>; 4] {
+        &self.kernels
+    }
+
+    /// The luma size as scored.
+    pub(crate) fn scored_size(&self) -> (usize, usize) {
+        self.scored
+    }
+
+    /// Emits frame `index`'s values from its sums.
+    pub(crate) fn emit(&self, index: u32, sums: &VifSums, sink: &mut FeatureSink) {
+        for (value, name) in vif_values(sums, self.min_vals, self.debug)
+            .into_iter()
+            .zip(&self.names)
+        {
+            sink.emit(index, name, value);
+        }
+    }
+}
+
+struct FloatVif {
+    format: PictureFormat,
+    outputs: FloatVifOutputs,
     /// Luma as read, then as scored (the same size unless `vif_prescale`).
     reference: FloatPlane,
     distorted: FloatPlane,
@@ -93,47 +173,12 @@ struct FloatVif {
 }
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    let bad = |option: &str, reason: &str| Error::BadOption {
-        owner: "float_vif".into(),
-        option: option.into(),
-        reason: reason.into(),
-    };
-    if options.bool("vif_skip_scale0") {
-        return Err(bad("vif_skip_scale0", "skipping scale 0 is not supported"));
-    }
-    let kernels = kernels_for(options.double("vif_kernelscale"))?;
+    let outputs = FloatVifOutputs::create(options, format)?;
     let (w, h) = (format.width as usize, format.height as usize);
-    let prescale = options.double("vif_prescale");
-    // `(int)(w * s->vif_prescale + 0.5)`
-    let (sw, sh) = (
-        (w as f64 * prescale + 0.5) as usize,
-        (h as f64 * prescale + 0.5) as usize,
-    );
-    let min = compute::min_side(&kernels);
-    if sw < min || sh < min {
-        return Err(Error::Extractor {
-            extractor: "float_vif".into(),
-            reason: format!(
-                "picture {sw}x{sh} (as scored) is too small: each side must be at least {min}"
-            ),
-        });
-    }
-    let suffix = options.name_suffix();
+    let (sw, sh) = outputs.scored_size();
     Ok(Box::new(FloatVif {
         format: *format,
-        debug: options.bool("debug"),
-        params: VifParams {
-            // `float vif_enhn_gain_limit_f = (float) vif_enhn_gain_limit;`
-            enhn_gain_limit: options.double("vif_enhn_gain_limit") as f32,
-            sigma_nsq: options.double("vif_sigma_nsq"),
-        },
-        min_vals: [
-            options.double("vif_scale1_min_val"),
-            options.double("vif_scale2_min_val"),
-            options.double("vif_scale3_min_val"),
-        ],
-        kernels,
-        names: OUTPUTS.iter().map(|n| format!("{n}{suffix}")).collect(),
+        outputs,
         reference: FloatPlane::new(w, h),
         distorted: FloatPlane::new(w, h),
         reference_scaled: FloatPlane::new(sw, sh),
@@ -164,13 +209,14 @@ impl Extractor for FloatVif {
             scale_nearest(&self.distorted, &mut self.distorted_scaled);
             (&self.reference_scaled, &self.distorted_scaled)
         };
-        let sums = compute_vif(r, d, &self.kernels, self.params, &mut self.scratch);
-        for (value, name) in vif_values(&sums, self.min_vals, self.debug)
-            .into_iter()
-            .zip(&self.names)
-        {
-            sink.emit(frame.index, name, value);
-        }
+        let sums = compute_vif(
+            r,
+            d,
+            self.outputs.kernels(),
+            self.outputs.params(),
+            &mut self.scratch,
+        );
+        self.outputs.emit(frame.index, &sums, sink);
         Ok(())
     }
 }

@@ -7,6 +7,11 @@
 //! device works. Each frame clears its accumulators before its kernels.
 
 mod adm;
+mod float_common;
+mod float_moment;
+mod float_motion;
+mod float_psnr;
+mod float_vif;
 mod motion;
 mod psnr;
 mod readback;
@@ -59,9 +64,34 @@ pub fn create(
         "adm" => Some(
             adm::GpuAdm::create(options, format, gpu).map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "float_motion" => Some(
+            float_motion::GpuFloatMotion::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
+        "float_vif" => float_vif::GpuFloatVif::create(options, format, gpu)
+            .map(|x| x.map(|x| Box::new(x) as Box<dyn GpuExtractor>)),
+        "float_psnr" => Some(
+            float_psnr::GpuFloatPsnr::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
+        "float_moment" => Some(
+            float_moment::GpuFloatMoment::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
 
 /// Names of the extractors with a GPU version.
-pub const AVAILABLE: &[&str] = &["psnr", "motion", "vif", "adm"];
+/// (`float_vif` only with kernel scale 1 and no prescaling; otherwise the
+/// CPU extractor scores it.)
+pub const AVAILABLE: &[&str] = &[
+    "psnr",
+    "adm",
+    "motion",
+    "vif",
+    "float_motion",
+    "float_vif",
+    "float_psnr",
+    "float_moment",
+];

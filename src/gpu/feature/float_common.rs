@@ -1,0 +1,94 @@
+//! What the float GPU extractors share: deterministic double sums (each
+//! block writes its partial to a slot of its own, `float_reduce_partials`
+//! adds a quantity's slots in a fixed order, kernels/float_common.cuh), and
+//! the conversion of the shared planes' samples to libvmaf's float scale.
+
+use crate::error::Result;
+use crate::feature::common::picture_copy::power_of_two_divisor;
+use crate::gpu::device::{DeviceBuffer, Function, Gpu, Module, Stream};
+use crate::gpu::driver::{DevicePtr, LaunchDims};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// Threads of `float_reduce_partials` (`REDUCE_THREADS`).
+const REDUCE_THREADS: u32 = 256;
+
+/// Per-block double partials of `quantities` sums, `stride` slots each,
+/// and the kernel that adds them up.
+pub(super) struct PartialSums {
+    buffer: DeviceBuffer,
+    quantities: u32,
+    stride: u32,
+    reduce: Function,
+}
+
+impl PartialSums {
+    /// Zeroed slots: slots no block writes (a smaller scale's) add 0.
+    pub(super) fn new(
+        gpu: &Gpu,
+        module: &Arc<Module>,
+        quantities: u32,
+        stride: u32,
+    ) -> Result<Self> {
+        let buffer = gpu.buffer(quantities as usize * stride as usize * 8)?;
+        let stream = gpu.stream()?;
+        stream.fill_u32(&buffer, 0)?;
+        stream.synchronize()?;
+        Ok(Self {
+            buffer,
+            quantities,
+            stride,
+            reduce: module.function("float_reduce_partials")?,
+        })
+    }
+
+    /// Quantity `q`'s first slot.
+    pub(super) fn quantity(&self, q: u32) -> DevicePtr {
+        self.buffer.ptr() + 8 * u64::from(q) * u64::from(self.stride)
+    }
+
+    /// Slots per quantity.
+    pub(super) fn stride(&self) -> u32 {
+        self.stride
+    }
+
+    /// Queues the totals of every quantity into `out` (`quantities`
+    /// doubles), after the kernels that wrote the partials.
+    pub(super) fn reduce_into(&self, out: DevicePtr, stream: &Stream) -> Result<()> {
+        let (mut partials, mut stride, mut out) = (self.buffer.ptr(), self.stride, out);
+        let mut params = [arg(&mut partials), arg(&mut stride), arg(&mut out)];
+        let dims = LaunchDims {
+            grid: (self.quantities, 1, 1),
+            block: (REDUCE_THREADS, 1, 1),
+            shared_bytes: 0,
+        };
+        // SAFETY: the parameters match float_reduce_partials; the partials
+        // are ours and `out` is a live result buffer of `quantities` words.
+        unsafe { stream.launch(&self.reduce, &dims, &mut params) }
+    }
+}
+
+/// A kernel parameter's address, as launches take them.
+pub(super) fn arg<T>(value: &mut T) -> *mut c_void {
+    value as *mut T as *mut c_void
+}
+
+/// Result words read back as the doubles the kernels wrote.
+pub(super) fn doubles(words: &[u64]) -> Vec<f64> {
+    words.iter().map(|&w| f64::from_bits(w)).collect()
+}
+
+/// `1 / divisor` of libvmaf's float conversion for `bit_depth`-bit
+/// samples (float_vif, float_adm and float_motion's `copy_luma`).
+pub(super) fn luma_scale(bit_depth: u8) -> f32 {
+    1.0 / power_of_two_divisor(bit_depth)
+}
+
+/// The kernel variant for the samples' width.
+pub(super) fn sample_suffix(bytes_per_sample: usize) -> &'static str {
+    if bytes_per_sample == 1 {
+        "u8"
+    } else {
+        "u16"
+    }
+}

@@ -1,0 +1,175 @@
+//! `float_motion` on the GPU: the blur of this frame's and the previous
+//! frame's reference luma and the sum of their absolute differences in one
+//! kernel (kernels/float_motion.cu), the previous luma kept on the device;
+//! scores and the `motion2`/`motion3` window are the CPU extractor's.
+//!
+//! The blurred samples are the CPU's bit for bit; the CPU adds each row's
+//! differences in float, the kernel adds them in double (fixed order), so
+//! `motion` agrees within float rounding of the CPU's sum (tolerance in
+//! docs/gpu-testing.md).
+
+use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
+use super::readback::Readback;
+use super::GpuExtractor;
+use crate::error::{Error, Result};
+use crate::feature::float_motion::{FloatMotionOutputs, FILTER_5};
+use crate::feature::{FeatureSink, Options};
+use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
+use crate::gpu::driver::{Copy2d, LaunchDims, Memory};
+use crate::gpu::kernels;
+use crate::gpu::planes::{FramePlanes, PairPlanes, PITCH_ALIGN};
+use crate::picture::{PictureFormat, PlaneId, PlaneMask};
+use std::ffi::c_void;
+
+/// Threads per block and output tile (kernels/float_motion.cu).
+const THREADS: u32 = 256;
+const TILE_W: u32 = 64;
+const TILE_H: u32 = 16;
+
+/// `struct Filter5` of the kernel.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Filter5([f32; 5]);
+
+/// The device side (none with `motion_force_zero`).
+struct Work {
+    sad: Function,
+    sums: PartialSums,
+    /// The previous frame's reference luma, as the shared plane holds it.
+    previous: DeviceBuffer,
+    previous_pitch: usize,
+}
+
+pub(super) struct GpuFloatMotion {
+    outputs: FloatMotionOutputs,
+    format: PictureFormat,
+    work: Option<Work>,
+    results: Readback,
+    /// The next frame `enqueue` expects.
+    next_index: u32,
+}
+
+impl GpuFloatMotion {
+    pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
+        let outputs = FloatMotionOutputs::create(options, format)?;
+        let work = if outputs.force_zero() {
+            None
+        } else {
+            let module = kernels::load(gpu, "float_motion.cu")?;
+            let (w, h) = format.plane_size(PlaneId::Y);
+            let previous_pitch =
+                (w * format.bytes_per_sample()).div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
+            let blocks = w.div_ceil(TILE_W as usize) * h.div_ceil(TILE_H as usize);
+            Some(Work {
+                sad: module.function(&format!(
+                    "float_motion_sad_{}",
+                    sample_suffix(format.bytes_per_sample())
+                ))?,
+                sums: PartialSums::new(gpu, &module, 1, blocks as u32)?,
+                previous: gpu.buffer(previous_pitch * h)?,
+                previous_pitch,
+            })
+        };
+        Ok(Self {
+            results: Readback::new(gpu, 1)?,
+            outputs,
+            format: *format,
+            work,
+            next_index: 0,
+        })
+    }
+}
+
+impl GpuExtractor for GpuFloatMotion {
+    fn name(&self) -> &'static str {
+        "float_motion"
+    }
+
+    fn planes(&self) -> PairPlanes {
+        // Motion compares reference frames with each other only.
+        PairPlanes {
+            reference: PlaneMask::LUMA,
+            distorted: PlaneMask::NONE,
+        }
+    }
+
+    fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
+        if index != self.next_index {
+            return Err(Error::Extractor {
+                extractor: "float_motion".into(),
+                reason: format!(
+                    "frames must arrive in order from 0: expected frame {}, got {index}",
+                    self.next_index
+                ),
+            });
+        }
+        self.next_index += 1;
+        let Some(work) = &self.work else {
+            self.results.skip(index);
+            return Ok(());
+        };
+        let current = frame.reference(PlaneId::Y)?;
+        if index == 0 {
+            self.results.skip(index);
+        } else {
+            let out = self.results.begin(stream)?.ptr();
+            let (mut pp, mut ppitch) = (work.previous.ptr(), work.previous_pitch as u32);
+            let (mut cp, mut cpitch) = (current.ptr, current.pitch as u32);
+            let (mut w, mut h) = (current.width as i32, current.height as i32);
+            let mut scale = luma_scale(self.format.bit_depth);
+            let mut filter = Filter5(FILTER_5);
+            let mut partials = work.sums.quantity(0);
+            let mut params: [*mut c_void; 9] = [
+                arg(&mut pp),
+                arg(&mut ppitch),
+                arg(&mut cp),
+                arg(&mut cpitch),
+                arg(&mut w),
+                arg(&mut h),
+                arg(&mut scale),
+                arg(&mut filter),
+                arg(&mut partials),
+            ];
+            let dims = LaunchDims {
+                grid: ((w as u32).div_ceil(TILE_W), (h as u32).div_ceil(TILE_H), 1),
+                block: (THREADS, 1, 1),
+                shared_bytes: 0,
+            };
+            // SAFETY: the parameters match float_motion_sad_*; the planes are
+            // ours or context-owned and outlive the stream's work.
+            unsafe { stream.launch(&work.sad, &dims, &mut params)? };
+            work.sums.reduce_into(out, stream)?;
+            self.results.end(index, stream)?;
+        }
+        // Keep this frame's luma for the next frame (after the kernel that
+        // read the previous one, in stream order).
+        let copy = Copy2d {
+            src: Memory::Device(current.ptr),
+            src_pitch: current.pitch,
+            dst: work.previous.ptr(),
+            dst_pitch: work.previous_pitch,
+            width_bytes: current.width * self.format.bytes_per_sample(),
+            height: current.height,
+        };
+        // SAFETY: both buffers cover the rows and outlive the stream's work.
+        unsafe { stream.copy_2d(&copy) }
+    }
+
+    fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
+        Ok(match self.results.complete()? {
+            None => None,
+            Some((index, values)) => {
+                let area = self.format.width as usize * self.format.height as usize;
+                // The CPU's last steps: the sum as a float, divided in float.
+                let score = values.map(|v| (doubles(&v)[0] as f32 / area as f32) as f64);
+                self.outputs.frame(index, score, sink);
+                Some(index)
+            }
+        })
+    }
+
+    fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {
+        self.outputs.flush(sink);
+        Ok(())
+    }
+}

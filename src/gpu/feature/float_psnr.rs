@@ -1,0 +1,105 @@
+//! `float_psnr` on the GPU: the sum of squared float differences of the
+//! luma in a kernel (kernels/float_psnr.cu), the score from the CPU
+//! extractor's code. For 8-, 10- and 12-bit input every square and partial
+//! sum is exact, so values are bit-identical to the CPU's; at 16 bits the
+//! double sum's order differs (tolerance in docs/gpu-testing.md).
+
+use super::float_common::{arg, doubles, sample_suffix, PartialSums};
+use super::readback::Readback;
+use super::GpuExtractor;
+use crate::error::Result;
+use crate::feature::common::picture_copy::sample_divisor;
+use crate::feature::common::psnr_scale::PsnrScale;
+use crate::feature::float_psnr::psnr_of_sum;
+use crate::feature::{FeatureSink, Options};
+use crate::gpu::device::{Function, Gpu, Stream};
+use crate::gpu::driver::LaunchDims;
+use crate::gpu::kernels;
+use crate::gpu::planes::{FramePlanes, PairPlanes};
+use crate::picture::{PictureFormat, PlaneId, PlaneMask};
+use std::ffi::c_void;
+
+/// Threads per block (kernels/float_psnr.cu).
+const THREADS: u32 = 256;
+
+pub(super) struct GpuFloatPsnr {
+    scale: PsnrScale,
+    /// `1 / divisor` of the float conversion.
+    sample_scale: f32,
+    samples: usize,
+    sse: Function,
+    dims: LaunchDims,
+    sums: PartialSums,
+    results: Readback,
+}
+
+impl GpuFloatPsnr {
+    pub(super) fn create(_: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
+        let scale = PsnrScale::for_format("float_psnr", format)?;
+        let module = kernels::load(gpu, "float_psnr.cu")?;
+        let (w, h) = format.plane_size(PlaneId::Y);
+        let dims = LaunchDims::per_row(h as u32, THREADS);
+        Ok(Self {
+            scale,
+            sample_scale: 1.0 / sample_divisor(format.bit_depth).unwrap_or(1.0),
+            samples: w * h,
+            sse: module.function(&format!(
+                "float_psnr_sse_{}",
+                sample_suffix(format.bytes_per_sample())
+            ))?,
+            sums: PartialSums::new(gpu, &module, 1, dims.grid.0)?,
+            dims,
+            results: Readback::new(gpu, 1)?,
+        })
+    }
+}
+
+impl GpuExtractor for GpuFloatPsnr {
+    fn name(&self) -> &'static str {
+        "float_psnr"
+    }
+
+    fn planes(&self) -> PairPlanes {
+        PairPlanes::both(PlaneMask::LUMA)
+    }
+
+    fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
+        let out = self.results.begin(stream)?.ptr();
+        let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
+        let (mut rp, mut rpitch) = (r.ptr, r.pitch as u32);
+        let (mut dp, mut dpitch) = (d.ptr, d.pitch as u32);
+        let (mut w, mut h) = (r.width as i32, r.height as i32);
+        let mut scale = self.sample_scale;
+        let mut partials = self.sums.quantity(0);
+        let mut params: [*mut c_void; 8] = [
+            arg(&mut rp),
+            arg(&mut rpitch),
+            arg(&mut dp),
+            arg(&mut dpitch),
+            arg(&mut w),
+            arg(&mut h),
+            arg(&mut scale),
+            arg(&mut partials),
+        ];
+        // SAFETY: the parameters match float_psnr_sse_*; the planes are
+        // context-owned and the partials ours, alive until the stream ran.
+        unsafe { stream.launch(&self.sse, &self.dims, &mut params)? };
+        self.sums.reduce_into(out, stream)?;
+        self.results.end(index, stream)
+    }
+
+    fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
+        Ok(match self.results.complete()? {
+            None => None,
+            Some((index, values)) => {
+                let noise = doubles(&values.expect("float_psnr launches every frame"))[0];
+                sink.emit(
+                    index,
+                    "float_psnr",
+                    psnr_of_sum(noise, self.samples, self.scale),
+                );
+                Some(index)
+            }
+        })
+    }
+}

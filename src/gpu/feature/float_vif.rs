@@ -1,0 +1,258 @@
+//! `float_vif` on the GPU: one launch per scale (kernels/float_vif.cu)
+//! filters a tile, sums the statistic's numerator and denominator into
+//! per-block double partials and decimates the tile into the next scale;
+//! one more launch adds the partials up. The host turns the sums into
+//! scores with the CPU extractor's own code.
+//!
+//! Per-pixel values are the CPU's bit for bit; the CPU adds each row in
+//! float, the kernels add in double (fixed order), so values agree within
+//! float rounding of the CPU's sums (tolerance in docs/gpu-testing.md).
+//! Kernel scales with other filter widths and `vif_prescale` run on the
+//! CPU (see [`GpuFloatVif::create`]).
+
+use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
+use super::readback::Readback;
+use super::GpuExtractor;
+use crate::error::Result;
+use crate::feature::float_vif::{FloatVifOutputs, VifSums};
+use crate::feature::{FeatureSink, Options};
+use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
+use crate::gpu::driver::{DevicePtr, LaunchDims};
+use crate::gpu::kernels;
+use crate::gpu::planes::{FramePlanes, PairPlanes};
+use crate::picture::{PictureFormat, PlaneId, PlaneMask};
+use std::ffi::c_void;
+
+/// Threads per block and output tile (kernels/float_vif.cu).
+const THREADS: u32 = 256;
+const TILE_W: u32 = 64;
+const TILE_H: u32 = 16;
+
+const SCALES: usize = 4;
+
+/// The filter widths the kernels are built for (kernel scale 1).
+const TAPS: [usize; SCALES] = [17, 9, 5, 3];
+
+/// `struct VifFilters` of the kernels: this scale's filter and the next's.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct VifFilters {
+    taps: [f32; 17],
+    next: [f32; 9],
+}
+
+/// A decimated scale of both pictures, float samples.
+struct ScaleBuffers {
+    reference: DeviceBuffer,
+    distorted: DeviceBuffer,
+    /// Row pitch in samples.
+    pitch: usize,
+    width: usize,
+    height: usize,
+}
+
+/// What one launch reads: a scale's planes (pitches in bytes).
+#[derive(Clone, Copy)]
+struct Source {
+    reference: DevicePtr,
+    distorted: DevicePtr,
+    pitch_ref: u32,
+    pitch_dis: u32,
+    width: u32,
+    height: u32,
+}
+
+pub(super) struct GpuFloatVif {
+    outputs: FloatVifOutputs,
+    /// One kernel per scale.
+    kernels: [Function; SCALES],
+    filters: [VifFilters; SCALES],
+    scale: f32,
+    /// Scales 1 to 3.
+    pyramid: Vec<ScaleBuffers>,
+    /// Numerator and denominator per scale.
+    sums: PartialSums,
+    results: Readback,
+}
+
+impl GpuFloatVif {
+    /// `None` for options the kernels do not cover (other filter widths,
+    /// `vif_prescale`): the CPU extractor scores those.
+    pub(super) fn create(
+        options: &Options,
+        format: &PictureFormat,
+        gpu: &Gpu,
+    ) -> Option<Result<Self>> {
+        let outputs = match FloatVifOutputs::create(options, format) {
+            Ok(o) => o,
+            Err(e) => return Some(Err(e)),
+        };
+        let (w, h) = format.plane_size(PlaneId::Y);
+        let widths = outputs.kernels().each_ref().map(|k| k.len());
+        if widths != TAPS || outputs.scored_size() != (w, h) {
+            return None;
+        }
+        Some(Self::build(outputs, format, gpu))
+    }
+
+    fn build(outputs: FloatVifOutputs, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
+        let module = kernels::load(gpu, "float_vif.cu")?;
+        let kernels = [
+            module.function(&format!(
+                "float_vif_scale0_{}",
+                sample_suffix(format.bytes_per_sample())
+            ))?,
+            module.function("float_vif_scale1")?,
+            module.function("float_vif_scale2")?,
+            module.function("float_vif_scale3")?,
+        ];
+        let k = outputs.kernels();
+        let filters = std::array::from_fn(|s| {
+            let mut f = VifFilters::default();
+            f.taps[..k[s].len()].copy_from_slice(&k[s]);
+            if let Some(next) = k.get(s + 1) {
+                f.next[..next.len()].copy_from_slice(next);
+            }
+            f
+        });
+        let (w, h) = format.plane_size(PlaneId::Y);
+        let pyramid = (1..SCALES)
+            .map(|s| {
+                let (width, height) = (w >> s, h >> s);
+                // Rows 256-byte aligned, as the shared planes'.
+                let pitch = width.div_ceil(64) * 64;
+                Ok(ScaleBuffers {
+                    reference: gpu.buffer(pitch * height * 4)?,
+                    distorted: gpu.buffer(pitch * height * 4)?,
+                    pitch,
+                    width,
+                    height,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let blocks = w.div_ceil(TILE_W as usize) * h.div_ceil(TILE_H as usize);
+        Ok(Self {
+            sums: PartialSums::new(gpu, &module, 2 * SCALES as u32, blocks as u32)?,
+            results: Readback::new(gpu, 2 * SCALES)?,
+            outputs,
+            kernels,
+            filters,
+            scale: luma_scale(format.bit_depth),
+            pyramid,
+        })
+    }
+}
+
+impl GpuExtractor for GpuFloatVif {
+    fn name(&self) -> &'static str {
+        "float_vif"
+    }
+
+    fn planes(&self) -> PairPlanes {
+        PairPlanes::both(PlaneMask::LUMA)
+    }
+
+    fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
+        let out = self.results.begin(stream)?.ptr();
+        let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
+        let mut source = Source {
+            reference: r.ptr,
+            distorted: d.ptr,
+            pitch_ref: r.pitch as u32,
+            pitch_dis: d.pitch as u32,
+            width: r.width as u32,
+            height: r.height as u32,
+        };
+        for scale in 0..SCALES {
+            let next = self.pyramid.get(scale);
+            self.launch(scale, source, next, stream)?;
+            if let Some(n) = next {
+                source = Source {
+                    reference: n.reference.ptr(),
+                    distorted: n.distorted.ptr(),
+                    pitch_ref: (n.pitch * 4) as u32,
+                    pitch_dis: (n.pitch * 4) as u32,
+                    width: n.width as u32,
+                    height: n.height as u32,
+                };
+            }
+        }
+        self.sums.reduce_into(out, stream)?;
+        self.results.end(index, stream)
+    }
+
+    fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
+        Ok(match self.results.complete()? {
+            None => None,
+            Some((index, values)) => {
+                let totals = doubles(&values.expect("float_vif launches every frame"));
+                // libvmaf's sums are floats.
+                let sums = VifSums {
+                    num: std::array::from_fn(|s| totals[2 * s] as f32),
+                    den: std::array::from_fn(|s| totals[2 * s + 1] as f32),
+                };
+                self.outputs.emit(index, &sums, sink);
+                Some(index)
+            }
+        })
+    }
+}
+
+impl GpuFloatVif {
+    /// Queues scale `scale`'s kernel over `source`, decimating into `next`.
+    fn launch(
+        &self,
+        scale: usize,
+        source: Source,
+        next: Option<&ScaleBuffers>,
+        stream: &Stream,
+    ) -> Result<()> {
+        let Source {
+            reference: mut rp,
+            distorted: mut dp,
+            pitch_ref: mut rpitch,
+            pitch_dis: mut dpitch,
+            width,
+            height,
+        } = source;
+        let (mut w, mut h) = (width as i32, height as i32);
+        let mut sample_scale = self.scale;
+        let mut filters = self.filters[scale];
+        let params = self.outputs.params();
+        let mut nsq = params.sigma_nsq;
+        let mut gain_limit = params.enhn_gain_limit;
+        let mut sigma_max_inv = params.sigma_max_inv();
+        let mut partials = self.sums.quantity(2 * scale as u32);
+        let mut stride = self.sums.stride();
+        let (mut next_ref, mut next_dis, mut next_pitch) = next.map_or((0, 0, 0), |n| {
+            (n.reference.ptr(), n.distorted.ptr(), n.pitch as u32)
+        });
+        let mut params: [*mut c_void; 16] = [
+            arg(&mut rp),
+            arg(&mut rpitch),
+            arg(&mut dp),
+            arg(&mut dpitch),
+            arg(&mut w),
+            arg(&mut h),
+            arg(&mut sample_scale),
+            arg(&mut filters),
+            arg(&mut nsq),
+            arg(&mut gain_limit),
+            arg(&mut sigma_max_inv),
+            arg(&mut partials),
+            arg(&mut stride),
+            arg(&mut next_ref),
+            arg(&mut next_dis),
+            arg(&mut next_pitch),
+        ];
+        let dims = LaunchDims {
+            grid: (width.div_ceil(TILE_W), height.div_ceil(TILE_H), 1),
+            block: (THREADS, 1, 1),
+            shared_bytes: 0,
+        };
+        // SAFETY: the parameters match the float_vif_scale* kernels; the
+        // planes and the partials stay alive until the stream ran (the
+        // shared planes are context-owned, the rest is ours).
+        unsafe { stream.launch(&self.kernels[scale], &dims, &mut params) }
+    }
+}

@@ -1,0 +1,377 @@
+//! The float extractors on the GPU (`float_motion`, `float_vif`,
+//! `float_psnr`, `float_moment`) against the CPU ones: same feature names
+//! and order, per-frame values within the documented relative tolerance on
+//! every golden pair (docs/gpu-testing.md), the same bits from run to run,
+//! subsampling, 12- and 16-bit input, and a timing of each extractor's
+//! kernels at 1080p and 2160p. Without a GPU each test prints why it
+//! skipped and passes.
+
+mod common;
+
+use common::gpu::*;
+use std::time::Instant;
+use vmafx::feature::options::parse_key_values;
+use vmafx::feature::{self, FeatureSink, Options};
+use vmafx::gpu::planes::SharedPlanes;
+use vmafx::gpu::Gpu;
+use vmafx::{
+    ChromaSubsampling, ContextBuilder, FeatureScores, HostPicture, PictureFormat, PlaneId,
+};
+
+/// Relative tolerance of `float_motion` and `float_vif`: the per-pixel
+/// values are the CPU's bit for bit, but the CPU adds each row in float
+/// and the GPU adds in double, so sums differ by the CPU's float rounding.
+const SUM_ORDER_TOL: f64 = 1e-5;
+
+/// `float_psnr` and `float_moment` at 16 bits: squares rounded to float
+/// (as on the CPU), summed in double in another order.
+const DOUBLE_SUM_TOL: f64 = 1e-10;
+
+#[test]
+fn float_motion_within_tolerance_on_every_golden_pair() {
+    let Some(gpu) = cuda_gpu() else { return };
+    check_all_pairs_close(&gpu, &[("float_motion", "debug=true")], 1, SUM_ORDER_TOL);
+    // Shaping options (fps weight, blend, cap) and the forced zero.
+    check_all_pairs_close(
+        &gpu,
+        &[(
+            "float_motion",
+            "motion_fps_weight=1.5:motion_blend_factor=0.5:motion_blend_offset=5:motion_max_val=12",
+        )],
+        1,
+        SUM_ORDER_TOL,
+    );
+    check_all_pairs(&gpu, &[("float_motion", "motion_force_zero=true")], 1);
+}
+
+#[test]
+fn float_vif_within_tolerance_on_every_golden_pair() {
+    let Some(gpu) = cuda_gpu() else { return };
+    check_all_pairs_close(&gpu, &[("float_vif", "debug=true")], 1, SUM_ORDER_TOL);
+    // The neg models' option, and the other statistic parameters.
+    check_all_pairs_close(
+        &gpu,
+        &[("float_vif", "vif_enhn_gain_limit=1.0:debug=true")],
+        1,
+        SUM_ORDER_TOL,
+    );
+    check_all_pairs_close(
+        &gpu,
+        &[(
+            "float_vif",
+            "vif_sigma_nsq=1.5:vif_scale1_min_val=0.99:vif_scale3_min_val=0.5:debug=true",
+        )],
+        1,
+        SUM_ORDER_TOL,
+    );
+}
+
+/// Kernel scales with other filter widths and `vif_prescale` are scored by
+/// the CPU extractor in a GPU context: the same bits as the CPU engine.
+#[test]
+fn float_vif_options_the_kernels_lack_run_on_the_cpu() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let p = pair("e_321x179_420p8_zoom");
+    for options in ["vif_kernelscale=2.0:debug=true", "vif_prescale=0.5"] {
+        let features = [("float_vif", options)];
+        let cpu = score(p, &features, 1, None);
+        let on_gpu = score(p, &features, 1, Some(&gpu));
+        assert_identical(&format!("{} {options}", p.name()), &cpu, &on_gpu);
+    }
+}
+
+#[test]
+fn float_psnr_and_moment_bit_identical_on_every_golden_pair() {
+    let Some(gpu) = cuda_gpu() else { return };
+    // 8- and 10-bit samples: every square and partial sum is exact.
+    check_all_pairs(&gpu, &[("float_psnr", ""), ("float_moment", "")], 1);
+}
+
+/// The four together (one upload of the planes they share), every third
+/// frame scored: float_motion still sees every frame.
+#[test]
+fn float_extractors_with_subsampling() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let features = [
+        ("float_motion", "debug=true"),
+        ("float_vif", "debug=true"),
+        ("float_psnr", ""),
+        ("float_moment", ""),
+    ];
+    for p in [
+        pair("a_576x324_420p8_pan/x264_crf30"),
+        pair("e_321x179_420p8_zoom"),
+    ] {
+        let cpu = score(p, &features, 3, None);
+        let on_gpu = score(p, &features, 3, Some(&gpu));
+        let worst = assert_close_scores(
+            &format!("{} subsample 3", p.name()),
+            &cpu,
+            &on_gpu,
+            SUM_ORDER_TOL,
+        );
+        let max = worst.values().map(|w| w.0).fold(0.0, f64::max);
+        println!(
+            "{}: subsample 3, {} frames within {SUM_ORDER_TOL:e} (worst {max:.3e})",
+            p.name(),
+            cpu.frames.len()
+        );
+    }
+}
+
+/// Two GPU runs give the same bits (no float atomics: fixed-order sums).
+#[test]
+fn float_extractors_are_deterministic() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let features = [
+        ("float_motion", "debug=true"),
+        ("float_vif", "debug=true"),
+        ("float_psnr", ""),
+        ("float_moment", ""),
+    ];
+    for p in [pair("b_1280x720_420p8_zoom"), pair("c_576x324_420p10_zoom")] {
+        let first = score(p, &features, 1, Some(&gpu));
+        for run in 0..2 {
+            let again = score(p, &features, 1, Some(&gpu));
+            assert_identical(&format!("{} run {}", p.name(), run + 2), &first, &again);
+        }
+        println!("{}: three GPU runs bit-identical", p.name());
+    }
+}
+
+/// 12- and 16-bit pictures: the 10-bit pair's samples shifted up, with
+/// pseudo-random low bits so every bit of the wider samples matters.
+#[test]
+fn float_extractors_at_12_and_16_bits() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let p = pair("c_576x324_420p10_zoom");
+    let (refs, dists) = (p.reference(), p.distorted_pictures());
+    for bits in [12u8, 16] {
+        let format =
+            PictureFormat::new(p.width, p.height, p.subsampling, bits).expect("a valid format");
+        let (r, d) = (widen(&refs, &format, 1), widen(&dists, &format, 2));
+        let sums_tol = if bits == 16 { DOUBLE_SUM_TOL } else { 0.0 };
+        for (features, tol) in [
+            (&[("float_motion", "debug=true")][..], SUM_ORDER_TOL),
+            (&[("float_vif", "debug=true")][..], SUM_ORDER_TOL),
+            (&[("float_psnr", ""), ("float_moment", "")][..], sums_tol),
+        ] {
+            let what = format!("{} at {bits} bits, {features:?}", p.name());
+            let cpu = score_pictures(&format, &r, &d, features, None);
+            let on_gpu = score_pictures(&format, &r, &d, features, Some(&gpu));
+            let worst = assert_close_scores(&what, &cpu, &on_gpu, tol);
+            let max = worst.values().map(|w| w.0).fold(0.0, f64::max);
+            println!("{what}: within {tol:e} (worst {max:.3e})");
+        }
+    }
+}
+
+/// Flat areas, gradients, full-range noise and inverted distortions at the
+/// smallest size float_vif takes and odd ones, 8, 10 and 16 bits: every
+/// branch of the statistic and tiles narrower than the filter margins.
+#[test]
+fn float_extractors_on_stress_pictures() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let features = [
+        ("float_motion", "debug=true"),
+        ("float_vif", "debug=true"),
+        ("float_psnr", ""),
+        ("float_moment", ""),
+    ];
+    let mut worst = 0.0f64;
+    for (w, h) in [(16, 16), (17, 33), (67, 41), (130, 19)] {
+        for bits in [8u8, 10, 16] {
+            let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv444, bits).unwrap();
+            let frames: Vec<_> = (0..4).map(|i| stress_pair(&format, 7 + i)).collect();
+            let (r, d): (Vec<_>, Vec<_>) = frames.into_iter().unzip();
+            let what = format!("stress {w}x{h} {bits}-bit");
+            let cpu = score_pictures(&format, &r, &d, &features, None);
+            let on_gpu = score_pictures(&format, &r, &d, &features, Some(&gpu));
+            let max = assert_close_scores(&what, &cpu, &on_gpu, SUM_ORDER_TOL)
+                .values()
+                .map(|w| w.0)
+                .fold(0.0, f64::max);
+            worst = worst.max(max);
+        }
+    }
+    println!("stress pictures (16x16 to 130x19, 8/10/16 bits): within {SUM_ORDER_TOL:e} (worst {worst:.3e})");
+}
+
+/// Device milliseconds per frame of each extractor's kernels alone
+/// (accumulator clear, launches, result copy), planes already on the
+/// device: a golden frame scaled up, 100 frames, one queued ahead of the
+/// one read.
+#[test]
+fn float_kernel_timing() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let p = pair("a_576x324_420p8_pan/x264_crf30");
+    let (r0, d0) = (&p.reference()[0], &p.distorted_pictures()[0]);
+    for (w, h, bits) in [(1920, 1080, 8), (3840, 2160, 8), (3840, 2160, 10)] {
+        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, bits).unwrap();
+        let (r, d) = (upscale(r0, &format), upscale(d0, &format));
+        for name in ["float_motion", "float_vif", "float_psnr", "float_moment"] {
+            let info = feature::find(name).unwrap();
+            let options = Options::resolve(name, info.options, &[]).unwrap();
+            let mut x = vmafx::gpu::feature::create(name, &options, &format, &gpu)
+                .expect("a GPU version")
+                .unwrap();
+            let stream = gpu.stream().unwrap();
+            let mut planes = SharedPlanes::new(&gpu, format, x.planes()).unwrap();
+            let frame = planes.upload(&gpu, &stream, &r, &d).unwrap();
+            let mut sink = FeatureSink::new();
+            // Warm-up (module load, first launches, motion's first frame).
+            for i in 0..2 {
+                x.enqueue(i, &frame, &stream).unwrap();
+                x.complete(&mut sink).unwrap();
+            }
+            let (t0, t1) = (gpu.timed_event().unwrap(), gpu.timed_event().unwrap());
+            const FRAMES: u32 = 100;
+            let wall = Instant::now();
+            t0.record(&stream).unwrap();
+            for i in 2..FRAMES + 2 {
+                x.enqueue(i, &frame, &stream).unwrap();
+                if i > 2 {
+                    x.complete(&mut sink).unwrap();
+                }
+            }
+            t1.record(&stream).unwrap();
+            x.complete(&mut sink).unwrap();
+            t1.synchronize().unwrap();
+            let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / f64::from(FRAMES);
+            let ms = f64::from(t1.elapsed_ms_since(&t0).unwrap()) / f64::from(FRAMES);
+            println!(
+                "{name} kernels {w}x{h} {bits}-bit: {ms:.4} ms/frame device ({:.0} fps), {wall_ms:.4} ms/frame wall",
+                1000.0 / ms
+            );
+            assert!(sink.drain().count() > 0);
+        }
+    }
+}
+
+fn score_pictures(
+    format: &PictureFormat,
+    refs: &[HostPicture],
+    dists: &[HostPicture],
+    features: &[(&str, &str)],
+    gpu: Option<&Gpu>,
+) -> FeatureScores {
+    let mut b = ContextBuilder::new(*format);
+    for (name, options) in features {
+        b = b.feature(name, parse_key_values(name, options).unwrap());
+    }
+    if let Some(g) = gpu {
+        b = b.gpu(g.clone());
+    }
+    let mut ctx = b.build().unwrap();
+    for (r, d) in refs.iter().zip(dists) {
+        ctx.submit(r.clone(), d.clone()).unwrap();
+    }
+    ctx.finish().unwrap()
+}
+
+fn xorshift(seed: u32) -> impl FnMut() -> u32 {
+    let mut state = seed.wrapping_mul(0x9e37_79b9) | 1;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    }
+}
+
+/// A reference with flat, gradient and noisy regions, and a distorted
+/// picture that copies, inverts or adds noise to it, region by region.
+fn stress_pair(format: &PictureFormat, seed: u32) -> (HostPicture, HostPicture) {
+    let max = (1u32 << format.bit_depth) - 1;
+    let (w, h) = format.plane_size(PlaneId::Y);
+    let mut next = xorshift(seed);
+    let mut samples = vec![(0u32, 0u32); w * h];
+    for y in 0..h {
+        for x in 0..w {
+            let region = (x * 4 / w) + 4 * (y * 2 / h) + seed as usize;
+            let base = (x as u32 * 7 + y as u32 * 3) * (max / 64 + 1) % (max + 1);
+            let r = match region % 4 {
+                0 => max / 3,
+                1 => base,
+                2 => next() % (max + 1),
+                _ => {
+                    if (x + y) % 2 == 0 {
+                        max
+                    } else {
+                        0
+                    }
+                }
+            };
+            let d = match region % 3 {
+                0 => r,
+                1 => max - r,
+                _ => (r + next() % (max / 4 + 1)).min(max),
+            };
+            samples[y * w + x] = (r, d);
+        }
+    }
+    let fill = |pick: fn(&(u32, u32)) -> u32| {
+        let mut p = HostPicture::new(*format);
+        let stride = p.stride(PlaneId::Y);
+        for y in 0..h {
+            for x in 0..w {
+                let v = pick(&samples[y * w + x]);
+                if format.bit_depth == 8 {
+                    p.plane_u8_mut(PlaneId::Y)[y * stride + x] = v as u8;
+                } else {
+                    p.plane_u16_mut(PlaneId::Y)[y * stride + x] = v as u16;
+                }
+            }
+        }
+        p
+    };
+    (fill(|s| s.0), fill(|s| s.1))
+}
+
+/// 10-bit pictures shifted up to `format`'s depth, random low bits.
+fn widen(pictures: &[HostPicture], format: &PictureFormat, seed: u32) -> Vec<HostPicture> {
+    let mut next = xorshift(seed);
+    let up = u32::from(format.bit_depth - 10);
+    pictures
+        .iter()
+        .take(12)
+        .map(|src| {
+            let mut out = HostPicture::new(*format);
+            for plane in PlaneId::ALL {
+                let s = src.plane_u16(plane);
+                let stride = out.stride(plane);
+                let dst = out.plane_u16_mut(plane);
+                for y in 0..s.height {
+                    for (x, &v) in s.row(y).iter().enumerate() {
+                        let low = next() & ((1 << up) - 1);
+                        dst[y * stride + x] = ((u32::from(v) << up) | low) as u16;
+                    }
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// Nearest-neighbour scaling of an 8-bit picture's luma to `format` (8 or
+/// 10 bits; chroma is left at zero, these extractors read luma only).
+fn upscale(src: &HostPicture, format: &PictureFormat) -> HostPicture {
+    let mut out = HostPicture::new(*format);
+    let s = src.plane_u8(PlaneId::Y);
+    let (w, h) = format.plane_size(PlaneId::Y);
+    let stride = out.stride(PlaneId::Y);
+    for y in 0..h {
+        let row = s.row(y * s.height / h);
+        for x in 0..w {
+            let v = row[x * s.width / w];
+            if format.bit_depth == 8 {
+                out.plane_u8_mut(PlaneId::Y)[y * stride + x] = v;
+            } else {
+                let up = u32::from(format.bit_depth - 8);
+                out.plane_u16_mut(PlaneId::Y)[y * stride + x] =
+                    (u16::from(v) << up) | (x as u16 & 3);
+            }
+        }
+    }
+    out
+}
