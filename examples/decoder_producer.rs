@@ -5,20 +5,29 @@
 //! the context has read it.
 //!
 //! ```sh
-//! cargo run --release --example decoder_producer -- [--format nv12|p010] [--model vmaf_v0.6.1|psnr]
+//! cargo run --release --example decoder_producer -- [--format nv12|p010] [--model vmaf_v0.6.1|psnr] [--sync-file]
 //! ```
+//!
+//! With `--sync-file` each frame is also exported as a dma-buf
+//! (`cuMemGetHandleForAddressRange`) and the dma-buf's implicit fence
+//! (`DMA_BUF_IOCTL_EXPORT_SYNC_FILE`) is the acquire fence instead of the
+//! event, as a V4L2 or VA-API decoder would hand it over. CUDA does not
+//! attach its own work to that fence, so here the decode is finished before
+//! the export; the sync_file is polled on the context's fence thread.
 //!
 //! The "decoder" here writes the sample pair of `examples/data` into the
 //! pool frames on its own stream (from the host: it stands in for a
 //! hardware decoder's output); everything after that is what a real
 //! decoder integration does.
 
+use std::os::fd::AsFd;
 use std::time::Duration;
 use vmafx::gpu::device::Stream;
 use vmafx::gpu::driver::{Copy2d, Memory as CopySource};
 use vmafx::gpu::pool::{FramePool, PooledFrame};
 use vmafx::gpu::{self, DeviceSelector, GpuBackend};
 use vmafx::import::pack::pack_plane;
+use vmafx::import::sync_file::export_sync_file;
 use vmafx::import::{Acquire, Frame, PixelFormat, Release};
 use vmafx::io::open;
 use vmafx::model::{Model, ModelSpec};
@@ -29,14 +38,21 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 fn main() -> Result<()> {
     let mut layout = PixelFormat::Nv12;
     let mut model = "vmaf_v0.6.1".to_string();
+    let mut sync_file = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
+        if a == "--sync-file" {
+            sync_file = true;
+            continue;
+        }
         match (a.as_str(), args.next()) {
             ("--format", Some(f)) if f == "nv12" => layout = PixelFormat::Nv12,
             ("--format", Some(f)) if f == "p010" => layout = PixelFormat::P010,
             ("--model", Some(m)) => model = m,
             _ => {
-                eprintln!("usage: decoder_producer [--format nv12|p010] [--model VERSION|psnr]");
+                eprintln!(
+                    "usage: decoder_producer [--format nv12|p010] [--model VERSION|psnr] [--sync-file]"
+                );
                 std::process::exit(2);
             }
         }
@@ -85,10 +101,15 @@ fn main() -> Result<()> {
             let decoded = gpu.event()?;
             decoded.record(&decoder)?;
             let released = gpu.event()?;
-            let frame: Frame = slot.into_frame(
-                Acquire::DeviceEvent(decoded.as_raw()),
-                vec![Release::DeviceEvent(released.as_raw())],
-            )?;
+            let acquire = if sync_file {
+                decoded.synchronize()?;
+                let dmabuf = slot.export_dmabuf()?;
+                Acquire::SyncFile(export_sync_file(dmabuf.as_fd())?)
+            } else {
+                Acquire::DeviceEvent(decoded.as_raw())
+            };
+            let frame: Frame =
+                slot.into_frame(acquire, vec![Release::DeviceEvent(released.as_raw())])?;
             submit.push(frame);
             events.push((decoded, released));
         }
@@ -115,7 +136,8 @@ fn main() -> Result<()> {
         println!("frame {frame:3}: {name} {v:.6}");
     }
     println!(
-        "{layout} frames: {} scored, mean {name} {:.6}; planes read in place {}, by a layout pass {}, copied from the host {host_copies}; pool {}/{} free",
+        "{layout} frames{}: {} scored, mean {name} {:.6}; planes read in place {}, by a layout pass {}, copied from the host {host_copies}; pool {}/{} free",
+        if sync_file { " (sync_file acquire)" } else { "" },
         scores.frames.len(),
         sum / scores.frames.len() as f64,
         counts.in_place,

@@ -76,7 +76,9 @@ impl ImportedFrames {
     }
 
     pub(super) fn counts(&self) -> BindCounts {
-        self.binder.as_ref().map(Binder::counts).unwrap_or_default()
+        let mut counts = self.binder.as_ref().map(Binder::counts).unwrap_or_default();
+        counts.arrays = self.imports.array_copies;
+        counts
     }
 }
 
@@ -264,6 +266,8 @@ pub(super) struct Imports {
     textures: HashMap<u32, GraphicsResource>,
     /// Linear copies of arrays and textures, by side and memory plane.
     scratch: HashMap<(usize, usize), DeviceBuffer>,
+    /// Planes copied from arrays and textures so far.
+    array_copies: u64,
 }
 
 impl Imports {
@@ -394,6 +398,7 @@ impl Imports {
         // SAFETY: the array holds the plane (the producer's description);
         // the scratch plane holds `rows` rows of `pitch`.
         unsafe { stream.copy_2d(&copy)? };
+        self.array_copies += 1;
         Ok(SourcePlane {
             ptr: buffer.ptr(),
             pitch,

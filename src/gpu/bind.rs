@@ -39,6 +39,9 @@ pub struct BindCounts {
     pub passes: u64,
     /// Planes copied device to device.
     pub copies: u64,
+    /// Planes copied once from an array or a texture into a scratch plane
+    /// (which the extractors then read in place or split).
+    pub arrays: u64,
 }
 
 /// The layout kernels, loaded once per context.

@@ -114,6 +114,11 @@ pub struct DeviceBuffer {
 }
 
 impl DeviceBuffer {
+    /// The device it lives on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
     pub fn ptr(&self) -> DevicePtr {
         self.ptr
     }

@@ -247,6 +247,10 @@ pub unsafe trait Interop {
     unsafe fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr>;
     unsafe fn host_unregister(&self, ptr: *mut u8);
 
+    /// Exports `bytes` of device memory at `ptr` (page-aligned) as a Linux
+    /// dma-buf, for producers that hand frames to dma-buf consumers.
+    unsafe fn export_dmabuf(&self, ptr: DevicePtr, bytes: usize) -> Result<OwnedFd>;
+
     /// Registers a GL texture of the context current on this thread
     /// (read-only use: vmafx never writes it).
     unsafe fn gl_register_image(&self, texture: u32, target: u32) -> Result<Handle>;

@@ -52,6 +52,16 @@ impl Gpu {
         Ok(Arc::new(memory))
     }
 
+    /// Exports `bytes` of device memory at `ptr` (page-aligned, e.g. a
+    /// buffer's start) as a Linux dma-buf fd. CUDA only.
+    ///
+    /// # Safety
+    /// `ptr..ptr + bytes` must be memory of this device, alive while the
+    /// dma-buf is used.
+    pub unsafe fn export_dmabuf(&self, ptr: DevicePtr, bytes: usize) -> Result<OwnedFd> {
+        self.driver().export_dmabuf(ptr, bytes)
+    }
+
     /// Imports a semaphore a producer exported as an opaque fd (Vulkan
     /// `vkGetSemaphoreFdKHR`). `fd` is consumed, also on failure.
     pub fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<ExternalSemaphore> {

@@ -464,6 +464,16 @@ unsafe impl Interop for MockDriver {
         self.push(Call::HostUnregister(ptr as usize));
     }
 
+    unsafe fn export_dmabuf(&self, _ptr: DevicePtr, _bytes: usize) -> Result<OwnedFd> {
+        self.check("export_dmabuf")?;
+        // A memfd stands in for the dma-buf.
+        nix::sys::memfd::memfd_create(
+            c"mock-dmabuf",
+            nix::sys::memfd::MemFdCreateFlag::MFD_CLOEXEC,
+        )
+        .map_err(|e| crate::error::Error::InvalidArgument(e.to_string()))
+    }
+
     unsafe fn gl_register_image(&self, texture: u32, _target: u32) -> Result<Handle> {
         self.check("gl_register_image")?;
         let resource = self.handle();

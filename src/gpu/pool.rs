@@ -50,6 +50,9 @@ impl FramePool {
             layouts.push(PlaneLayout::new(bytes as u64, pitch as u64));
             bytes += pitch * rows;
         }
+        // Whole pages (64 KiB covers every host page size), so a frame can
+        // be exported as a dma-buf in one piece.
+        let bytes = bytes.div_ceil(1 << 16) << 16;
         let (back, free) = crossbeam_channel::unbounded();
         for _ in 0..count {
             back.send(gpu.buffer(bytes)?)
@@ -116,6 +119,15 @@ impl PooledFrame {
         self.format
     }
 
+    /// The frame's memory exported as a Linux dma-buf (CUDA), e.g. for a
+    /// consumer that takes dma-bufs, or to hand its implicit fence over as
+    /// a sync_file (`import::sync_file`).
+    pub fn export_dmabuf(&self) -> Result<std::os::fd::OwnedFd> {
+        let buffer = self.buffer.as_ref().expect("held until into_frame");
+        // SAFETY: our live buffer, page-aligned and whole pages long.
+        unsafe { buffer.gpu().export_dmabuf(buffer.ptr(), buffer.len()) }
+    }
+
     /// The written frame, to submit; `acquire` says when it is written.
     /// Once released it returns to the pool (after `releases` fire).
     pub fn into_frame(mut self, acquire: Acquire, mut releases: Vec<Release>) -> Result<Frame> {
@@ -167,6 +179,8 @@ mod tests {
         assert_eq!(planes.len(), 2);
         assert_eq!(planes[0].pitch, 3840);
         assert_eq!(planes[1].ptr - planes[0].ptr, 3840 * 1080);
+        let dmabuf = a.export_dmabuf().unwrap();
+        drop(dmabuf);
         assert!(planes.iter().all(|p| p.ptr % PITCH_ALIGN as u64 == 0));
         let b = pool.take(Duration::ZERO).unwrap();
         let err = pool.take(Duration::from_millis(1)).unwrap_err();

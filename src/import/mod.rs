@@ -22,6 +22,7 @@ pub mod layout;
 pub(crate) mod mapping;
 pub mod memory;
 pub mod pack;
+pub mod sync_file;
 pub(crate) mod vulkan_fd;
 pub(crate) mod wait;
 pub(crate) mod waiter;

@@ -224,6 +224,23 @@ unsafe impl Interop for CudaDriver {
         }
     }
 
+    unsafe fn export_dmabuf(&self, ptr: DevicePtr, bytes: usize) -> Result<OwnedFd> {
+        self.bind()?;
+        let mut fd: i32 = -1;
+        check(
+            cu::cuMemGetHandleForAddressRange(
+                &mut fd as *mut i32 as *mut c_void,
+                ptr,
+                bytes,
+                cu::CUmemRangeHandleType::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                0,
+            ),
+            &format!("cuMemGetHandleForAddressRange (dma-buf, {bytes} bytes)"),
+        )?;
+        // SAFETY: a new fd, ours.
+        Ok(std::os::fd::FromRawFd::from_raw_fd(fd))
+    }
+
     unsafe fn gl_register_image(&self, texture: u32, target: u32) -> Result<Handle> {
         self.bind()?;
         let operation =

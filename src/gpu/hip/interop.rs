@@ -180,6 +180,16 @@ unsafe impl Interop for HipDriver {
         }
     }
 
+    unsafe fn export_dmabuf(&self, _ptr: DevicePtr, bytes: usize) -> Result<OwnedFd> {
+        Err(Error::Gpu {
+            backend: BACKEND.into(),
+            operation: format!("dma-buf export ({bytes} bytes)"),
+            reason: "not bound for HIP (hipMemGetHandleForAddressRange is not in the binding); \
+                     export from the producer's own allocator"
+                .into(),
+        })
+    }
+
     unsafe fn gl_register_image(&self, texture: u32, _target: u32) -> Result<Handle> {
         Err(unsupported(
             &format!("GL texture registration (texture {texture})"),
