@@ -172,6 +172,11 @@ impl GpuEngine {
         // synchronize the device inside an import, and a queued wait for a
         // producer's semaphore would then never end (it signals after
         // `submit` returns).
+        // The layout kernels load before the waits too (a module load may
+        // synchronize the device as well).
+        if self.imported.binder.is_none() {
+            self.imported.binder = Some(Binder::new(&self.gpu)?);
+        }
         let mut waits = Vec::new();
         for (side, frame) in frames.iter().enumerate() {
             waits.extend(acquire_wait(&self.gpu, frame, index, side)?);
@@ -207,10 +212,7 @@ impl GpuEngine {
             format: frames[side].desc().format,
             planes: &sources[side],
         });
-        let binder = match &mut self.imported.binder {
-            Some(b) => b,
-            b => b.insert(Binder::new(&self.gpu)?),
-        };
+        let binder = self.imported.binder.as_mut().expect("loaded before the waits");
         let queued = (|| {
             let planes = self.planes.bind(
                 binder,
