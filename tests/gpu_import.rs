@@ -327,3 +327,75 @@ fn device_frames_need_every_extractor_on_the_gpu() {
     assert!(fence.is_signalled());
     assert_eq!(pool.free_count(), 2);
 }
+
+/// Host-memory frames on a GPU context: each memory plane transferred once
+/// by the device as it is (the split and shift run there), scored bit for
+/// bit as the same pictures submitted as host pictures.
+#[test]
+fn host_memory_frames_are_transferred_plane_by_plane() {
+    let Some(gpu) = cuda_gpu() else { return };
+    for (needle, layout) in [
+        ("a_576x324_420p8_pan/x264_crf30", PixelFormat::Nv12),
+        ("c_576x324_420p10", PixelFormat::P010),
+        (
+            "e_321x179",
+            PixelFormat::Planar {
+                subsampling: ChromaSubsampling::Yuv420,
+                bit_depth: 8,
+            },
+        ),
+    ] {
+        let pair = pair(needle);
+        let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+        let format = pair.format();
+        let mut ctx = builder(format, Some(&gpu)).build().unwrap();
+        let mut fences = Vec::new();
+        let mut buffers: Vec<Vec<u8>> = Vec::new();
+        for (r, d) in refs.iter().zip(&dists) {
+            let frames = [r, d].map(|p| {
+                // The producer's buffer: planes packed with odd pitches.
+                let mut bytes = Vec::new();
+                let mut layouts = Vec::new();
+                for i in 0..layout.memory_planes() {
+                    let (row_bytes, _) = layout.plane_extent(i, format.width, format.height);
+                    let pitch = row_bytes + 2 * layout.bytes_per_sample();
+                    layouts.push(PlaneLayout::new(bytes.len() as u64, pitch as u64));
+                    bytes.extend(pack_plane(p, layout, i, pitch));
+                }
+                // SAFETY: the buffer's heap block stays put (moved into
+                // `buffers` below) and alive until after `finish`.
+                let memory = Memory::Host(unsafe {
+                    vmafx::import::HostMemory::new(
+                        std::ptr::NonNull::new(bytes.as_mut_ptr()).unwrap(),
+                        bytes.len(),
+                    )
+                });
+                buffers.push(bytes);
+                let fence = HostFence::new();
+                fences.push(fence.clone());
+                Frame::new(
+                    FrameDesc::new(format.width, format.height, layout, memory, &layouts),
+                    Acquire::None,
+                    vec![Release::Host(fence)],
+                )
+                .unwrap()
+            });
+            ctx.submit_frames(&frames[0], &frames[1]).unwrap();
+        }
+        let (counts, host_planes) = ctx.transfer_counts().unwrap();
+        let device = ctx.finish().unwrap();
+        let planes = layout.memory_planes() as u64;
+        assert_eq!(
+            host_planes,
+            refs.len() as u64 * 2 * planes,
+            "{layout}: one transfer per plane"
+        );
+        assert!(fences.iter().all(HostFence::is_signalled));
+        assert_identical(
+            &format!("{} host memory as {layout}", pair.name()),
+            &host_scores(format, &refs, &dists),
+            &device,
+        );
+        println!("{} host memory as {layout}: {} frames bit-identical, {host_planes} plane transfers, {counts:?}", pair.name(), refs.len());
+    }
+}

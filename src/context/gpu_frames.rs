@@ -75,6 +75,11 @@ impl ImportedFrames {
         self.held.clear();
     }
 
+    /// Planes of host-memory frames transferred to the device.
+    pub(super) fn host_uploads(&self) -> u64 {
+        self.imports.host_uploads
+    }
+
     pub(super) fn counts(&self) -> BindCounts {
         let mut counts = self.binder.as_ref().map(Binder::counts).unwrap_or_default();
         counts.arrays = self.imports.array_copies;
@@ -82,14 +87,16 @@ impl ImportedFrames {
     }
 }
 
-/// Whether every memory object of the frame is device memory the engine
-/// binds (host kinds go through the upload path instead).
-pub(super) fn on_device(frame: &Frame) -> bool {
-    frame
-        .desc()
-        .memory
-        .iter()
-        .all(|m| !matches!(m, Memory::Host(_) | Memory::HostFd { .. }))
+/// Whether the engine binds the frame on the device: device memory of any
+/// kind, and host memory (transferred plane by plane by the device) when no
+/// extractor of the set runs on the host. Host fds, and host memory for a
+/// set with host extractors, are read on the host instead.
+fn bound_on_device(frame: &Frame, host_extractors: bool) -> bool {
+    frame.desc().memory.iter().all(|m| match m {
+        Memory::HostFd { .. } => false,
+        Memory::Host(_) => !host_extractors,
+        _ => true,
+    })
 }
 
 impl GpuEngine {
@@ -108,7 +115,13 @@ impl GpuEngine {
         collector: &mut FeatureCollector,
         error: &mut Option<Error>,
     ) -> Result<()> {
-        if on_device(&reference) && on_device(&distorted) {
+        let host_extractors = match &self.on_host {
+            HostSide::Inline(x) => !x.is_empty(),
+            HostSide::Threaded(_) => true,
+        };
+        if bound_on_device(&reference, host_extractors)
+            && bound_on_device(&distorted, host_extractors)
+        {
             return self.submit_device_frames(
                 index,
                 [&reference, &distorted],
@@ -212,7 +225,11 @@ impl GpuEngine {
             format: frames[side].desc().format,
             planes: &sources[side],
         });
-        let binder = self.imported.binder.as_mut().expect("loaded before the waits");
+        let binder = self
+            .imported
+            .binder
+            .as_mut()
+            .expect("loaded before the waits");
         let queued = (|| {
             let planes = self.planes.bind(
                 binder,
@@ -270,6 +287,8 @@ pub(super) struct Imports {
     scratch: HashMap<(usize, usize), DeviceBuffer>,
     /// Planes copied from arrays and textures so far.
     array_copies: u64,
+    /// Planes transferred from host-memory frames so far.
+    host_uploads: u64,
 }
 
 impl Imports {
@@ -295,7 +314,32 @@ impl Imports {
                     at(self.bases[&(side, p.memory)])
                 }
                 Memory::Array { handle } => {
-                    self.copy_array(gpu, stream, desc, side, i, Handle(*handle))?
+                    self.array_copies += 1;
+                    self.copy_plane(
+                        gpu,
+                        stream,
+                        desc,
+                        side,
+                        i,
+                        CopySource::Array(Handle(*handle)),
+                        0,
+                    )?
+                }
+                Memory::Host(host) => {
+                    // One host-to-device transfer of the plane as it is (the
+                    // layout pass, if any, runs on the device); no copy on
+                    // the CPU. The frame is held until it has completed.
+                    self.host_uploads += 1;
+                    let src = host.as_ptr().wrapping_add(p.layout.offset as usize);
+                    self.copy_plane(
+                        gpu,
+                        stream,
+                        desc,
+                        side,
+                        i,
+                        CopySource::Host(src),
+                        p.layout.pitch as usize,
+                    )?
                 }
                 Memory::GlTexture { texture } => {
                     if !self.textures.contains_key(texture) {
@@ -309,7 +353,16 @@ impl Imports {
                     let copied = (|| {
                         let mapped = resource.map(stream)?;
                         let array = mapped.array()?;
-                        let plane = self.copy_array(gpu, stream, desc, side, i, array)?;
+                        self.array_copies += 1;
+                        let plane = self.copy_plane(
+                            gpu,
+                            stream,
+                            desc,
+                            side,
+                            i,
+                            CopySource::Array(array),
+                            0,
+                        )?;
                         mapped.unmap()?;
                         Ok::<_, Error>(plane)
                     })();
@@ -367,17 +420,19 @@ impl Imports {
         Ok(())
     }
 
-    /// Copies memory plane `plane` of `desc` from an array into a scratch
-    /// plane (aligned like the context's own, so it is then read in place
-    /// or split like any device plane).
-    fn copy_array(
+    /// Copies memory plane `plane` of `desc` from an array or host memory
+    /// into a scratch plane (aligned like the context's own, so it is then
+    /// read in place or split like any device plane).
+    #[allow(clippy::too_many_arguments)]
+    fn copy_plane(
         &mut self,
         gpu: &Gpu,
         stream: &Stream,
         desc: &FrameDesc,
         side: usize,
         plane: usize,
-        array: Handle,
+        source: CopySource,
+        source_pitch: usize,
     ) -> Result<SourcePlane> {
         let (row_bytes, rows) = desc.format.plane_extent(plane, desc.width, desc.height);
         let pitch = row_bytes.div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
@@ -390,17 +445,17 @@ impl Imports {
             }
         };
         let copy = Copy2d {
-            src: CopySource::Array(array),
-            src_pitch: 0,
+            src: source,
+            src_pitch: source_pitch,
             dst: buffer.ptr(),
             dst_pitch: pitch,
             width_bytes: row_bytes,
             height: rows,
         };
-        // SAFETY: the array holds the plane (the producer's description);
-        // the scratch plane holds `rows` rows of `pitch`.
+        // SAFETY: the source holds the plane (the producer's description,
+        // checked against host memory's size by `Frame::new`); the scratch
+        // plane holds `rows` rows of `pitch`.
         unsafe { stream.copy_2d(&copy)? };
-        self.array_copies += 1;
         Ok(SourcePlane {
             ptr: buffer.ptr(),
             pitch,

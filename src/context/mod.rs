@@ -309,11 +309,15 @@ impl Context {
         Ok(())
     }
 
-    /// How imported device frames reached the extractors, and how many
-    /// planes were copied from host memory (`None` without a GPU).
+    /// How imported frames reached the extractors on the device, and how
+    /// many planes were transferred from host memory (host pictures'
+    /// uploads and host-memory frames; `None` without a GPU).
     pub fn transfer_counts(&self) -> Option<(BindCounts, u64)> {
         match &self.engine {
-            Engine::Gpu(g) => Some((g.imported.counts(), g.host_copies())),
+            Engine::Gpu(g) => Some((
+                g.imported.counts(),
+                g.host_copies() + g.imported.host_uploads(),
+            )),
             _ => None,
         }
     }
