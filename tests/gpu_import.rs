@@ -399,3 +399,43 @@ fn host_memory_frames_are_transferred_plane_by_plane() {
         println!("{} host memory as {layout}: {} frames bit-identical, {host_planes} plane transfers, {counts:?}", pair.name(), refs.len());
     }
 }
+
+/// One device frame read by two GPU contexts is released only after the
+/// last reader of the last context.
+#[test]
+fn a_frame_read_by_two_contexts_is_released_after_both() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let pair = pair("a_576x324_420p8_pan/x264_crf18");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let format = pair.format();
+    let pool = FramePool::new(&gpu, format.width, format.height, PixelFormat::Nv12, 2).unwrap();
+    let producer = gpu.stream().unwrap();
+    let fence = HostFence::new();
+    let frames = [&refs[0], &dists[0]].map(|p| {
+        let slot = pool.take(Duration::ZERO).unwrap();
+        write_frame(&producer, &slot, p);
+        slot.into_frame(Acquire::None, vec![Release::Host(fence.clone())])
+            .unwrap()
+    });
+    let mut first = builder(format, Some(&gpu)).build().unwrap();
+    let mut second = builder(format, Some(&gpu)).build().unwrap();
+    first.submit_frames(&frames[0], &frames[1]).unwrap();
+    second.submit_frames(&frames[0], &frames[1]).unwrap();
+    drop(frames);
+    let a = first.finish().unwrap();
+    assert!(
+        !fence.is_signalled(),
+        "the second context still reads the frames"
+    );
+    assert_eq!(pool.free_count(), 0);
+    let b = second.finish().unwrap();
+    assert!(fence.is_signalled());
+    assert_eq!(pool.free_count(), 2);
+    assert_identical("two contexts", &a, &b);
+    assert_identical(
+        "against host upload",
+        &host_scores(format, &refs[..1], &dists[..1]),
+        &a,
+    );
+    println!("one frame pair, two GPU contexts: released after both, scores identical");
+}
