@@ -89,19 +89,15 @@ fn compute_adm_impl(
     p: &AdmParams,
     s: &mut AdmScratch,
 ) -> AdmScores {
-    let (w0, h0) = (reference.width, reference.height);
-    let numden_limit = 1e-10 * (w0 * h0) as f64 / (1920.0 * 1080.0);
     let masking = Masking {
         border_factor: BORDER_FACTOR,
         noise_weight: p.noise_weight,
         bypass: p.bypass_cm,
         p: PNorm(p.p_norm),
     };
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    let (mut aim_num, mut aim_den) = (0.0f64, 0.0f64);
-    let mut scales = [(0.0f32, 0.0f32); 4];
+    let mut sums = [ScaleSums::default(); 4];
 
-    for (scale, scale_sums) in scales.iter_mut().enumerate() {
+    for (scale, scale_sums) in sums.iter_mut().enumerate() {
         let (r_in, d_in) = if scale == 0 {
             (reference, distorted)
         } else {
@@ -111,9 +107,8 @@ fn compute_adm_impl(
         dwt2(r_in, &mut s.reference, lo_only, &mut s.dwt);
         dwt2(d_in, &mut s.distorted, lo_only, &mut s.dwt);
 
-        let (num_scale, den_scale, aim_num_scale) = if lo_only {
-            // Scale 0 skipped: a tiny denominator avoids a division by zero.
-            (0.0f32, 1e-10f64 as f32, 0.0f32)
+        *scale_sums = if lo_only {
+            ScaleSums::SKIPPED
         } else {
             let weights = p.weights[scale];
             let (w, h) = (s.reference.h.width, s.reference.h.height);
@@ -126,7 +121,7 @@ fn compute_adm_impl(
                 widened,
                 p.enhn_gain_limit,
             );
-            let den_scale = den_scale(
+            let den = den_scale(
                 &s.reference,
                 weights,
                 Region::pooled(w, h, BORDER_FACTOR),
@@ -142,7 +137,7 @@ fn compute_adm_impl(
                 &mut s.weighted,
                 &mut s.filtered,
             );
-            let num_scale = cm(
+            let num = cm(
                 &s.restored,
                 &s.weighted,
                 &s.filtered,
@@ -163,7 +158,7 @@ fn compute_adm_impl(
                 noise_weight: 0.0,
                 ..masking
             };
-            let aim_num_scale = cm(
+            let aim_num = cm(
                 &s.additive,
                 &s.weighted,
                 &s.filtered,
@@ -171,19 +166,49 @@ fn compute_adm_impl(
                 aim_masking,
                 &mut s.rows,
             );
-            (num_scale, den_scale, aim_num_scale)
+            ScaleSums { num, den, aim_num }
         };
-
-        num += num_scale as f64;
-        den += den_scale as f64;
-        if p.skip_aim_scale != Some(scale) {
-            aim_den += den_scale as f64;
-            aim_num += aim_num_scale as f64;
-        }
-        *scale_sums = (num_scale, den_scale);
 
         std::mem::swap(&mut s.ref_input, &mut s.reference.a);
         std::mem::swap(&mut s.dis_input, &mut s.distorted.a);
+    }
+    combine_scales(reference.width, reference.height, p, &sums)
+}
+
+/// One scale's pooled values, as libvmaf's `float`s.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScaleSums {
+    /// DLM numerator (`adm_cm_s` of the restored detail).
+    pub num: f32,
+    /// Denominator (`adm_csf_den_scale_s`).
+    pub den: f32,
+    /// AIM numerator (`adm_cm_s` of the additive impairment).
+    pub aim_num: f32,
+}
+
+impl ScaleSums {
+    /// Scale 0 skipped: a tiny denominator avoids a division by zero.
+    pub const SKIPPED: Self = Self {
+        num: 0.0,
+        den: 1e-10f64 as f32,
+        aim_num: 0.0,
+    };
+}
+
+/// The scores of a `w0 x h0` picture from its four scales' values.
+pub fn combine_scales(w0: usize, h0: usize, p: &AdmParams, sums: &[ScaleSums; 4]) -> AdmScores {
+    let numden_limit = 1e-10 * (w0 * h0) as f64 / (1920.0 * 1080.0);
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    let (mut aim_num, mut aim_den) = (0.0f64, 0.0f64);
+    let mut scales = [(0.0f32, 0.0f32); 4];
+    for (scale, s) in sums.iter().enumerate() {
+        num += s.num as f64;
+        den += s.den as f64;
+        if p.skip_aim_scale != Some(scale) {
+            aim_den += s.den as f64;
+            aim_num += s.aim_num as f64;
+        }
+        scales[scale] = (s.num, s.den);
     }
 
     let num = if num < numden_limit { 0.0 } else { num };

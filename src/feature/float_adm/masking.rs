@@ -102,9 +102,7 @@ pub fn decouple(
     for p in restored.iter_mut().chain(additive.iter_mut()) {
         p.reshape(w, h);
     }
-    // `const float cos_1deg_sq = cos(1.0 * M_PI / 180.0) * cos(...)`
-    let cos_1deg = (1.0f64 * std::f64::consts::PI / 180.0).cos();
-    let cos_1deg_sq = (cos_1deg * cos_1deg) as f32;
+    let cos_1deg_sq = cos_1deg_sq();
     let eps = 1e-30f64 as f32;
     let [rh, rv, rd] = restored;
     let [ah, av, ad] = additive;
@@ -129,6 +127,13 @@ pub fn decouple(
             ad[j] = t[2] - rst[2];
         }
     }
+}
+
+/// `const float cos_1deg_sq = cos(1.0 * M_PI / 180.0) * cos(...)`: the
+/// decouple's angle test threshold.
+pub fn cos_1deg_sq() -> f32 {
+    let cos_1deg = (1.0f64 * std::f64::consts::PI / 180.0).cos();
+    (cos_1deg * cos_1deg) as f32
 }
 
 /// One band of the decouple: `o` scaled by the clipped ratio `t / o`, then,
@@ -262,6 +267,12 @@ pub fn den_scale(
             accum[theta] += inner[theta];
         }
     }
+    pool(accum, p, region, noise_weight)
+}
+
+/// The pooled value of a scale from its three angles' sums of powers:
+/// each angle's p-th root plus the noise floor, the three added up.
+pub fn pool(accum: [f32; 3], p: PNorm, region: Region, noise_weight: f64) -> f32 {
     let [h, v, d] = accum.map(|a| p.finish(a, region, noise_weight));
     h + v + d
 }
@@ -346,8 +357,7 @@ pub fn cm(
             accum[theta] += inner[theta];
         }
     }
-    let [nh, nv, nd] = accum.map(|a| m.p.finish(a, region, m.noise_weight));
-    nh + nv + nd
+    pool(accum, m.p, region, m.noise_weight)
 }
 
 /// Masking thresholds of row `i` at the columns [`cm`] visits: for each

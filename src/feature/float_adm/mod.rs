@@ -7,7 +7,9 @@ mod csf;
 mod dwt;
 mod masking;
 
+pub(crate) use compute::{combine_scales, ScaleSums, BORDER_FACTOR};
 pub use compute::{compute_adm, AdmParams, AdmScores, AdmScratch};
+pub(crate) use masking::{cos_1deg_sq, pool, PNorm, Region};
 
 use super::common::float_plane::FloatPlane;
 use super::common::format_check::check_frame_format;
@@ -109,70 +111,128 @@ enum Adm3 {
     Harmonic,
 }
 
-struct FloatAdm {
-    format: PictureFormat,
+/// Everything of the extractor but the per-pixel work: options, the ADM
+/// parameters, and the values of a frame's scores (shared with the GPU
+/// extractor, which computes the per-scale sums on the device).
+pub(crate) struct FloatAdmOutputs {
     debug: bool,
     params: AdmParams,
     adm3: Adm3,
     min_val: f64,
     names: Vec<String>,
     debug_names: Vec<String>,
+}
+
+impl FloatAdmOutputs {
+    pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
+        let csf_mode = options.int("adm_csf_mode");
+        // libvmaf: 1 = Barten, 2 = ADM native; anything else is Watson's model.
+        if csf_mode == 1 || csf_mode == 2 {
+            return Err(Error::BadOption {
+                owner: "float_adm".into(),
+                option: "adm_csf_mode".into(),
+                reason: format!(
+                    "{csf_mode} (Barten / native CSF) is not supported; use 0 (Watson)"
+                ),
+            });
+        }
+        let (w, h) = (format.width as usize, format.height as usize);
+        let min = compute::min_side();
+        if w < min || h < min {
+            return Err(Error::Extractor {
+                extractor: "float_adm".into(),
+                reason: format!("picture {w}x{h} is too small: each side must be at least {min}"),
+            });
+        }
+        let f = |prefix: &str| [0, 1, 2, 3].map(|s| options.double(&format!("{prefix}{s}")));
+        let skip_aim_scale = options.int("adm_skip_aim_scale");
+        let suffix = options.name_suffix();
+        Ok(Self {
+            debug: options.bool("debug"),
+            params: AdmParams {
+                enhn_gain_limit: options.double("adm_enhn_gain_limit"),
+                weights: csf::band_weights(
+                    options.double("adm_norm_view_dist"),
+                    options.int("adm_ref_display_height"),
+                    f("adm_f1s"),
+                    f("adm_f2s"),
+                ),
+                noise_weight: options.double("adm_noise_weight"),
+                bypass_cm: options.int("adm_bypass_cm") != 0,
+                p_norm: options.double("adm_p_norm"),
+                skip_aim_scale: usize::try_from(skip_aim_scale).ok(),
+                skip_scale0: options.bool("adm_skip_scale0"),
+            },
+            adm3: if options.bool("adm_adm3_apply_hm") {
+                Adm3::Harmonic
+            } else {
+                Adm3::Linear {
+                    dlm_weight: options.double("adm_dlm_weight"),
+                }
+            },
+            min_val: options.double("adm_min_val"),
+            names: OUTPUTS.iter().map(|n| format!("{n}{suffix}")).collect(),
+            debug_names: DEBUG_OUTPUTS
+                .iter()
+                .map(|n| format!("{n}{suffix}"))
+                .collect(),
+        })
+    }
+
+    pub(crate) fn params(&self) -> &AdmParams {
+        &self.params
+    }
+
+    /// Emits frame `index`'s values from its scores.
+    pub(crate) fn emit(&self, index: u32, r: &AdmScores, sink: &mut FeatureSink) {
+        let score = r.score;
+        // libvmaf leaves AIM unset (undefined) for a flat reference; report
+        // no additive impairment.
+        let aim = r.aim.unwrap_or(0.0);
+        let adm3 = match self.adm3 {
+            Adm3::Linear { dlm_weight } => score * dlm_weight + (1.0 - aim) * (1.0 - dlm_weight),
+            Adm3::Harmonic => 2.0 * score * aim / (score + aim),
+        };
+        let scale = |s: usize| r.scales[s].0 as f64 / r.scales[s].1 as f64;
+        let values = [
+            score,
+            aim,
+            max(adm3, self.min_val),
+            scale(0),
+            scale(1),
+            scale(2),
+            scale(3),
+        ];
+        for (name, value) in self.names.iter().zip(values) {
+            sink.emit(index, name, value);
+        }
+        if self.debug {
+            sink.emit(index, "adm", score);
+            let mut values = vec![r.num, r.den];
+            for (n, d) in r.scales {
+                values.extend([n as f64, d as f64]);
+            }
+            for (name, value) in self.debug_names.iter().zip(values) {
+                sink.emit(index, name, value);
+            }
+        }
+    }
+}
+
+struct FloatAdm {
+    format: PictureFormat,
+    outputs: FloatAdmOutputs,
     reference: FloatPlane,
     distorted: FloatPlane,
     scratch: AdmScratch,
 }
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    let csf_mode = options.int("adm_csf_mode");
-    // libvmaf: 1 = Barten, 2 = ADM native; anything else is Watson's model.
-    if csf_mode == 1 || csf_mode == 2 {
-        return Err(Error::BadOption {
-            owner: "float_adm".into(),
-            option: "adm_csf_mode".into(),
-            reason: format!("{csf_mode} (Barten / native CSF) is not supported; use 0 (Watson)"),
-        });
-    }
+    let outputs = FloatAdmOutputs::create(options, format)?;
     let (w, h) = (format.width as usize, format.height as usize);
-    let min = compute::min_side();
-    if w < min || h < min {
-        return Err(Error::Extractor {
-            extractor: "float_adm".into(),
-            reason: format!("picture {w}x{h} is too small: each side must be at least {min}"),
-        });
-    }
-    let f = |prefix: &str| [0, 1, 2, 3].map(|s| options.double(&format!("{prefix}{s}")));
-    let skip_aim_scale = options.int("adm_skip_aim_scale");
-    let suffix = options.name_suffix();
     Ok(Box::new(FloatAdm {
         format: *format,
-        debug: options.bool("debug"),
-        params: AdmParams {
-            enhn_gain_limit: options.double("adm_enhn_gain_limit"),
-            weights: csf::band_weights(
-                options.double("adm_norm_view_dist"),
-                options.int("adm_ref_display_height"),
-                f("adm_f1s"),
-                f("adm_f2s"),
-            ),
-            noise_weight: options.double("adm_noise_weight"),
-            bypass_cm: options.int("adm_bypass_cm") != 0,
-            p_norm: options.double("adm_p_norm"),
-            skip_aim_scale: usize::try_from(skip_aim_scale).ok(),
-            skip_scale0: options.bool("adm_skip_scale0"),
-        },
-        adm3: if options.bool("adm_adm3_apply_hm") {
-            Adm3::Harmonic
-        } else {
-            Adm3::Linear {
-                dlm_weight: options.double("adm_dlm_weight"),
-            }
-        },
-        min_val: options.double("adm_min_val"),
-        names: OUTPUTS.iter().map(|n| format!("{n}{suffix}")).collect(),
-        debug_names: DEBUG_OUTPUTS
-            .iter()
-            .map(|n| format!("{n}{suffix}"))
-            .collect(),
+        outputs,
         reference: FloatPlane::new(w, h),
         distorted: FloatPlane::new(w, h),
         scratch: AdmScratch::default(),
@@ -204,41 +264,10 @@ impl Extractor for FloatAdm {
         let r = compute_adm(
             &self.reference,
             &self.distorted,
-            &self.params,
+            self.outputs.params(),
             &mut self.scratch,
         );
-
-        let score = r.score;
-        // libvmaf leaves AIM unset (undefined) for a flat reference; report
-        // no additive impairment.
-        let aim = r.aim.unwrap_or(0.0);
-        let adm3 = match self.adm3 {
-            Adm3::Linear { dlm_weight } => score * dlm_weight + (1.0 - aim) * (1.0 - dlm_weight),
-            Adm3::Harmonic => 2.0 * score * aim / (score + aim),
-        };
-        let scale = |s: usize| r.scales[s].0 as f64 / r.scales[s].1 as f64;
-        let values = [
-            score,
-            aim,
-            max(adm3, self.min_val),
-            scale(0),
-            scale(1),
-            scale(2),
-            scale(3),
-        ];
-        for (name, value) in self.names.iter().zip(values) {
-            sink.emit(frame.index, name, value);
-        }
-        if self.debug {
-            sink.emit(frame.index, "adm", score);
-            let mut values = vec![r.num, r.den];
-            for (n, d) in r.scales {
-                values.extend([n as f64, d as f64]);
-            }
-            for (name, value) in self.debug_names.iter().zip(values) {
-                sink.emit(frame.index, name, value);
-            }
-        }
+        self.outputs.emit(frame.index, &r, sink);
         Ok(())
     }
 }

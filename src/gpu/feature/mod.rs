@@ -7,6 +7,7 @@
 //! device works. Each frame clears its accumulators before its kernels.
 
 mod adm;
+mod float_adm;
 mod float_common;
 mod float_moment;
 mod float_motion;
@@ -74,6 +75,10 @@ pub fn create(
             float_psnr::GpuFloatPsnr::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "float_adm" => Some(
+            float_adm::GpuFloatAdm::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         "float_moment" => Some(
             float_moment::GpuFloatMoment::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
@@ -94,4 +99,5 @@ pub const AVAILABLE: &[&str] = &[
     "float_vif",
     "float_psnr",
     "float_moment",
+    "float_adm",
 ];
