@@ -38,6 +38,7 @@ pub const MODULES: &[(&str, &str)] = &[
         "float_moment.cu",
         include_str!("../../kernels/float_moment.cu"),
     ),
+    ("float_ssim.cu", include_str!("../../kernels/float_ssim.cu")),
 ];
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take

@@ -10,7 +10,9 @@ mod adm;
 mod float_common;
 mod float_moment;
 mod float_motion;
+mod float_ms_ssim;
 mod float_psnr;
+mod float_ssim;
 mod float_vif;
 mod motion;
 mod psnr;
@@ -78,6 +80,14 @@ pub fn create(
             float_moment::GpuFloatMoment::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "float_ssim" => Some(
+            float_ssim::GpuFloatSsim::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
+        "float_ms_ssim" => Some(
+            float_ms_ssim::GpuFloatMsSsim::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
@@ -94,4 +104,6 @@ pub const AVAILABLE: &[&str] = &[
     "float_vif",
     "float_psnr",
     "float_moment",
+    "float_ssim",
+    "float_ms_ssim",
 ];
