@@ -15,7 +15,8 @@ use vmafx::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId};
 
 /// Per-position values are the CPU's bit for bit; both add them in double
 /// but in another order, so the means (rounded to float) may differ in
-/// their last bit.
+/// their last bit. In a CPU emulation of the kernels (every golden pair,
+/// every output) no mean differed at all: worst relative difference 0.
 const TOL: f64 = 1e-5;
 
 const DEFAULT: [(&str, &str); 2] = [("float_ssim", ""), ("float_ms_ssim", "")];
