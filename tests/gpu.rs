@@ -34,13 +34,13 @@ fn motion_matches_cpu_bit_for_bit() {
 #[test]
 fn gpu_and_cpu_extractors_mix() {
     let Some(gpu) = cuda_gpu() else { return };
-    // float_psnr and float_ssim have no GPU version: they run on the host
-    // beside the GPU ones, inline or on worker threads.
+    // float_ansnr has no GPU version: it runs on the host beside the GPU
+    // ones, inline or on worker threads.
     let features = [
         ("motion", ""),
         ("float_psnr", ""),
         ("psnr", "enable_chroma=false:enable_apsnr=true"),
-        ("float_ssim", ""),
+        ("float_ansnr", ""),
     ];
     for pair in &PAIRS[..2] {
         let cpu = score(pair, &features, 1, None);

@@ -309,7 +309,7 @@ fn device_frames_need_every_extractor_on_the_gpu() {
     let Some(gpu) = cuda_gpu() else { return };
     let format = PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
     let mut ctx = ContextBuilder::new(format)
-        .feature("float_ssim", parse_key_values("float_ssim", "").unwrap())
+        .feature("float_ansnr", parse_key_values("float_ansnr", "").unwrap())
         .gpu(gpu.clone())
         .build()
         .unwrap();
@@ -322,7 +322,7 @@ fn device_frames_need_every_extractor_on_the_gpu() {
             .unwrap()
     });
     let err = ctx.submit_frames(&frames[0], &frames[1]).unwrap_err();
-    assert!(err.to_string().contains("float_ssim"), "{err}");
+    assert!(err.to_string().contains("float_ansnr"), "{err}");
     drop(frames);
     assert!(fence.is_signalled());
     assert_eq!(pool.free_count(), 2);

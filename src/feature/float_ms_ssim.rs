@@ -3,7 +3,7 @@
 //! with the 9/7 biorthogonal low-pass, combined with Wang's exponents.
 
 use super::common::iqa_filter::{decimated_len, Decimator, Kernel2d};
-use super::common::iqa_ssim::{ssim, SsimScratch, WINDOW};
+use super::common::iqa_ssim::{ssim, SsimMeans, SsimScratch, WINDOW};
 use super::common::picture_copy::{check_bit_depth, picture_copy};
 use super::common::ssim_db::{ScoreScale, SSIM_OPTIONS};
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options};
@@ -17,7 +17,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     create: create as CreateFn,
 };
 
-const SCALES: usize = 5;
+pub(crate) const SCALES: usize = 5;
 
 /// Per-scale exponents of the luminance, contrast and structure terms.
 const ALPHAS: [f32; SCALES] = [0.0, 0.0, 0.0, 0.0, 0.1333];
@@ -27,7 +27,7 @@ const GAMMAS: [f32; SCALES] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
 /// The 9x9 low-pass (`g_lpf`) applied before each halving. libvmaf filters
 /// with this rounded 2-D table, not with its 1-D factors.
 #[rustfmt::skip]
-const LOW_PASS: [f32; 81] = [
+pub(crate) const LOW_PASS: [f32; 81] = [
      0.000714, -0.000450, -0.002090,  0.007132,  0.016114,  0.007132, -0.002090, -0.000450,  0.000714,
     -0.000450,  0.000283,  0.001316, -0.004490, -0.010146, -0.004490,  0.001316,  0.000283, -0.000450,
     -0.002090,  0.001316,  0.006115, -0.020867, -0.047149, -0.020867,  0.006115,  0.001316, -0.002090,
@@ -64,34 +64,68 @@ const LCS_NAMES: [[&str; SCALES]; 3] = [
 ];
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    check_bit_depth(INFO.name, format)?;
-    // libvmaf's check: every scale, halved with rounding down, must still
-    // hold the 11x11 window (so both sides need 176 samples).
-    let fits = |len: u32| (len >> (SCALES - 1)) as usize >= WINDOW;
-    if !fits(format.width) || !fits(format.height) {
-        return Err(Error::Extractor {
-            extractor: INFO.name.into(),
-            reason: format!(
-                "picture {}x{} is too small: {SCALES} scales need at least {}x{}",
-                format.width,
-                format.height,
-                WINDOW << (SCALES - 1),
-                WINDOW << (SCALES - 1)
-            ),
-        });
-    }
     Ok(Box::new(FloatMsSsim {
-        enable_lcs: options.bool("enable_lcs"),
-        score_scale: ScoreScale::from_options(options, format),
+        outputs: MsSsimOutputs::create(options, format)?,
         pyramid: Default::default(),
         decimator: Decimator::default(),
         scratch: SsimScratch::default(),
     }))
 }
 
-struct FloatMsSsim {
+/// What the CPU and GPU extractors share: the checks, and the score and
+/// outputs written from each scale's SSIM means.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MsSsimOutputs {
     enable_lcs: bool,
     score_scale: ScoreScale,
+}
+
+impl MsSsimOutputs {
+    pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
+        check_bit_depth(INFO.name, format)?;
+        // libvmaf's check: every scale, halved with rounding down, must
+        // still hold the 11x11 window (so both sides need 176 samples).
+        let fits = |len: u32| (len >> (SCALES - 1)) as usize >= WINDOW;
+        if !fits(format.width) || !fits(format.height) {
+            return Err(Error::Extractor {
+                extractor: INFO.name.into(),
+                reason: format!(
+                    "picture {}x{} is too small: {SCALES} scales need at least {}x{}",
+                    format.width,
+                    format.height,
+                    WINDOW << (SCALES - 1),
+                    WINDOW << (SCALES - 1)
+                ),
+            });
+        }
+        Ok(Self {
+            enable_lcs: options.bool("enable_lcs"),
+            score_scale: ScoreScale::from_options(options, format),
+        })
+    }
+
+    pub(crate) fn emit(&self, index: u32, means: &[SsimMeans; SCALES], sink: &mut FeatureSink) {
+        let mut score = 1.0f64;
+        for (scale, m) in means.iter().enumerate() {
+            // Exponents apply to the `float` terms promoted to double (C's
+            // `pow(l, alphas[idx])`).
+            let pow = |x: f32, e: f32| (x as f64).powf(e as f64);
+            score *= pow(m.l, ALPHAS[scale]) * pow(m.c, BETAS[scale]) * pow(m.s, GAMMAS[scale]);
+        }
+        sink.emit(index, "float_ms_ssim", self.score_scale.apply(score));
+        if self.enable_lcs {
+            let terms: [fn(&SsimMeans) -> f32; 3] = [|m| m.l, |m| m.c, |m| m.s];
+            for (names, term) in LCS_NAMES.iter().zip(terms) {
+                for (name, m) in names.iter().zip(means) {
+                    sink.emit(index, name, term(m) as f64);
+                }
+            }
+        }
+    }
+}
+
+struct FloatMsSsim {
+    outputs: MsSsimOutputs,
     /// Reference and distorted picture at each scale.
     pyramid: [[Vec<f32>; 2]; SCALES],
     decimator: Decimator,
@@ -116,22 +150,11 @@ impl Extractor for FloatMsSsim {
             taps: &LOW_PASS,
             size: 9,
         };
-        let mut score = 1.0f64;
-        let mut lcs = [[0.0f32; SCALES]; 3];
-        for scale in 0..SCALES {
+        let mut means = [SsimMeans::default(); SCALES];
+        for (scale, m) in means.iter_mut().enumerate() {
             let (level, coarser) = self.pyramid[scale..].split_at_mut(1);
             let level = &level[0];
-            let means = ssim(&level[0], &level[1], w, h, &mut self.scratch);
-            // Exponents apply to the `float` terms promoted to double (C's
-            // `pow(l, alphas[idx])`).
-            let pow = |x: f32, e: f32| (x as f64).powf(e as f64);
-            score *= pow(means.l, ALPHAS[scale])
-                * pow(means.c, BETAS[scale])
-                * pow(means.s, GAMMAS[scale]);
-            lcs[0][scale] = means.l;
-            lcs[1][scale] = means.c;
-            lcs[2][scale] = means.s;
-
+            *m = ssim(&level[0], &level[1], w, h, &mut self.scratch);
             if let Some(next) = coarser.first_mut() {
                 for (fine, coarse) in level.iter().zip(next.iter_mut()) {
                     self.decimator.decimate(fine, w, h, 2, low_pass, coarse);
@@ -139,15 +162,7 @@ impl Extractor for FloatMsSsim {
                 (w, h) = (decimated_len(w, 2), decimated_len(h, 2));
             }
         }
-
-        sink.emit(frame.index, "float_ms_ssim", self.score_scale.apply(score));
-        if self.enable_lcs {
-            for (names, values) in LCS_NAMES.iter().zip(&lcs) {
-                for (name, &v) in names.iter().zip(values) {
-                    sink.emit(frame.index, name, v as f64);
-                }
-            }
-        }
+        self.outputs.emit(frame.index, &means, sink);
         Ok(())
     }
 }

@@ -4,7 +4,7 @@
 //! down by round(min(w, h) / 256), as in the reference MATLAB SSIM.
 
 use super::common::iqa_filter::{Decimator, Kernel2d};
-use super::common::iqa_ssim::{ssim, SsimScratch, WINDOW};
+use super::common::iqa_ssim::{ssim, SsimMeans, SsimScratch, WINDOW};
 use super::common::picture_copy::{check_bit_depth, picture_copy};
 use super::common::ssim_db::{ScoreScale, SSIM_OPTIONS};
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options};
@@ -19,24 +19,65 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    check_bit_depth(INFO.name, format)?;
-    let (w, h) = (format.width as usize, format.height as usize);
-    if w < WINDOW || h < WINDOW {
-        return Err(Error::Extractor {
-            extractor: INFO.name.into(),
-            reason: format!("picture {w}x{h} is smaller than the {WINDOW}x{WINDOW} window"),
-        });
-    }
-    let factor = downscale_factor(w, h);
+    let outputs = FloatSsimOutputs::create(options, format)?;
+    let factor = outputs.factor;
     Ok(Box::new(FloatSsim {
-        enable_lcs: options.bool("enable_lcs"),
-        score_scale: ScoreScale::from_options(options, format),
-        factor,
-        box_filter: vec![1.0 / (factor * factor) as f32; factor * factor],
+        outputs,
+        box_filter: box_filter(factor),
         buffers: Default::default(),
         decimator: Decimator::default(),
         scratch: SsimScratch::default(),
     }))
+}
+
+/// What the CPU and GPU extractors share: the checks, the pre-decimation
+/// factor and the outputs written from the SSIM means.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatSsimOutputs {
+    enable_lcs: bool,
+    score_scale: ScoreScale,
+    factor: usize,
+}
+
+impl FloatSsimOutputs {
+    pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
+        check_bit_depth(INFO.name, format)?;
+        let (w, h) = (format.width as usize, format.height as usize);
+        if w < WINDOW || h < WINDOW {
+            return Err(Error::Extractor {
+                extractor: INFO.name.into(),
+                reason: format!("picture {w}x{h} is smaller than the {WINDOW}x{WINDOW} window"),
+            });
+        }
+        Ok(Self {
+            enable_lcs: options.bool("enable_lcs"),
+            score_scale: ScoreScale::from_options(options, format),
+            factor: downscale_factor(w, h),
+        })
+    }
+
+    /// The box pre-filter's size and step (1: none).
+    pub(crate) fn factor(&self) -> usize {
+        self.factor
+    }
+
+    pub(crate) fn emit(&self, index: u32, means: &SsimMeans, sink: &mut FeatureSink) {
+        sink.emit(
+            index,
+            "float_ssim",
+            self.score_scale.apply(means.ssim as f64),
+        );
+        if self.enable_lcs {
+            sink.emit(index, "float_ssim_l", means.l as f64);
+            sink.emit(index, "float_ssim_c", means.c as f64);
+            sink.emit(index, "float_ssim_s", means.s as f64);
+        }
+    }
+}
+
+/// `factor x factor` box of `1/factor^2`, the pre-decimation low-pass.
+pub(crate) fn box_filter(factor: usize) -> Vec<f32> {
+    vec![1.0 / (factor * factor) as f32; factor * factor]
 }
 
 /// `max(1, _round(min(w, h) / 256.0f))`, IQA's `_round` rounding halves up.
@@ -52,9 +93,7 @@ fn downscale_factor(w: usize, h: usize) -> usize {
 }
 
 struct FloatSsim {
-    enable_lcs: bool,
-    score_scale: ScoreScale,
-    factor: usize,
+    outputs: FloatSsimOutputs,
     /// `factor x factor` box of `1/factor^2`, the pre-decimation low-pass.
     box_filter: Vec<f32>,
     /// Reference, distorted, and their decimated versions.
@@ -77,32 +116,23 @@ impl Extractor for FloatSsim {
         let [reference, distorted, small_ref, small_dis] = &mut self.buffers;
         picture_copy(frame.reference, PlaneId::Y, 0, reference);
         picture_copy(frame.distorted, PlaneId::Y, 0, distorted);
-        let (r, d) = if self.factor > 1 {
+        let factor = self.outputs.factor;
+        let (r, d) = if factor > 1 {
             let k = Kernel2d {
                 taps: &self.box_filter,
-                size: self.factor,
+                size: factor,
             };
             self.decimator
-                .decimate(reference, w, h, self.factor, k, small_ref);
+                .decimate(reference, w, h, factor, k, small_ref);
             (w, h) = self
                 .decimator
-                .decimate(distorted, w, h, self.factor, k, small_dis);
+                .decimate(distorted, w, h, factor, k, small_dis);
             (&small_ref[..], &small_dis[..])
         } else {
             (&reference[..], &distorted[..])
         };
         let means = ssim(r, d, w, h, &mut self.scratch);
-
-        sink.emit(
-            frame.index,
-            "float_ssim",
-            self.score_scale.apply(means.ssim as f64),
-        );
-        if self.enable_lcs {
-            sink.emit(frame.index, "float_ssim_l", means.l as f64);
-            sink.emit(frame.index, "float_ssim_c", means.c as f64);
-            sink.emit(frame.index, "float_ssim_s", means.s as f64);
-        }
+        self.outputs.emit(frame.index, &means, sink);
         Ok(())
     }
 }

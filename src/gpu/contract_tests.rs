@@ -306,12 +306,12 @@ fn driver_failures_name_backend_and_operation() {
 
 #[test]
 fn extractors_without_a_gpu_version_run_on_the_host() {
-    // float_ssim has no kernels: its planes are not uploaded, it scores on
-    // the host next to the GPU's psnr and every frame gets both.
+    // float_ansnr has no kernels: its planes are not uploaded, it scores on
+    // the host next to the GPU's motion and every frame gets both.
     let (driver, gpu) = MockDriver::gpu();
     let mut ctx = ContextBuilder::new(format())
         .feature("motion", vec![])
-        .feature("float_ssim", vec![])
+        .feature("float_ansnr", vec![])
         .gpu(gpu)
         .build()
         .unwrap();
@@ -322,7 +322,7 @@ fn extractors_without_a_gpu_version_run_on_the_host() {
     for (_, values) in &scores.frames {
         let names: Vec<_> = values.iter().map(|(n, _)| n.as_str()).collect();
         assert!(names.iter().any(|n| n.contains("motion")), "{names:?}");
-        assert!(names.iter().any(|n| n.contains("ssim")), "{names:?}");
+        assert!(names.iter().any(|n| n.contains("ansnr")), "{names:?}");
     }
     // Luma of the reference only: motion's.
     assert_eq!(uploads(&driver.log()).len(), 3);

@@ -39,6 +39,7 @@ pub const MODULES: &[(&str, &str)] = &[
         include_str!("../../kernels/float_moment.cu"),
     ),
     ("float_adm.cu", include_str!("../../kernels/float_adm.cu")),
+    ("float_ssim.cu", include_str!("../../kernels/float_ssim.cu")),
 ];
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take

@@ -9,7 +9,7 @@ use super::iqa_filter::{Convolver, GAUSSIAN_11};
 pub const WINDOW: usize = GAUSSIAN_11.len();
 
 /// Means over all window positions, rounded to `f32` as libvmaf returns them.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SsimMeans {
     pub ssim: f32,
     pub l: f32,
@@ -28,8 +28,8 @@ pub struct SsimScratch {
     covar: Vec<f32>,
 }
 
-/// Stabilising constants as libvmaf computes them, in `f32`.
-fn constants() -> (f32, f32, f32) {
+/// Stabilising constants `(c1, c2, c3)` as libvmaf computes them, in `f32`.
+pub(crate) fn constants() -> (f32, f32, f32) {
     const L: f32 = 255.0;
     let (k1l, k2l) = (0.01f32 * L, 0.03f32 * L);
     let c2 = k2l * k2l;
@@ -123,12 +123,16 @@ pub fn ssim(
         c_sum += c;
         s_sum += st;
     }
-    let n = s.ref_mu.len() as f64;
-    SsimMeans {
-        ssim: (ssim_sum / n) as f32,
-        l: (l_sum / n) as f32,
-        c: (c_sum / n) as f32,
-        s: (s_sum / n) as f32,
+    SsimMeans::from_sums([ssim_sum, l_sum, c_sum, s_sum], s.ref_mu.len())
+}
+
+impl SsimMeans {
+    /// The means of the per-position sums of `l * c * s`, `l`, `c` and `s`
+    /// over `positions` window positions.
+    pub(crate) fn from_sums(sums: [f64; 4], positions: usize) -> Self {
+        let n = positions as f64;
+        let [ssim, l, c, s] = sums.map(|x| (x / n) as f32);
+        SsimMeans { ssim, l, c, s }
     }
 }
 

@@ -11,7 +11,9 @@ mod float_adm;
 mod float_common;
 mod float_moment;
 mod float_motion;
+mod float_ms_ssim;
 mod float_psnr;
+mod float_ssim;
 mod float_vif;
 mod motion;
 mod psnr;
@@ -83,6 +85,14 @@ pub fn create(
             float_moment::GpuFloatMoment::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "float_ssim" => Some(
+            float_ssim::GpuFloatSsim::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
+        "float_ms_ssim" => Some(
+            float_ms_ssim::GpuFloatMsSsim::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
@@ -100,4 +110,6 @@ pub const AVAILABLE: &[&str] = &[
     "float_psnr",
     "float_moment",
     "float_adm",
+    "float_ssim",
+    "float_ms_ssim",
 ];
