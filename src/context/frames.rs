@@ -308,12 +308,12 @@ mod tests {
 
     #[test]
     fn gpu_contexts_take_frames_through_their_hook_in_order() {
-        // float_ssim has no GPU version: it scores on the host side of the
+        // float_ansnr has no GPU version: it scores on the host side of the
         // GPU engine (real values on the mock), from what the hook read.
         let score = |imported: bool| {
             let (_, gpu) = MockDriver::gpu();
             let mut ctx = ContextBuilder::new(format())
-                .feature("float_ssim", vec![])
+                .feature("float_ansnr", vec![])
                 .feature("motion", vec![])
                 .gpu(gpu)
                 .build()
