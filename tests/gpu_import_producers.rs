@@ -121,8 +121,11 @@ fn vulkan_frames_with_timeline_semaphores() {
             )
             .unwrap()
         });
+        if i < 3 {
+            println!("frame {i}: written");
+        }
         ctx.submit_frames(&frames[0], &frames[1]).unwrap();
-        if i < 2 {
+        if i < 3 {
             println!("frame {i}: submitted, signalling {value}");
         }
         // Not read yet: the device waits for `written`.

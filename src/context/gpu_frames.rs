@@ -13,17 +13,20 @@ use crate::gpu::driver::{
 };
 use crate::gpu::external::{ExternalMemory, ExternalSemaphore, GraphicsResource, GL_TEXTURE_2D};
 use crate::gpu::planes::PITCH_ALIGN;
-use crate::gpu::reaper;
 use crate::import::host_read::{device_only_part, read_frame};
 use crate::import::{Acquire, Frame, FrameDesc, Memory, Release};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
 
 /// A pair whose reads are queued: the event after its last reader, the
 /// frames and the imports made for them.
 struct Held {
+    /// Recorded after the pair's acquire waits.
+    acquired: Event,
     done: Event,
     _frames: [Frame; 2],
     imports: Imported,
+    graveyard: Graveyard,
 }
 
 /// Runtime imports made for one frame pair.
@@ -35,12 +38,35 @@ struct Imported {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        // Destroying an import may synchronize the device, which may be
-        // waiting for a later frame's acquire: not on this thread.
         let imports = std::mem::take(&mut self.imports);
         if !imports.memory.is_empty() || !imports.semaphores.is_empty() {
-            reaper::defer(imports);
+            self.graveyard.bury(imports);
         }
+    }
+}
+
+/// Imports whose frames are done, destroyed only while the library stream
+/// is idle.
+///
+/// Destroying an import synchronizes the device inside the runtime (holding
+/// its context lock). While the stream waits for a producer's semaphore that
+/// the producer signals only after `submit` returns, that would block
+/// forever, on this thread or, through the lock, on any other.
+#[derive(Clone, Default)]
+pub(super) struct Graveyard(Arc<Mutex<Vec<Box<dyn Send>>>>);
+
+impl Graveyard {
+    fn bury<T: Send + 'static>(&self, doomed: T) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Box::new(doomed));
+    }
+
+    /// Destroys what was buried (call only with no queued waits pending).
+    pub(super) fn empty(&self) {
+        let doomed = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(doomed);
     }
 }
 
@@ -52,6 +78,8 @@ pub(super) struct ImportedFrames {
     /// Frames whose reads are queued, with the event after their last
     /// reader, oldest first.
     held: VecDeque<Held>,
+    /// Imports of finished frames, waiting for an idle stream.
+    pub(super) graveyard: Graveyard,
     /// Copy (on the device) layouts that cannot be read in place instead of
     /// refusing them.
     pub(super) allow_device_copy: bool,
@@ -70,9 +98,25 @@ impl ImportedFrames {
         Ok(())
     }
 
-    /// Drops every held frame (the stream has been synchronized).
+    /// Drops every held frame (the stream has been synchronized, or an
+    /// error left it so) and destroys their imports.
     pub(super) fn release_all(&mut self) {
         self.held.clear();
+        self.graveyard.empty();
+    }
+
+    /// Destroys finished frames' imports when no queued wait is still
+    /// unsatisfied (checked before this frame's waits are queued): the
+    /// destruction may then wait for running kernels, never for a producer.
+    fn empty_graveyard_if_idle(&mut self) -> Result<()> {
+        self.release_finished()?;
+        for held in &self.held {
+            if !held.acquired.is_done()? {
+                return Ok(());
+            }
+        }
+        self.graveyard.empty();
+        Ok(())
     }
 
     /// Planes of host-memory frames transferred to the device.
@@ -179,6 +223,7 @@ impl GpuEngine {
             // released at once.
             return Ok(());
         }
+        self.imported.empty_graveyard_if_idle()?;
         self.imported.imports.pending = Imported::default();
         self.imported.imports.bases.clear();
         // Every import before the first queued wait: the runtime may
@@ -193,7 +238,7 @@ impl GpuEngine {
         let mut waits = Vec::new();
         for (side, frame) in frames.iter().enumerate() {
             waits.extend(acquire_wait(&self.gpu, frame, index, side)?);
-            signal_from_device(&self.gpu, frame)?;
+            signal_from_device(&self.gpu, frame, &self.imported.graveyard)?;
             self.imported
                 .imports
                 .import_memory(&self.gpu, side, frame.desc())?;
@@ -214,6 +259,8 @@ impl GpuEngine {
                 }
             }
         }
+        let acquired = self.gpu.event()?;
+        acquired.record(&self.stream)?;
         let mut sources = [Vec::new(), Vec::new()];
         for (side, frame) in frames.iter().enumerate() {
             sources[side] =
@@ -249,15 +296,18 @@ impl GpuEngine {
                 // Some reads may be queued: the frames are released only
                 // once they have finished.
                 let _ = self.stream.synchronize();
-                reaper::defer(std::mem::take(&mut self.imported.imports.pending));
+                self.imported.imports.pending = Imported::default();
+                self.imported.release_all();
                 return Err(e);
             }
         };
         let imports = std::mem::take(&mut self.imported.imports.pending);
         self.imported.held.push_back(Held {
+            acquired,
             done,
             _frames: [frames[0].clone(), frames[1].clone()],
             imports,
+            graveyard: self.imported.graveyard.clone(),
         });
         self.imported.release_finished()?;
         self.complete_older(collector)
@@ -520,7 +570,7 @@ type DeviceSignal = Box<dyn FnOnce(&Gpu, &Stream) + Send>;
 /// signal from the device: they fire once every reader has finished (the
 /// last reference goes only then), on a fresh stream with nothing queued.
 /// Semaphores are imported now, so an import error reaches the submitter.
-fn signal_from_device(gpu: &Gpu, frame: &Frame) -> Result<()> {
+fn signal_from_device(gpu: &Gpu, frame: &Frame, graveyard: &Graveyard) -> Result<()> {
     for release in frame.releases().iter_mut() {
         let signal: DeviceSignal = match release {
             Release::DeviceEvent(raw) => {
@@ -545,11 +595,12 @@ fn signal_from_device(gpu: &Gpu, frame: &Frame) -> Result<()> {
                 })?;
                 let semaphore = gpu.import_semaphore(fd, kind)?;
                 let value = value.unwrap_or(0);
+                let graveyard = graveyard.clone();
                 Box::new(move |_: &Gpu, stream: &Stream| {
                     let _ = stream.signal_semaphore(&semaphore, value);
                     // Not destroyed here: the device may be waiting for a
-                    // later frame's acquire (see `reaper`).
-                    reaper::defer(semaphore);
+                    // later frame's acquire (see `Graveyard`).
+                    graveyard.bury(semaphore);
                 })
             }
             _ => continue,

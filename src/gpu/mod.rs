@@ -27,7 +27,6 @@ pub mod kernels;
 pub(crate) mod mock;
 pub mod planes;
 pub mod pool;
-pub mod reaper;
 
 pub use device::Gpu;
 
