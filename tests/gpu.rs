@@ -72,7 +72,15 @@ fn host_pictures_reused_right_after_submit() {
     let Some(gpu) = cuda_gpu() else { return };
     let p = pair("a_576x324_420p8_pan/x264_crf30");
     let (refs, dists) = (p.reference(), p.distorted_pictures());
-    let features = [("psnr", "enable_apsnr=true"), ("motion", "debug=true")];
+    // Every GPU extractor that is bit-identical to the CPU by construction.
+    let features = [
+        ("psnr", "enable_apsnr=true"),
+        ("motion", "debug=true"),
+        ("vif", "debug=true"),
+        ("adm", "debug=true"),
+        ("float_psnr", ""),
+        ("float_moment", ""),
+    ];
     let run = |gpu: Option<&Gpu>| {
         let mut b = ContextBuilder::new(p.format());
         for (name, opts) in features {
@@ -116,7 +124,14 @@ fn host_pictures_reused_right_after_submit() {
 #[test]
 fn successive_contexts_of_different_sizes() {
     let Some(gpu) = cuda_gpu() else { return };
-    let features = [("psnr", "enable_mse=true"), ("motion", "debug=true")];
+    let features = [
+        ("psnr", "enable_mse=true"),
+        ("motion", "debug=true"),
+        ("vif", ""),
+        ("adm", ""),
+        ("float_psnr", ""),
+        ("float_moment", ""),
+    ];
     for p in [
         pair("a_576x324_420p8_pan/x264_crf42"),
         pair("b_1280x720_420p8_zoom"),
