@@ -616,3 +616,103 @@ fn signal_from_device(gpu: &Gpu, frame: &Frame, graveyard: &Graveyard) -> Result
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! The order the GPU engine gives a device frame's operations, on the
+    //! recording mock driver: every import before the first queued wait,
+    //! the wait before the frame's reads, the release signal after them,
+    //! every import destroyed by the end, and the frame released.
+
+    use super::*;
+    use crate::gpu::mock::{Call, MockDriver};
+    use crate::import::{FrameDesc, HostFence, PixelFormat, PlaneLayout};
+    use crate::picture::ChromaSubsampling;
+
+    fn memfd() -> std::os::fd::OwnedFd {
+        nix::sys::memfd::memfd_create(c"mock", nix::sys::memfd::MemFdCreateFlag::MFD_CLOEXEC)
+            .unwrap()
+    }
+
+    fn vulkan_frame(fence: &HostFence) -> Frame {
+        let desc = FrameDesc::new(
+            64,
+            32,
+            PixelFormat::Nv12,
+            Memory::VulkanFd {
+                fd: memfd(),
+                bytes: 256 * 48,
+                dedicated: true,
+            },
+            &[PlaneLayout::new(0, 256), PlaneLayout::new(256 * 32, 256)],
+        );
+        Frame::new(
+            desc,
+            Acquire::VulkanSemaphoreFd {
+                fd: memfd(),
+                value: Some(1),
+            },
+            vec![
+                Release::VulkanSemaphoreFd {
+                    fd: memfd(),
+                    value: Some(1),
+                },
+                Release::Host(fence.clone()),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn imports_precede_waits_which_precede_reads_and_releases_follow() {
+        let (mock, gpu) = MockDriver::gpu();
+        let format =
+            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
+        let mut ctx = ContextBuilder::new(format)
+            .feature("psnr", Vec::new())
+            .gpu(gpu)
+            .build()
+            .unwrap();
+        let fence = HostFence::new();
+        let (r, d) = (vulkan_frame(&fence), vulkan_frame(&fence));
+        ctx.submit_frames(&r, &d).unwrap();
+        drop((r, d));
+        let (counts, host) = ctx.transfer_counts().unwrap();
+        ctx.finish().unwrap();
+        assert!(fence.is_signalled(), "released after the context finished");
+        assert_eq!(host, 0);
+        assert_eq!(counts.in_place, 2, "NV12 luma read where it is");
+        assert_eq!(counts.passes, 2, "one chroma split per picture");
+
+        let log = mock.log();
+        let first = |f: &dyn Fn(&Call) -> bool| log.iter().position(|c| f(c)).unwrap();
+        let last = |f: &dyn Fn(&Call) -> bool| log.iter().rposition(|c| f(c)).unwrap();
+        let count = |f: &dyn Fn(&Call) -> bool| log.iter().filter(|c| f(c)).count();
+        let is_import =
+            |c: &Call| matches!(c, Call::ImportMemory { .. } | Call::ImportSemaphore { .. });
+        let is_wait = |c: &Call| matches!(c, Call::WaitSemaphore { value: 1, .. });
+        let is_read = |c: &Call| matches!(c, Call::Launch { .. });
+        let is_signal = |c: &Call| matches!(c, Call::SignalSemaphore { value: 1, .. });
+        // 2 memory imports, 2 acquire and 2 release semaphores.
+        assert_eq!(count(&|c| matches!(c, Call::ImportMemory { .. })), 2);
+        assert_eq!(count(&|c| matches!(c, Call::ImportSemaphore { .. })), 4);
+        assert_eq!(count(&is_wait), 2);
+        assert!(
+            last(&is_import) < first(&is_wait),
+            "an import after a queued wait: {log:#?}"
+        );
+        assert!(
+            last(&is_wait) < first(&is_read),
+            "a read before the acquire wait"
+        );
+        assert_eq!(count(&is_signal), 2);
+        assert!(
+            first(&is_signal) > last(&is_read),
+            "released before the last reader"
+        );
+        // Nothing leaks: every import destroyed, mappings freed.
+        assert_eq!(count(&|c| matches!(c, Call::DestroyExternalMemory(_))), 2);
+        assert_eq!(count(&|c| matches!(c, Call::FreeExternalBuffer(_))), 2);
+        assert_eq!(count(&|c| matches!(c, Call::DestroySemaphore(_))), 4);
+    }
+}

@@ -125,6 +125,8 @@ fn pointer_params(function: &str) -> &'static [usize] {
         "psnr_sse_u8" | "psnr_sse_u16" => &[0, 2, 6],
         "motion_vertical_u8" | "motion_vertical_u16" => &[0, 2, 7],
         "motion_horizontal_sad" => &[0, 3],
+        "split_chroma_u8" | "split_chroma_u16" => &[0, 2, 3],
+        "shift_plane_u16" => &[0, 2],
         other => panic!("mock driver: add {other}'s pointer parameters"),
     }
 }
