@@ -685,8 +685,8 @@ mod tests {
         assert_eq!(counts.passes, 2, "one chroma split per picture");
 
         let log = mock.log();
-        let first = |f: &dyn Fn(&Call) -> bool| log.iter().position(|c| f(c)).unwrap();
-        let last = |f: &dyn Fn(&Call) -> bool| log.iter().rposition(|c| f(c)).unwrap();
+        let first = |f: &dyn Fn(&Call) -> bool| log.iter().position(f).unwrap();
+        let last = |f: &dyn Fn(&Call) -> bool| log.iter().rposition(f).unwrap();
         let count = |f: &dyn Fn(&Call) -> bool| log.iter().filter(|c| f(c)).count();
         let is_import =
             |c: &Call| matches!(c, Call::ImportMemory { .. } | Call::ImportSemaphore { .. });
