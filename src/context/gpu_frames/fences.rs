@@ -1,0 +1,119 @@
+//! A device frame's fences on the GPU engine: acquire waits queued on the
+//! library stream, release signals sent from the device after the last
+//! reader.
+
+use super::held::Graveyard;
+use crate::error::{Error, Result};
+use crate::gpu::device::{Gpu, Stream};
+use crate::gpu::driver::{Handle, SemaphoreKind};
+use crate::gpu::external::ExternalSemaphore;
+use crate::import::{Acquire, Frame, Release};
+
+/// A device-side wait for a frame's acquire fence.
+pub(crate) enum DeviceWait {
+    Event(crate::import::RawEvent),
+    Semaphore(ExternalSemaphore, u64),
+}
+
+/// What the library stream must wait for before reading the frame (its
+/// semaphore imported now). Host fences were waited before the frame got
+/// here.
+pub(crate) fn acquire_wait(
+    gpu: &Gpu,
+    frame: &Frame,
+    index: u32,
+    side: usize,
+) -> Result<Option<DeviceWait>> {
+    let mut acquire = frame.acquire();
+    let which = if side == 0 { "reference" } else { "distorted" };
+    match &*acquire {
+        Acquire::None => Ok(None),
+        Acquire::DeviceEvent(raw) => Ok(Some(DeviceWait::Event(*raw))),
+        Acquire::VulkanSemaphoreFd { fd, value } => {
+            let error = |e: String| -> Error {
+                frame
+                    .desc()
+                    .error(0)
+                    .reason(format!("frame {index} ({which}): Vulkan semaphore acquire: {e}"))
+                    .into()
+            };
+            let binary = value.is_none();
+            let kind = if binary {
+                SemaphoreKind::Binary
+            } else {
+                SemaphoreKind::Timeline
+            };
+            let fd = fd.try_clone().map_err(|e| error(e.to_string()))?;
+            let semaphore = gpu.import_semaphore(fd, kind).map_err(|e| error(e.to_string()))?;
+            let value = value.unwrap_or(0);
+            // A binary semaphore's signal is consumed by one wait: later
+            // readers of the frame (other contexts) find it done.
+            if binary {
+                *acquire = Acquire::None;
+            }
+            Ok(Some(DeviceWait::Semaphore(semaphore, value)))
+        }
+        other => Err(frame
+            .desc()
+            .error(0)
+            .reason(format!(
+                "frame {index} ({which}): the {} acquire fence is waited on the host, before binding",
+                other.kind()
+            ))
+            .into()),
+    }
+}
+
+/// A release signal sent from a stream of the device.
+pub(crate) type DeviceSignal = Box<dyn FnOnce(&Gpu, &Stream) + Send>;
+
+/// Turns the frame's device release signals into host-fired ones that
+/// signal from the device: they fire once every reader has finished (the
+/// last reference goes only then), on a fresh stream with nothing queued.
+/// Semaphores are imported now, so an import error reaches the submitter.
+pub(crate) fn signal_from_device(gpu: &Gpu, frame: &Frame, graveyard: &Graveyard) -> Result<()> {
+    for release in frame.releases().iter_mut() {
+        let signal: DeviceSignal = match release {
+            Release::DeviceEvent(raw) => {
+                let raw = *raw;
+                Box::new(move |gpu: &Gpu, stream: &Stream| {
+                    // SAFETY: the producer's event, alive until its frame
+                    // is released (now); the stream is ours.
+                    let _ = unsafe { gpu.driver().event_record(Handle(raw.0), stream.handle()) };
+                })
+            }
+            Release::VulkanSemaphoreFd { fd, value } => {
+                let kind = if value.is_some() {
+                    SemaphoreKind::Timeline
+                } else {
+                    SemaphoreKind::Binary
+                };
+                let fd = fd.try_clone().map_err(|e| {
+                    frame
+                        .desc()
+                        .error(0)
+                        .reason(format!("Vulkan release semaphore: dup of the fd: {e}"))
+                })?;
+                let semaphore = gpu.import_semaphore(fd, kind)?;
+                let value = value.unwrap_or(0);
+                let graveyard = graveyard.clone();
+                Box::new(move |_: &Gpu, stream: &Stream| {
+                    let _ = stream.signal_semaphore(&semaphore, value);
+                    // Not destroyed here: the device may be waiting for a
+                    // later frame's acquire (see `Graveyard`).
+                    graveyard.bury(semaphore);
+                })
+            }
+            _ => continue,
+        };
+        let gpu = gpu.clone();
+        // A failure has no one to report to: the producer's wait times out
+        // and names its fence.
+        *release = Release::Callback(Box::new(move || {
+            if let Ok(stream) = gpu.stream() {
+                signal(&gpu, &stream);
+            }
+        }));
+    }
+    Ok(())
+}

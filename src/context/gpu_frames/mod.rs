@@ -1,0 +1,307 @@
+//! Imported frames on the GPU engine: device acquire fences waited on the
+//! library stream, the frames' memory bound to the extractors' planes
+//! (`gpu::bind`: in place, or one device pass), frames held until their
+//! readers have finished, device release signals fired after the last one.
+//! No host memory is read on this path.
+//!
+//! - [`held`]: frames in flight, their imports, and when imports may go.
+//! - [`imports`]: a frame's memory as linear device planes.
+//! - [`fences`]: device acquire waits and device release signals.
+
+mod fences;
+mod held;
+mod imports;
+
+pub(crate) use held::ImportedFrames;
+
+use super::gpu::{enqueue_all, GpuEngine, HostSide};
+use super::*;
+use crate::gpu::bind::{Binder, DeviceFrame};
+use crate::gpu::driver::Handle;
+use crate::import::host_read::{device_only_part, read_frame};
+use crate::import::{Frame, Memory};
+use fences::{acquire_wait, signal_from_device, DeviceWait};
+use held::{Held, Imported};
+
+/// Whether the engine binds the frame on the device: device memory of any
+/// kind, and host memory (transferred plane by plane by the device) when no
+/// extractor of the set runs on the host. Host fds, and host memory for a
+/// set with host extractors, are read on the host instead.
+fn bound_on_device(frame: &Frame, host_extractors: bool) -> bool {
+    frame.desc().memory.iter().all(|m| match m {
+        Memory::HostFd { .. } => false,
+        Memory::Host(_) => !host_extractors,
+        _ => true,
+    })
+}
+
+impl GpuEngine {
+    /// The context's frame queue hands each pair here in submission order,
+    /// once its host-waited fences have signalled (device fences are still
+    /// in the frames). Device memory is bound on the device; host-mappable
+    /// memory is read on the host and uploaded like host pictures.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn submit_frames(
+        &mut self,
+        index: u32,
+        reference: Frame,
+        distorted: Frame,
+        scored: bool,
+        slots: &[Slot],
+        collector: &mut FeatureCollector,
+        error: &mut Option<Error>,
+    ) -> Result<()> {
+        let host_extractors = match &self.on_host {
+            HostSide::Inline(x) => !x.is_empty(),
+            HostSide::Threaded(_) => true,
+        };
+        if bound_on_device(&reference, host_extractors)
+            && bound_on_device(&distorted, host_extractors)
+        {
+            return self.submit_device_frames(
+                index,
+                [&reference, &distorted],
+                scored,
+                slots,
+                collector,
+            );
+        }
+        for frame in [&reference, &distorted] {
+            if let Some((e, what)) = device_only_part(frame) {
+                return Err(e
+                    .reason(format!(
+                        "{what} cannot be mixed with host memory in one pair on the GPU engine"
+                    ))
+                    .into());
+            }
+        }
+        let planes = self.planes_needed();
+        let pair = Arc::new((
+            read_frame(&reference, planes)?,
+            read_frame(&distorted, planes)?,
+        ));
+        // The copies are ours: the producer may reuse its memory now.
+        drop((reference, distorted));
+        self.submit(index, pair, scored, slots, collector, error)
+    }
+
+    /// Scores a pair of device frames: nothing is copied from the host.
+    pub(super) fn submit_device_frames(
+        &mut self,
+        index: u32,
+        frames: [&Frame; 2],
+        scored: bool,
+        slots: &[Slot],
+        collector: &mut FeatureCollector,
+    ) -> Result<()> {
+        let on_host: Vec<&str> = match &self.on_host {
+            HostSide::Inline(x) => x.iter().map(|(s, _)| slots[*s].info.name).collect(),
+            HostSide::Threaded(w) => w.slots.iter().map(|&s| slots[s].info.name).collect(),
+        };
+        if !on_host.is_empty() {
+            return Err(frames[0]
+                .desc()
+                .error(0)
+                .reason(format!(
+                    "device frames are scored on the device, and {} {} no GPU version yet",
+                    on_host.join(", "),
+                    if on_host.len() == 1 { "has" } else { "have" }
+                ))
+                .into());
+        }
+        let wanted = |slot: usize| scored || slots[slot].temporal;
+        if !self.on_gpu.iter().any(|(s, _, _)| wanted(*s)) {
+            // Nothing reads this frame: the references go now and it is
+            // released at once.
+            return Ok(());
+        }
+        self.imported.empty_graveyard_if_idle()?;
+        self.imported.imports.pending = Imported::default();
+        self.imported.imports.bases.clear();
+        // Every import before the first queued wait: the runtime may
+        // synchronize the device inside an import, and a queued wait for a
+        // producer's semaphore would then never end (it signals after
+        // `submit` returns).
+        // The layout kernels load before the waits too (a module load may
+        // synchronize the device as well).
+        if self.imported.binder.is_none() {
+            self.imported.binder = Some(Binder::new(&self.gpu)?);
+        }
+        let mut waits = Vec::new();
+        for (side, frame) in frames.iter().enumerate() {
+            waits.extend(acquire_wait(&self.gpu, frame, index, side)?);
+            signal_from_device(&self.gpu, frame, &self.imported.graveyard)?;
+            self.imported
+                .imports
+                .import_memory(&self.gpu, side, frame.desc())?;
+        }
+        for wait in waits {
+            match wait {
+                // SAFETY: the producer's event of this device, alive until
+                // the frame is released (its contract); the stream is ours.
+                DeviceWait::Event(raw) => unsafe {
+                    self.gpu
+                        .driver()
+                        .stream_wait_event(self.stream.handle(), Handle(raw.0))?
+                },
+                DeviceWait::Semaphore(semaphore, value) => {
+                    self.stream.wait_semaphore(&semaphore, value)?;
+                    // Kept until the frame's reads are done.
+                    self.imported.imports.pending.semaphores.push(semaphore);
+                }
+            }
+        }
+        let acquired = self.gpu.event()?;
+        acquired.record(&self.stream)?;
+        let mut sources = [Vec::new(), Vec::new()];
+        for (side, frame) in frames.iter().enumerate() {
+            sources[side] =
+                self.imported
+                    .imports
+                    .planes(&self.gpu, &self.stream, side, frame.desc())?;
+        }
+        let device = [0, 1].map(|side| DeviceFrame {
+            format: frames[side].desc().format,
+            planes: &sources[side],
+        });
+        let binder = self
+            .imported
+            .binder
+            .as_mut()
+            .expect("loaded before the waits");
+        let queued = (|| {
+            let planes = self.planes.bind(
+                binder,
+                &self.stream,
+                [&device[0], &device[1]],
+                self.imported.allow_device_copy,
+                &|side| frames[side].desc().error(0),
+            )?;
+            enqueue_all(&mut self.on_gpu, index, &planes, &self.stream, wanted)?;
+            let done = self.gpu.event()?;
+            done.record(&self.stream)?;
+            Ok(done)
+        })();
+        let done = match queued {
+            Ok(done) => done,
+            Err(e) => {
+                // Some reads may be queued: the frames are released only
+                // once they have finished.
+                let _ = self.stream.synchronize();
+                self.imported.imports.pending = Imported::default();
+                self.imported.release_all();
+                return Err(e);
+            }
+        };
+        let imports = std::mem::take(&mut self.imported.imports.pending);
+        self.imported.held.push_back(Held {
+            acquired,
+            done,
+            _frames: [frames[0].clone(), frames[1].clone()],
+            imports,
+            graveyard: self.imported.graveyard.clone(),
+        });
+        self.imported.release_finished()?;
+        self.complete_older(collector)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The order the GPU engine gives a device frame's operations, on the
+    //! recording mock driver: every import before the first queued wait,
+    //! the wait before the frame's reads, the release signal after them,
+    //! every import destroyed by the end, and the frame released.
+
+    use super::*;
+    use crate::gpu::mock::{Call, MockDriver};
+    use crate::import::{Acquire, FrameDesc, HostFence, PixelFormat, PlaneLayout, Release};
+    use crate::picture::ChromaSubsampling;
+
+    fn memfd() -> std::os::fd::OwnedFd {
+        nix::sys::memfd::memfd_create(c"mock", nix::sys::memfd::MemFdCreateFlag::MFD_CLOEXEC)
+            .unwrap()
+    }
+
+    fn vulkan_frame(fence: &HostFence) -> Frame {
+        let desc = FrameDesc::new(
+            64,
+            32,
+            PixelFormat::Nv12,
+            Memory::VulkanFd {
+                fd: memfd(),
+                bytes: 256 * 48,
+                dedicated: true,
+            },
+            &[PlaneLayout::new(0, 256), PlaneLayout::new(256 * 32, 256)],
+        );
+        Frame::new(
+            desc,
+            Acquire::VulkanSemaphoreFd {
+                fd: memfd(),
+                value: Some(1),
+            },
+            vec![
+                Release::VulkanSemaphoreFd {
+                    fd: memfd(),
+                    value: Some(1),
+                },
+                Release::Host(fence.clone()),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn imports_precede_waits_which_precede_reads_and_releases_follow() {
+        let (mock, gpu) = MockDriver::gpu();
+        let format =
+            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
+        let mut ctx = ContextBuilder::new(format)
+            .feature("psnr", Vec::new())
+            .gpu(gpu)
+            .build()
+            .unwrap();
+        let fence = HostFence::new();
+        let (r, d) = (vulkan_frame(&fence), vulkan_frame(&fence));
+        ctx.submit_frames(&r, &d).unwrap();
+        drop((r, d));
+        let (counts, host) = ctx.transfer_counts().unwrap();
+        ctx.finish().unwrap();
+        assert!(fence.is_signalled(), "released after the context finished");
+        assert_eq!(host, 0);
+        assert_eq!(counts.in_place, 2, "NV12 luma read where it is");
+        assert_eq!(counts.passes, 2, "one chroma split per picture");
+
+        let log = mock.log();
+        let first = |f: &dyn Fn(&Call) -> bool| log.iter().position(f).unwrap();
+        let last = |f: &dyn Fn(&Call) -> bool| log.iter().rposition(f).unwrap();
+        let count = |f: &dyn Fn(&Call) -> bool| log.iter().filter(|c| f(c)).count();
+        let is_import =
+            |c: &Call| matches!(c, Call::ImportMemory { .. } | Call::ImportSemaphore { .. });
+        let is_wait = |c: &Call| matches!(c, Call::WaitSemaphore { value: 1, .. });
+        let is_read = |c: &Call| matches!(c, Call::Launch { .. });
+        let is_signal = |c: &Call| matches!(c, Call::SignalSemaphore { value: 1, .. });
+        // 2 memory imports, 2 acquire and 2 release semaphores.
+        assert_eq!(count(&|c| matches!(c, Call::ImportMemory { .. })), 2);
+        assert_eq!(count(&|c| matches!(c, Call::ImportSemaphore { .. })), 4);
+        assert_eq!(count(&is_wait), 2);
+        assert!(
+            last(&is_import) < first(&is_wait),
+            "an import after a queued wait: {log:#?}"
+        );
+        assert!(
+            last(&is_wait) < first(&is_read),
+            "a read before the acquire wait"
+        );
+        assert_eq!(count(&is_signal), 2);
+        assert!(
+            first(&is_signal) > last(&is_read),
+            "released before the last reader"
+        );
+        // Nothing leaks: every import destroyed, mappings freed.
+        assert_eq!(count(&|c| matches!(c, Call::DestroyExternalMemory(_))), 2);
+        assert_eq!(count(&|c| matches!(c, Call::FreeExternalBuffer(_))), 2);
+        assert_eq!(count(&|c| matches!(c, Call::DestroySemaphore(_))), 4);
+    }
+}
