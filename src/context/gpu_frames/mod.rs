@@ -2,7 +2,8 @@
 //! library stream, the frames' memory bound to the extractors' planes
 //! (`gpu::bind`: in place, or one device pass), frames held until their
 //! readers have finished, device release signals fired after the last one.
-//! No host memory is read on this path.
+//! Nothing is copied on the CPU on this path (host-memory frames are
+//! transferred by the device).
 //!
 //! - [`held`]: frames in flight, their imports, and when imports may go.
 //! - [`imports`]: a frame's memory as linear device planes.
