@@ -14,7 +14,8 @@
 //! * `cpu`: the CPU engine with `--threads` worker threads.
 //! * `host-fed`: the GPU engine fed host pictures (a fresh copy of the
 //!   picture per submit, as a decoder would write it): staging copy and
-//!   upload included.
+//!   upload included. `host-fed reused`: two pictures lent for every frame
+//!   (`submit_borrowed`), as libvmaf's "reused pictures" figure.
 //! * `device planar`: frames already in device memory (pool frames, planar,
 //!   aligned): bound in place, nothing copied.
 //! * `device NV12`/`P010`: decoder layouts in device memory, split (and
@@ -167,13 +168,16 @@ fn builder(
     Ok(b)
 }
 
-/// Wall-clock frames per second of a context fed host pictures.
+/// Wall-clock frames per second of a context fed host pictures: a fresh
+/// copy per submit, or (`reuse`) two pictures refilled and lent for every
+/// frame (`submit_borrowed`, libvmaf's "reused pictures").
 fn host_fed(
     frames: &[(HostPicture, HostPicture)],
     n: usize,
     model: &str,
     gpu: Option<&Gpu>,
     threads: usize,
+    reuse: bool,
 ) -> Result<f64> {
     let format = *frames[0].0.format();
     // One frame first: kernels load, buffers are allocated; not timed.
@@ -184,7 +188,11 @@ fn host_fed(
     let start = Instant::now();
     for i in 0..n {
         let (r, d) = &frames[i % frames.len()];
-        ctx.submit(r.clone(), d.clone())?;
+        if reuse {
+            ctx.submit_borrowed(r, d)?;
+        } else {
+            ctx.submit(r.clone(), d.clone())?;
+        }
     }
     ctx.finish()?;
     Ok(n as f64 / start.elapsed().as_secs_f64())
@@ -389,7 +397,7 @@ fn main() -> Result<()> {
                         note,
                     });
                 };
-                let cpu = host_fed(&frames, args.cpu_frames, model, None, args.threads)?;
+                let cpu = host_fed(&frames, args.cpu_frames, model, None, args.threads, false)?;
                 row(
                     "cpu",
                     args.cpu_frames,
@@ -404,7 +412,7 @@ fn main() -> Result<()> {
                 } else {
                     args.cpu_frames
                 };
-                let fps = host_fed(&frames, host_n, model, Some(g), args.threads)?;
+                let fps = host_fed(&frames, host_n, model, Some(g), args.threads, false)?;
                 row(
                     "cuda host-fed",
                     host_n,
@@ -422,6 +430,13 @@ fn main() -> Result<()> {
                 if !all_on_gpu {
                     continue;
                 }
+                let fps = host_fed(&frames, args.frames, model, Some(g), args.threads, true)?;
+                row(
+                    "cuda host-fed reused",
+                    args.frames,
+                    fps,
+                    "pictures lent (submit_borrowed)".into(),
+                );
                 let planar = PixelFormat::Planar {
                     subsampling: ChromaSubsampling::Yuv420,
                     bit_depth: depth,

@@ -116,3 +116,41 @@ fn no_frames_gives_no_scores() {
     let s = ctx.finish().unwrap();
     assert!(s.frames.is_empty());
 }
+
+/// `submit_borrowed` lets a caller refill two pictures for every frame:
+/// the scores are those of `submit` with fresh pictures, on the inline and
+/// the threaded engine.
+#[test]
+fn borrowed_pictures_can_be_refilled_for_every_frame() {
+    let pair = common::PAIRS
+        .iter()
+        .find(|p| p.name().contains("crf30"))
+        .unwrap();
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    for threads in [1, 3] {
+        let build = || {
+            ContextBuilder::new(pair.format())
+                .model(model("version=vmaf_v0.6.1"))
+                .threads(threads)
+                .build()
+                .unwrap()
+        };
+        let mut owned = build();
+        for (r, d) in refs.iter().zip(&dists) {
+            owned.submit(r.clone(), d.clone()).unwrap();
+        }
+        let mut borrowed = build();
+        let (mut r, mut d) = (
+            HostPicture::new(pair.format()),
+            HostPicture::new(pair.format()),
+        );
+        for (rs, ds) in refs.iter().zip(&dists) {
+            r.clone_from(rs);
+            d.clone_from(ds);
+            borrowed.submit_borrowed(&r, &d).unwrap();
+        }
+        let (a, b) = (owned.finish().unwrap(), borrowed.finish().unwrap());
+        assert_eq!(a.frames, b.frames, "{threads} thread(s)");
+        assert_eq!(a.frames.len(), refs.len());
+    }
+}

@@ -237,7 +237,7 @@ impl Context {
         let index = entry.index;
         match entry.sides {
             [Side::Failed(e), _] | [_, Side::Failed(e)] => Err(e),
-            [Side::Picture(r), Side::Picture(d)] => self.process(index, r, d),
+            [Side::Picture(r), Side::Picture(d)] => self.process(index, Pictures::Owned(r, d)),
             [Side::Frame(r), Side::Frame(d)] => {
                 let Engine::Gpu(g) = &mut self.engine else {
                     unreachable!("frames are handed on unread to GPU engines only")

@@ -85,7 +85,7 @@ impl GpuEngine {
     pub(super) fn submit(
         &mut self,
         index: u32,
-        pair: Pair,
+        pictures: Pictures<'_>,
         scored: bool,
         slots: &[Slot],
         collector: &mut FeatureCollector,
@@ -94,18 +94,20 @@ impl GpuEngine {
         let mut sink = FeatureSink::new();
         let wanted = |slot: usize| scored || slots[slot].temporal;
         if self.on_gpu.iter().any(|(s, _, _)| wanted(*s)) {
+            let (reference, distorted) = pictures.refs();
             let planes = self
                 .planes
-                .upload(&self.gpu, &self.stream, &pair.0, &pair.1)?;
+                .upload(&self.gpu, &self.stream, reference, distorted)?;
             enqueue_all(&mut self.on_gpu, index, &planes, &self.stream, wanted)?;
         }
         // The host works while the device does.
         match &mut self.on_host {
             HostSide::Inline(extractors) => {
+                let (reference, distorted) = pictures.refs();
                 let frame = FrameInput {
                     index,
-                    reference: &pair.0,
-                    distorted: &pair.1,
+                    reference,
+                    distorted,
                 };
                 for (slot, x) in extractors {
                     if wanted(*slot) {
@@ -115,7 +117,7 @@ impl GpuEngine {
                 }
             }
             HostSide::Threaded(w) => {
-                let sent = w.send(index, pair, scored);
+                let sent = w.send(index, pictures.into_pair(), scored);
                 w.drain_ready(collector, error);
                 if let Err(e) = sent {
                     return Err(error.take().unwrap_or(e));

@@ -240,7 +240,40 @@ impl Context {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        for (which, p) in [("reference", &reference), ("distorted", &distorted)] {
+        self.check_pictures(&reference, &distorted)?;
+        let index = self.next_index;
+        self.next_index += 1;
+        if self.frames.is_empty() {
+            return self.process(index, Pictures::Owned(reference, distorted));
+        }
+        self.frames.push_pictures(index, reference, distorted);
+        self.process_ready(false)
+    }
+
+    /// Scores the next pair from pictures the caller keeps: nothing of them
+    /// is kept once this returns (the GPU engine has staged what it reads,
+    /// the inline CPU engine has scored them; worker threads get copies), so
+    /// the caller may refill the same two pictures for every frame.
+    pub fn submit_borrowed(
+        &mut self,
+        reference: &HostPicture,
+        distorted: &HostPicture,
+    ) -> Result<()> {
+        let threaded = matches!(self.engine, Engine::Threaded(_));
+        if threaded || !self.frames.is_empty() {
+            return self.submit(reference.clone(), distorted.clone());
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.check_pictures(reference, distorted)?;
+        let index = self.next_index;
+        self.next_index += 1;
+        self.process(index, Pictures::Borrowed(reference, distorted))
+    }
+
+    fn check_pictures(&self, reference: &HostPicture, distorted: &HostPicture) -> Result<()> {
+        for (which, p) in [("reference", reference), ("distorted", distorted)] {
             if p.format() != &self.format {
                 return Err(Error::PictureMismatch(format!(
                     "frame {}: {which} picture is {}, the context scores {}",
@@ -250,29 +283,17 @@ impl Context {
                 )));
             }
         }
-        let index = self.next_index;
-        self.next_index += 1;
-        if self.frames.is_empty() {
-            return self.process(index, reference, distorted);
-        }
-        self.frames.push_pictures(index, reference, distorted);
-        self.process_ready(false)
+        Ok(())
     }
 
     /// Scores pair `index` now (its turn has come).
-    fn process(
-        &mut self,
-        index: u32,
-        reference: HostPicture,
-        distorted: HostPicture,
-    ) -> Result<()> {
+    fn process(&mut self, index: u32, pictures: Pictures<'_>) -> Result<()> {
         let scored = index.is_multiple_of(self.subsample);
         match &mut self.engine {
             Engine::Gpu(g) => {
-                let pair = Arc::new((reference, distorted));
                 g.submit(
                     index,
-                    pair,
+                    pictures,
                     scored,
                     &self.slots,
                     &mut self.collector,
@@ -280,10 +301,11 @@ impl Context {
                 )?;
             }
             Engine::Inline(extractors) => {
+                let (reference, distorted) = pictures.refs();
                 let frame = FrameInput {
                     index,
-                    reference: &reference,
-                    distorted: &distorted,
+                    reference,
+                    distorted,
                 };
                 let mut sink = FeatureSink::new();
                 for (slot, x) in extractors.iter_mut().enumerate() {
@@ -296,8 +318,7 @@ impl Context {
                 }
             }
             Engine::Threaded(w) => {
-                let pair = Arc::new((reference, distorted));
-                let sent = w.send(index, pair, scored);
+                let sent = w.send(index, pictures.into_pair(), scored);
                 w.drain_ready(&mut self.collector, &mut self.error);
                 // A lane that stopped has sent its reason: prefer it to the
                 // bare "stopped" of the failed send.
@@ -401,5 +422,31 @@ fn collect(collector: &mut FeatureCollector, sink: &mut FeatureSink, at: u32, sl
 }
 
 type Pair = Arc<(HostPicture, HostPicture)>;
+
+/// A pair's host pictures: moved in, borrowed for the call, or shared.
+enum Pictures<'a> {
+    Owned(HostPicture, HostPicture),
+    Borrowed(&'a HostPicture, &'a HostPicture),
+    Shared(Pair),
+}
+
+impl Pictures<'_> {
+    fn refs(&self) -> (&HostPicture, &HostPicture) {
+        match self {
+            Pictures::Owned(r, d) => (r, d),
+            Pictures::Borrowed(r, d) => (r, d),
+            Pictures::Shared(p) => (&p.0, &p.1),
+        }
+    }
+
+    /// Shared ownership, for worker threads (borrowed pictures are copied).
+    fn into_pair(self) -> Pair {
+        match self {
+            Pictures::Owned(r, d) => Arc::new((r, d)),
+            Pictures::Borrowed(r, d) => Arc::new((r.clone(), d.clone())),
+            Pictures::Shared(p) => p,
+        }
+    }
+}
 /// The processing index of the final flush: after every frame.
 const FLUSH: u32 = u32::MAX;

@@ -83,7 +83,14 @@ impl GpuEngine {
         ));
         // The copies are ours: the producer may reuse its memory now.
         drop((reference, distorted));
-        self.submit(index, pair, scored, slots, collector, error)
+        self.submit(
+            index,
+            Pictures::Shared(pair),
+            scored,
+            slots,
+            collector,
+            error,
+        )
     }
 
     /// Scores a pair of device frames: nothing is copied from the host.
