@@ -68,6 +68,12 @@ impl ChromaLayout {
                 width,
                 padded_width,
             } => {
+                // A 1-column picture: libvmaf's chroma rows are 0 wide and
+                // it reads nothing valid; read 0 rather than divide by 0.
+                if padded_width == 0 {
+                    out.fill(0);
+                    return;
+                }
                 let start = (y / 2) * padded_width;
                 for (x, o) in out.iter_mut().enumerate() {
                     let (row, col) = ((start + x) / padded_width, (start + x) % padded_width);
@@ -87,6 +93,22 @@ impl ChromaLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_one_column_422_picture_reads_zero_chroma_without_panicking() {
+        let f = PictureFormat::new(1, 4, ChromaSubsampling::Yuv422, 8).unwrap();
+        let layout = ChromaLayout::for_format(&f, false);
+        let samples = [7u8; 4];
+        let plane = PlaneRef {
+            data: &samples,
+            stride: 1,
+            width: 1,
+            height: 4,
+        };
+        let mut out = [9u16; 1];
+        layout.fill_row(&plane, 3, &mut out);
+        assert_eq!(out, [0]);
+    }
 
     #[test]
     fn upstream_422_reads_rows_by_halves_and_wraps_through_padding() {
