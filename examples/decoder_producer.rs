@@ -22,11 +22,8 @@
 
 use std::os::fd::AsFd;
 use std::time::Duration;
-use vmafx::gpu::device::Stream;
-use vmafx::gpu::driver::{Copy2d, Memory as CopySource};
-use vmafx::gpu::pool::{FramePool, PooledFrame};
+use vmafx::gpu::pool::FramePool;
 use vmafx::gpu::{self, DeviceSelector, GpuBackend};
-use vmafx::import::pack::pack_plane;
 use vmafx::import::sync_file::export_sync_file;
 use vmafx::import::{Acquire, Frame, PixelFormat, Release};
 use vmafx::io::open;
@@ -97,7 +94,8 @@ fn main() -> Result<()> {
         for picture in [r, d] {
             // Blocks only while every pool frame is still being read.
             let slot = pool.take(Duration::from_secs(10))?;
-            decode_into(&decoder, &slot, picture)?;
+            // The stand-in decoder: a copy from the host on its stream.
+            slot.write_from_host(&decoder, picture)?;
             let decoded = gpu.event()?;
             decoded.record(&decoder)?;
             let released = gpu.event()?;
@@ -178,26 +176,4 @@ fn widen(p: &HostPicture, format: PictureFormat) -> HostPicture {
         }
     }
     out
-}
-
-/// The stand-in decoder: writes `picture` into the pool frame on `stream`.
-fn decode_into(stream: &Stream, slot: &PooledFrame, picture: &HostPicture) -> Result<()> {
-    let f = picture.format();
-    for (i, dst) in slot.planes().iter().enumerate() {
-        let (row_bytes, rows) = slot.format().plane_extent(i, f.width, f.height);
-        let bytes = pack_plane(picture, slot.format(), i, dst.pitch);
-        let copy = Copy2d {
-            src: CopySource::Host(bytes.as_ptr()),
-            src_pitch: dst.pitch,
-            dst: dst.ptr,
-            dst_pitch: dst.pitch,
-            width_bytes: row_bytes,
-            height: rows,
-        };
-        // SAFETY: the pool frame holds these rows; `bytes` lives until the
-        // copy has finished (synchronized below, as a pageable copy would).
-        unsafe { stream.copy_2d(&copy)? };
-        stream.synchronize()?;
-    }
-    Ok(())
 }

@@ -241,13 +241,7 @@ fn device_frames(
     let mut one = |p: &HostPicture| -> Result<Frame> {
         if !unaligned {
             let slot = pool.take(Duration::ZERO)?;
-            let base = slot.planes()[0].ptr;
-            let layouts: Vec<_> = slot
-                .planes()
-                .iter()
-                .map(|s| PlaneLayout::new(s.ptr - base, s.pitch as u64))
-                .collect();
-            write(gpu, base, &layouts, layout, p)?;
+            slot.write_from_host(&gpu.stream()?, p)?;
             return Ok(slot.into_frame(Acquire::None, vec![])?);
         }
         let bps = layout.bytes_per_sample() as u64;

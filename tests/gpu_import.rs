@@ -11,9 +11,8 @@ use common::Pair;
 use std::time::Duration;
 use vmafx::error::Error;
 use vmafx::feature::options::parse_key_values;
-use vmafx::gpu::device::Stream;
 use vmafx::gpu::driver::{Copy2d, Memory as CopySource};
-use vmafx::gpu::pool::{FramePool, PooledFrame};
+use vmafx::gpu::pool::FramePool;
 use vmafx::gpu::Gpu;
 use vmafx::import::pack::pack_plane;
 use vmafx::import::{
@@ -26,17 +25,6 @@ use vmafx::{
 /// The features with a GPU version (every extractor reads device frames on
 /// the device, so the set may hold no other).
 const FEATURES: &[(&str, &str)] = &[("psnr", "enable_chroma=true"), ("motion", "debug=true")];
-
-fn builder(format: PictureFormat, gpu: Option<&Gpu>) -> ContextBuilder {
-    let mut b = ContextBuilder::new(format);
-    for (name, opts) in FEATURES {
-        b = b.feature(name, parse_key_values(name, opts).unwrap());
-    }
-    if let Some(g) = gpu {
-        b = b.gpu(g.clone());
-    }
-    b
-}
 
 /// The same picture at another bit depth: samples shifted up (`shift > 0`)
 /// or down, so both paths of a comparison read the same values.
@@ -79,40 +67,6 @@ fn rescale(p: &HostPicture, bit_depth: u8, shift: i32) -> HostPicture {
     out
 }
 
-/// Writes `p` into a pool frame, as a decoder would (here from the host,
-/// test-side), and records `written` after the copies.
-fn write_frame(stream: &Stream, frame: &PooledFrame, p: &HostPicture) {
-    let f = p.format();
-    for (i, dst) in frame.planes().iter().enumerate() {
-        let (row_bytes, rows) = frame.format().plane_extent(i, f.width, f.height);
-        let bytes = pack_plane(p, frame.format(), i, dst.pitch);
-        let copy = Copy2d {
-            src: CopySource::Host(bytes.as_ptr()),
-            src_pitch: dst.pitch,
-            dst: dst.ptr,
-            dst_pitch: dst.pitch,
-            width_bytes: row_bytes,
-            height: rows,
-        };
-        // SAFETY: the pool frame holds these rows; `bytes` lives until the
-        // stream has finished the copy (synchronized below).
-        unsafe { stream.copy_2d(&copy).unwrap() };
-        stream.synchronize().unwrap();
-    }
-}
-
-fn host_scores(
-    format: PictureFormat,
-    refs: &[HostPicture],
-    dists: &[HostPicture],
-) -> FeatureScores {
-    let mut ctx = builder(format, None).build().unwrap();
-    for (r, d) in refs.iter().zip(dists) {
-        ctx.submit(r.clone(), d.clone()).unwrap();
-    }
-    ctx.finish().unwrap()
-}
-
 /// Scores `refs`/`dists` as device frames in `layout` through a small pool;
 /// checks nothing was copied from the host and every release fired.
 fn device_scores(
@@ -124,12 +78,12 @@ fn device_scores(
     let format = *refs[0].format();
     let pool = FramePool::new(gpu, format.width, format.height, layout, 4).unwrap();
     let producer = gpu.stream().unwrap();
-    let mut ctx = builder(format, Some(gpu)).build().unwrap();
+    let mut ctx = builder(format, FEATURES, Some(gpu)).build().unwrap();
     let mut fences = Vec::new();
     for (r, d) in refs.iter().zip(dists) {
         let pair = [r, d].map(|p| {
             let frame = pool.take(Duration::from_secs(10)).unwrap();
-            write_frame(&producer, &frame, p);
+            frame.write_from_host(&producer, p).unwrap();
             let written = gpu.event().unwrap();
             written.record(&producer).unwrap();
             let fence = HostFence::new();
@@ -175,7 +129,7 @@ fn check_layout(gpu: &Gpu, pair: &Pair, layout: PixelFormat, depth: Option<(u8, 
         layout.picture_format(format.width, format.height).unwrap(),
         format
     );
-    let host = host_scores(format, &refs, &dists);
+    let host = host_scores(FEATURES, &refs, &dists);
     let device = device_scores(gpu, layout, &refs, &dists);
     assert_identical(&format!("{} as {layout}", pair.name()), &host, &device);
     println!(
@@ -269,7 +223,7 @@ fn unaligned_planes_are_refused_or_copied_when_allowed() {
     let bytes = pitch * format.height as usize * 2 + 64;
     let (rb, db) = (gpu.buffer(bytes).unwrap(), gpu.buffer(bytes).unwrap());
 
-    let mut strict = builder(format, Some(&gpu)).build().unwrap();
+    let mut strict = builder(format, FEATURES, Some(&gpu)).build().unwrap();
     let err = strict
         .submit_frames(&frame_of(&refs[0], &rb), &frame_of(&dists[0], &db))
         .unwrap_err();
@@ -281,7 +235,7 @@ fn unaligned_planes_are_refused_or_copied_when_allowed() {
     );
     println!("refused: {msg}");
 
-    let mut copying = builder(format, Some(&gpu))
+    let mut copying = builder(format, FEATURES, Some(&gpu))
         .allow_device_copy(true)
         .build()
         .unwrap();
@@ -298,7 +252,7 @@ fn unaligned_planes_are_refused_or_copied_when_allowed() {
     let device = copying.finish().unwrap();
     assert_eq!(host_copies, 0);
     assert!(counts.copies > 0, "{counts:?}");
-    let host = host_scores(format, &refs, &dists);
+    let host = host_scores(FEATURES, &refs, &dists);
     assert_identical("copied on the device", &host, &device);
 }
 
@@ -348,7 +302,7 @@ fn host_memory_frames_are_transferred_plane_by_plane() {
         let pair = pair(needle);
         let (refs, dists) = (pair.reference(), pair.distorted_pictures());
         let format = pair.format();
-        let mut ctx = builder(format, Some(&gpu)).build().unwrap();
+        let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
         let mut fences = Vec::new();
         let mut buffers: Vec<Vec<u8>> = Vec::new();
         for (r, d) in refs.iter().zip(&dists) {
@@ -393,7 +347,7 @@ fn host_memory_frames_are_transferred_plane_by_plane() {
         assert!(fences.iter().all(HostFence::is_signalled));
         assert_identical(
             &format!("{} host memory as {layout}", pair.name()),
-            &host_scores(format, &refs, &dists),
+            &host_scores(FEATURES, &refs, &dists),
             &device,
         );
         println!("{} host memory as {layout}: {} frames bit-identical, {host_planes} plane transfers, {counts:?}", pair.name(), refs.len());
@@ -413,12 +367,12 @@ fn a_frame_read_by_two_contexts_is_released_after_both() {
     let fence = HostFence::new();
     let frames = [&refs[0], &dists[0]].map(|p| {
         let slot = pool.take(Duration::ZERO).unwrap();
-        write_frame(&producer, &slot, p);
+        slot.write_from_host(&producer, p).unwrap();
         slot.into_frame(Acquire::None, vec![Release::Host(fence.clone())])
             .unwrap()
     });
-    let mut first = builder(format, Some(&gpu)).build().unwrap();
-    let mut second = builder(format, Some(&gpu)).build().unwrap();
+    let mut first = builder(format, FEATURES, Some(&gpu)).build().unwrap();
+    let mut second = builder(format, FEATURES, Some(&gpu)).build().unwrap();
     first.submit_frames(&frames[0], &frames[1]).unwrap();
     second.submit_frames(&frames[0], &frames[1]).unwrap();
     drop(frames);
@@ -434,7 +388,7 @@ fn a_frame_read_by_two_contexts_is_released_after_both() {
     assert_identical("two contexts", &a, &b);
     assert_identical(
         "against host upload",
-        &host_scores(format, &refs[..1], &dists[..1]),
+        &host_scores(FEATURES, &refs[..1], &dists[..1]),
         &a,
     );
     println!("one frame pair, two GPU contexts: released after both, scores identical");

@@ -13,39 +13,15 @@ use producers::gl::Gl;
 use producers::vulkan::Vulkan;
 use std::time::Duration;
 use vmafx::error::Error;
-use vmafx::feature::options::parse_key_values;
 use vmafx::gpu::pool::FramePool;
 use vmafx::gpu::Gpu;
 use vmafx::import::pack::pack_plane;
 use vmafx::import::{
     Acquire, Frame, FrameDesc, HostFence, Memory, PixelFormat, PlaneLayout, Release,
 };
-use vmafx::{ContextBuilder, FeatureScores, HostPicture, PictureFormat};
+use vmafx::{HostPicture, PictureFormat};
 
 const FEATURES: &[(&str, &str)] = &[("psnr", "enable_chroma=true"), ("motion", ""), ("vif", "")];
-
-fn builder(format: PictureFormat, gpu: Option<&Gpu>) -> ContextBuilder {
-    let mut b = ContextBuilder::new(format);
-    for (name, opts) in FEATURES {
-        b = b.feature(name, parse_key_values(name, opts).unwrap());
-    }
-    if let Some(g) = gpu {
-        b = b.gpu(g.clone());
-    }
-    b
-}
-
-fn host_scores(
-    format: PictureFormat,
-    refs: &[HostPicture],
-    dists: &[HostPicture],
-) -> FeatureScores {
-    let mut ctx = builder(format, None).build().unwrap();
-    for (r, d) in refs.iter().zip(dists) {
-        ctx.submit(r.clone(), d.clone()).unwrap();
-    }
-    ctx.finish().unwrap()
-}
 
 /// Planes of `layout` packed one after the other, each at a 256-byte
 /// aligned offset with a 256-byte aligned pitch: the bytes and layouts.
@@ -87,7 +63,7 @@ fn vulkan_frames_with_timeline_semaphores() {
     // One release timeline per side: a timeline only moves forward, and the
     // two frames of a pair are released in either order.
     let read = [vk.semaphore(true).unwrap(), vk.semaphore(true).unwrap()];
-    let mut ctx = builder(format, Some(&gpu)).build().unwrap();
+    let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
     let mut buffers = Vec::new();
     for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
         let value = i as u64 + 1;
@@ -150,7 +126,7 @@ fn vulkan_frames_with_timeline_semaphores() {
     assert_eq!(host_copies, 0);
     assert_identical(
         "Vulkan NV12 frames",
-        &host_scores(format, &refs, &dists),
+        &host_scores(FEATURES, &refs, &dists),
         &device,
     );
     println!(
@@ -186,7 +162,7 @@ fn gl_textures_as_planes() {
         subsampling: format.subsampling,
         bit_depth: 8,
     };
-    let mut ctx = builder(format, Some(&gpu)).build().unwrap();
+    let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
     let mut textures = Vec::new();
     for (r, d) in refs.iter().zip(&dists) {
         let frames = [r, d].map(|p| {
@@ -213,7 +189,7 @@ fn gl_textures_as_planes() {
     assert_eq!(host_copies, 0);
     assert_identical(
         "GL texture frames",
-        &host_scores(format, &refs, &dists),
+        &host_scores(FEATURES, &refs, &dists),
         &device,
     );
     println!(
@@ -250,7 +226,7 @@ fn dma_buf_refusal_names_the_driver_answer() {
         &[PlaneLayout::new(0, 64), PlaneLayout::new(64 * 32, 64)],
     );
     let frame = Frame::new(desc, Acquire::None, vec![Release::Host(fence.clone())]).unwrap();
-    let mut ctx = builder(format, Some(&gpu)).build().unwrap();
+    let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
     let err = ctx.submit_frames(&frame, &frame).unwrap_err();
     drop(frame);
     let msg = err.to_string();
@@ -280,29 +256,13 @@ fn soak_through_a_small_pool_leaks_nothing() {
     let run = |frames: usize| {
         let pool = FramePool::new(&gpu, format.width, format.height, PixelFormat::Nv12, 4).unwrap();
         let producer = gpu.stream().unwrap();
-        let mut ctx = builder(format, Some(&gpu)).build().unwrap();
+        let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
         let mut events = Vec::new();
         for i in 0..frames {
             let k = i % refs.len();
             let pair = [&refs[k], &dists[k]].map(|p| {
                 let slot = pool.take(Duration::from_secs(10)).unwrap();
-                for (i, dst) in slot.planes().iter().enumerate() {
-                    let (row_bytes, rows) =
-                        PixelFormat::Nv12.plane_extent(i, format.width, format.height);
-                    let bytes = pack_plane(p, PixelFormat::Nv12, i, dst.pitch);
-                    let copy = vmafx::gpu::driver::Copy2d {
-                        src: vmafx::gpu::driver::Memory::Host(bytes.as_ptr()),
-                        src_pitch: dst.pitch,
-                        dst: dst.ptr,
-                        dst_pitch: dst.pitch,
-                        width_bytes: row_bytes,
-                        height: rows,
-                    };
-                    // SAFETY: the slot holds the rows; `bytes` lives until
-                    // the copy is done (synchronized below).
-                    unsafe { producer.copy_2d(&copy).unwrap() };
-                    producer.synchronize().unwrap();
-                }
+                slot.write_from_host(&producer, p).unwrap();
                 let written = gpu.event().unwrap();
                 written.record(&producer).unwrap();
                 producer.synchronize().unwrap();

@@ -5,10 +5,13 @@
 //! pool. Planes are aligned so that they are read in place.
 
 use super::bind::SourcePlane;
-use super::device::{DeviceBuffer, Gpu};
+use super::device::{DeviceBuffer, Gpu, Stream};
+use super::driver::{Copy2d, Memory as CopySource};
 use super::planes::PITCH_ALIGN;
 use crate::error::{Error, Result};
+use crate::import::pack::pack_plane;
 use crate::import::{Acquire, Frame, FrameDesc, Memory, PixelFormat, PlaneLayout, Release};
+use crate::picture::HostPicture;
 use crossbeam_channel::{Receiver, Sender};
 use std::time::Duration;
 
@@ -119,6 +122,31 @@ impl PooledFrame {
         self.format
     }
 
+    /// Writes a host picture into the frame in the pool's layout, on
+    /// `stream`, and waits for the copy (the packed bytes are temporary): for
+    /// producers that decode on the host, and for tests and examples that
+    /// play decoder. The picture's bit depth should be the layout's.
+    pub fn write_from_host(&self, stream: &Stream, picture: &HostPicture) -> Result<()> {
+        let f = picture.format();
+        for (i, dst) in self.planes().iter().enumerate() {
+            let (row_bytes, rows) = self.format.plane_extent(i, f.width, f.height);
+            let bytes = pack_plane(picture, self.format, i, dst.pitch);
+            let copy = Copy2d {
+                src: CopySource::Host(bytes.as_ptr()),
+                src_pitch: dst.pitch,
+                dst: dst.ptr,
+                dst_pitch: dst.pitch,
+                width_bytes: row_bytes,
+                height: rows,
+            };
+            // SAFETY: the frame holds these rows; `bytes` lives until the
+            // copy has finished (synchronized before it drops).
+            unsafe { stream.copy_2d(&copy)? };
+            stream.synchronize()?;
+        }
+        Ok(())
+    }
+
     /// The frame's memory exported as a Linux dma-buf (CUDA), e.g. for a
     /// consumer that takes dma-bufs, or to hand its implicit fence over as
     /// a sync_file (`import::sync_file`).
@@ -172,10 +200,30 @@ mod tests {
 
     #[test]
     fn released_frames_return_to_the_pool() {
-        let (_mock, gpu) = MockDriver::gpu();
+        let (mock, gpu) = MockDriver::gpu();
         let pool = FramePool::new(&gpu, 1920, 1080, PixelFormat::P010, 2).unwrap();
         let a = pool.take(Duration::ZERO).unwrap();
         let planes = a.planes();
+        let picture = HostPicture::new(PixelFormat::P010.picture_format(1920, 1080).unwrap());
+        a.write_from_host(&gpu.stream().unwrap(), &picture).unwrap();
+        let writes: Vec<_> = mock
+            .log()
+            .into_iter()
+            .filter_map(|c| match c {
+                crate::gpu::mock::Call::Copy2d {
+                    dst,
+                    width_bytes,
+                    height,
+                    ..
+                } => Some((dst, width_bytes, height)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            writes,
+            [(planes[0].ptr, 3840, 1080), (planes[1].ptr, 3840, 540)],
+            "each memory plane written once, at the pool's layout"
+        );
         assert_eq!(planes.len(), 2);
         assert_eq!(planes[0].pitch, 3840);
         assert_eq!(planes[1].ptr - planes[0].ptr, 3840 * 1080);

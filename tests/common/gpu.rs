@@ -4,7 +4,7 @@
 use super::{Pair, PAIRS};
 use vmafx::feature::options::parse_key_values;
 use vmafx::gpu::{self, cuda, DeviceSelector, Gpu, GpuBackend};
-use vmafx::{ContextBuilder, FeatureScores};
+use vmafx::{ContextBuilder, FeatureScores, HostPicture, PictureFormat};
 
 /// The CUDA device, or why there is none (printed as the skip reason).
 pub fn cuda_gpu() -> Option<Gpu> {
@@ -33,6 +33,36 @@ pub fn score(
     score_threads(pair, features, subsample, gpu, 1)
 }
 
+/// A context builder for `features` (libvmaf option strings), on `gpu`
+/// when given.
+pub fn builder(
+    format: PictureFormat,
+    features: &[(&str, &str)],
+    gpu: Option<&Gpu>,
+) -> ContextBuilder {
+    let mut b = ContextBuilder::new(format);
+    for (name, opts) in features {
+        b = b.feature(name, parse_key_values(name, opts).unwrap());
+    }
+    if let Some(g) = gpu {
+        b = b.gpu(g.clone());
+    }
+    b
+}
+
+/// `features` of these pictures on the CPU engine.
+pub fn host_scores(
+    features: &[(&str, &str)],
+    refs: &[HostPicture],
+    dists: &[HostPicture],
+) -> FeatureScores {
+    let mut ctx = builder(*refs[0].format(), features, None).build().unwrap();
+    for (r, d) in refs.iter().zip(dists) {
+        ctx.submit(r.clone(), d.clone()).unwrap();
+    }
+    ctx.finish().unwrap()
+}
+
 pub fn score_threads(
     pair: &Pair,
     features: &[(&str, &str)],
@@ -40,16 +70,11 @@ pub fn score_threads(
     gpu: Option<&Gpu>,
     threads: usize,
 ) -> FeatureScores {
-    let mut b = ContextBuilder::new(pair.format())
+    let mut ctx = builder(pair.format(), features, gpu)
         .subsample(subsample)
-        .threads(threads);
-    for (name, opts) in features {
-        b = b.feature(name, parse_key_values(name, opts).unwrap());
-    }
-    if let Some(g) = gpu {
-        b = b.gpu(g.clone());
-    }
-    let mut ctx = b.build().unwrap();
+        .threads(threads)
+        .build()
+        .unwrap();
     for (r, d) in pair.reference().into_iter().zip(pair.distorted_pictures()) {
         ctx.submit(r, d).unwrap();
     }
