@@ -9,14 +9,11 @@
 mod common;
 
 use common::gpu::*;
+use common::synthetic::*;
 use std::time::Instant;
-use vmafx::feature::options::parse_key_values;
 use vmafx::feature::{self, FeatureSink, Options};
 use vmafx::gpu::planes::SharedPlanes;
-use vmafx::gpu::Gpu;
-use vmafx::{
-    ChromaSubsampling, ContextBuilder, FeatureScores, HostPicture, PictureFormat, PlaneId,
-};
+use vmafx::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId};
 
 /// Relative tolerance of `float_motion` and `float_vif`: the per-pixel
 /// values are the CPU's bit for bit, but the CPU adds each row in float
@@ -157,8 +154,8 @@ fn float_extractors_at_12_and_16_bits() {
             (&[("float_psnr", ""), ("float_moment", "")][..], sums_tol),
         ] {
             let what = format!("{} at {bits} bits, {features:?}", p.name());
-            let cpu = score_pictures(&format, &r, &d, features, None);
-            let on_gpu = score_pictures(&format, &r, &d, features, Some(&gpu));
+            let cpu = score_pictures(features, &r, &d, None);
+            let on_gpu = score_pictures(features, &r, &d, Some(&gpu));
             let worst = assert_close_scores(&what, &cpu, &on_gpu, tol);
             let max = worst.values().map(|w| w.0).fold(0.0, f64::max);
             println!("{what}: within {tol:e} (worst {max:.3e})");
@@ -185,8 +182,8 @@ fn float_extractors_on_stress_pictures() {
             let frames: Vec<_> = (0..4).map(|i| stress_pair(&format, 7 + i)).collect();
             let (r, d): (Vec<_>, Vec<_>) = frames.into_iter().unzip();
             let what = format!("stress {w}x{h} {bits}-bit");
-            let cpu = score_pictures(&format, &r, &d, &features, None);
-            let on_gpu = score_pictures(&format, &r, &d, &features, Some(&gpu));
+            let cpu = score_pictures(&features, &r, &d, None);
+            let on_gpu = score_pictures(&features, &r, &d, Some(&gpu));
             let max = assert_close_scores(&what, &cpu, &on_gpu, SUM_ORDER_TOL)
                 .values()
                 .map(|w| w.0)
@@ -248,86 +245,6 @@ fn float_kernel_timing() {
     }
 }
 
-fn score_pictures(
-    format: &PictureFormat,
-    refs: &[HostPicture],
-    dists: &[HostPicture],
-    features: &[(&str, &str)],
-    gpu: Option<&Gpu>,
-) -> FeatureScores {
-    let mut b = ContextBuilder::new(*format);
-    for (name, options) in features {
-        b = b.feature(name, parse_key_values(name, options).unwrap());
-    }
-    if let Some(g) = gpu {
-        b = b.gpu(g.clone());
-    }
-    let mut ctx = b.build().unwrap();
-    for (r, d) in refs.iter().zip(dists) {
-        ctx.submit(r.clone(), d.clone()).unwrap();
-    }
-    ctx.finish().unwrap()
-}
-
-fn xorshift(seed: u32) -> impl FnMut() -> u32 {
-    let mut state = seed.wrapping_mul(0x9e37_79b9) | 1;
-    move || {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        state
-    }
-}
-
-/// A reference with flat, gradient and noisy regions, and a distorted
-/// picture that copies, inverts or adds noise to it, region by region.
-fn stress_pair(format: &PictureFormat, seed: u32) -> (HostPicture, HostPicture) {
-    let max = (1u32 << format.bit_depth) - 1;
-    let (w, h) = format.plane_size(PlaneId::Y);
-    let mut next = xorshift(seed);
-    let mut samples = vec![(0u32, 0u32); w * h];
-    for y in 0..h {
-        for x in 0..w {
-            let region = (x * 4 / w) + 4 * (y * 2 / h) + seed as usize;
-            let base = (x as u32 * 7 + y as u32 * 3) * (max / 64 + 1) % (max + 1);
-            let r = match region % 4 {
-                0 => max / 3,
-                1 => base,
-                2 => next() % (max + 1),
-                _ => {
-                    if (x + y) % 2 == 0 {
-                        max
-                    } else {
-                        0
-                    }
-                }
-            };
-            let d = match region % 3 {
-                0 => r,
-                1 => max - r,
-                _ => (r + next() % (max / 4 + 1)).min(max),
-            };
-            samples[y * w + x] = (r, d);
-        }
-    }
-    let fill = |pick: fn(&(u32, u32)) -> u32| {
-        let mut p = HostPicture::new(*format);
-        let stride = p.stride(PlaneId::Y);
-        for y in 0..h {
-            for x in 0..w {
-                let v = pick(&samples[y * w + x]);
-                if format.bit_depth == 8 {
-                    p.plane_u8_mut(PlaneId::Y)[y * stride + x] = v as u8;
-                } else {
-                    p.plane_u16_mut(PlaneId::Y)[y * stride + x] = v as u16;
-                }
-            }
-        }
-        p
-    };
-    (fill(|s| s.0), fill(|s| s.1))
-}
-
 /// 10-bit pictures shifted up to `format`'s depth, random low bits.
 fn widen(pictures: &[HostPicture], format: &PictureFormat, seed: u32) -> Vec<HostPicture> {
     let mut next = xorshift(seed);
@@ -351,27 +268,4 @@ fn widen(pictures: &[HostPicture], format: &PictureFormat, seed: u32) -> Vec<Hos
             out
         })
         .collect()
-}
-
-/// Nearest-neighbour scaling of an 8-bit picture's luma to `format` (8 or
-/// 10 bits; chroma is left at zero, these extractors read luma only).
-fn upscale(src: &HostPicture, format: &PictureFormat) -> HostPicture {
-    let mut out = HostPicture::new(*format);
-    let s = src.plane_u8(PlaneId::Y);
-    let (w, h) = format.plane_size(PlaneId::Y);
-    let stride = out.stride(PlaneId::Y);
-    for y in 0..h {
-        let row = s.row(y * s.height / h);
-        for x in 0..w {
-            let v = row[x * s.width / w];
-            if format.bit_depth == 8 {
-                out.plane_u8_mut(PlaneId::Y)[y * stride + x] = v;
-            } else {
-                let up = u32::from(format.bit_depth - 8);
-                out.plane_u16_mut(PlaneId::Y)[y * stride + x] =
-                    (u16::from(v) << up) | (x as u16 & 3);
-            }
-        }
-    }
-    out
 }

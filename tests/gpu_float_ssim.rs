@@ -8,10 +8,11 @@
 mod common;
 
 use common::gpu::*;
+use common::synthetic::*;
 use std::time::Instant;
 use vmafx::feature::{self, FeatureSink, Options};
 use vmafx::gpu::planes::SharedPlanes;
-use vmafx::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId};
+use vmafx::{ChromaSubsampling, PictureFormat};
 
 /// Per-position values are the CPU's bit for bit; both add them in double
 /// but in another order, so the means (rounded to float) may differ in
@@ -125,27 +126,4 @@ fn float_ssim_kernel_timing() {
             assert!(sink.drain().count() > 0);
         }
     }
-}
-
-/// Nearest-neighbour scaling of an 8-bit picture's luma to `format` (8 or
-/// 10 bits; chroma is left at zero, these extractors read luma only).
-fn upscale(src: &HostPicture, format: &PictureFormat) -> HostPicture {
-    let mut out = HostPicture::new(*format);
-    let s = src.plane_u8(PlaneId::Y);
-    let (w, h) = format.plane_size(PlaneId::Y);
-    let stride = out.stride(PlaneId::Y);
-    for y in 0..h {
-        let row = s.row(y * s.height / h);
-        for x in 0..w {
-            let v = row[x * s.width / w];
-            if format.bit_depth == 8 {
-                out.plane_u8_mut(PlaneId::Y)[y * stride + x] = v;
-            } else {
-                let up = u32::from(format.bit_depth - 8);
-                out.plane_u16_mut(PlaneId::Y)[y * stride + x] =
-                    (u16::from(v) << up) | (x as u16 & 3);
-            }
-        }
-    }
-    out
 }

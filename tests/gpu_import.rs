@@ -129,7 +129,7 @@ fn check_layout(gpu: &Gpu, pair: &Pair, layout: PixelFormat, depth: Option<(u8, 
         layout.picture_format(format.width, format.height).unwrap(),
         format
     );
-    let host = host_scores(FEATURES, &refs, &dists);
+    let host = score_pictures(FEATURES, &refs, &dists, None);
     let device = device_scores(gpu, layout, &refs, &dists);
     assert_identical(&format!("{} as {layout}", pair.name()), &host, &device);
     println!(
@@ -252,7 +252,7 @@ fn unaligned_planes_are_refused_or_copied_when_allowed() {
     let device = copying.finish().unwrap();
     assert_eq!(host_copies, 0);
     assert!(counts.copies > 0, "{counts:?}");
-    let host = host_scores(FEATURES, &refs, &dists);
+    let host = score_pictures(FEATURES, &refs, &dists, None);
     assert_identical("copied on the device", &host, &device);
 }
 
@@ -347,7 +347,7 @@ fn host_memory_frames_are_transferred_plane_by_plane() {
         assert!(fences.iter().all(HostFence::is_signalled));
         assert_identical(
             &format!("{} host memory as {layout}", pair.name()),
-            &host_scores(FEATURES, &refs, &dists),
+            &score_pictures(FEATURES, &refs, &dists, None),
             &device,
         );
         println!("{} host memory as {layout}: {} frames bit-identical, {host_planes} plane transfers, {counts:?}", pair.name(), refs.len());
@@ -388,7 +388,7 @@ fn a_frame_read_by_two_contexts_is_released_after_both() {
     assert_identical("two contexts", &a, &b);
     assert_identical(
         "against host upload",
-        &host_scores(FEATURES, &refs[..1], &dists[..1]),
+        &score_pictures(FEATURES, &refs[..1], &dists[..1], None),
         &a,
     );
     println!("one frame pair, two GPU contexts: released after both, scores identical");

@@ -126,7 +126,7 @@ fn vulkan_frames_with_timeline_semaphores() {
     assert_eq!(host_copies, 0);
     assert_identical(
         "Vulkan NV12 frames",
-        &host_scores(FEATURES, &refs, &dists),
+        &score_pictures(FEATURES, &refs, &dists, None),
         &device,
     );
     println!(
@@ -189,7 +189,7 @@ fn gl_textures_as_planes() {
     assert_eq!(host_copies, 0);
     assert_identical(
         "GL texture frames",
-        &host_scores(FEATURES, &refs, &dists),
+        &score_pictures(FEATURES, &refs, &dists, None),
         &device,
     );
     println!(

@@ -50,13 +50,14 @@ pub fn builder(
     b
 }
 
-/// `features` of these pictures on the CPU engine.
-pub fn host_scores(
+/// `features` of these pictures, on `gpu` when given, else on the CPU.
+pub fn score_pictures(
     features: &[(&str, &str)],
     refs: &[HostPicture],
     dists: &[HostPicture],
+    gpu: Option<&Gpu>,
 ) -> FeatureScores {
-    let mut ctx = builder(*refs[0].format(), features, None).build().unwrap();
+    let mut ctx = builder(*refs[0].format(), features, gpu).build().unwrap();
     for (r, d) in refs.iter().zip(dists) {
         ctx.submit(r.clone(), d.clone()).unwrap();
     }

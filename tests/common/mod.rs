@@ -4,6 +4,7 @@
 
 pub mod extractor;
 pub mod gpu;
+pub mod synthetic;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
