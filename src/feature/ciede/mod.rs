@@ -49,7 +49,9 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     create: create as CreateFn,
 };
 
-fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
+/// Refuses the formats libvmaf's ciede does not score (the GPU extractor
+/// checks with this too).
+pub(crate) fn check_format(format: &PictureFormat) -> Result<()> {
     let refuse = |reason: String| Error::Extractor {
         extractor: NAME.into(),
         reason,
@@ -63,11 +65,33 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
             format.bit_depth
         )));
     }
+    Ok(())
+}
+
+/// The output's name under `options`.
+pub(crate) fn feature_name(options: &Options) -> String {
+    format!("{FEATURE}{}", options.name_suffix())
+}
+
+/// The chroma addressing `options` ask for.
+pub(crate) fn layout(options: &Options, format: &PictureFormat) -> ChromaLayout {
+    ChromaLayout::for_format(format, options.bool("fix_422_chroma"))
+}
+
+/// The score of a frame whose dE00 add up to `sum`.
+pub(crate) fn score_of_sum(sum: f64, format: &PictureFormat) -> f64 {
+    // libvmaf divides by its `unsigned` product w * h.
+    let pixels = format.width.wrapping_mul(format.height);
+    45.0 - 20.0 * (sum / pixels as f64).log10()
+}
+
+fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
+    check_format(format)?;
     let width = format.width as usize;
     Ok(Box::new(Ciede {
         format: *format,
-        feature: format!("{FEATURE}{}", options.name_suffix()),
-        layout: ChromaLayout::for_format(format, options.bool("fix_422_chroma")),
+        feature: feature_name(options),
+        layout: layout(options, format),
         colors: LabCache::new(format.bit_depth),
         rows: RowBuffers {
             chroma: [(); 4].map(|_| vec![0; width]),
@@ -110,10 +134,7 @@ impl Extractor for Ciede {
             ),
             _ => unreachable!("both pictures have the checked format"),
         };
-        // libvmaf divides by its `unsigned` product w * h.
-        let pixels = self.format.width.wrapping_mul(self.format.height);
-        let score = 45.0 - 20.0 * (sum / pixels as f64).log10();
-        sink.emit(frame.index, &self.feature, score);
+        sink.emit(frame.index, &self.feature, score_of_sum(sum, &self.format));
         Ok(())
     }
 }

@@ -7,6 +7,7 @@
 //! device works. Each frame clears its accumulators before its kernels.
 
 mod adm;
+mod ciede;
 mod float_adm;
 mod float_common;
 mod float_moment;
@@ -93,6 +94,10 @@ pub fn create(
             float_ms_ssim::GpuFloatMsSsim::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "ciede" => Some(
+            ciede::GpuCiede::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
@@ -112,4 +117,5 @@ pub const AVAILABLE: &[&str] = &[
     "float_adm",
     "float_ssim",
     "float_ms_ssim",
+    "ciede",
 ];
