@@ -17,6 +17,7 @@ mod float_ssim;
 mod float_vif;
 mod motion;
 mod psnr;
+mod psnr_hvs;
 mod readback;
 mod vif;
 
@@ -93,6 +94,10 @@ pub fn create(
             float_ms_ssim::GpuFloatMsSsim::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "psnr_hvs" => Some(
+            psnr_hvs::GpuPsnrHvs::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
@@ -112,4 +117,5 @@ pub const AVAILABLE: &[&str] = &[
     "float_adm",
     "float_ssim",
     "float_ms_ssim",
+    "psnr_hvs",
 ];
