@@ -41,6 +41,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("float_adm.cu", include_str!("../../kernels/float_adm.cu")),
     ("float_ssim.cu", include_str!("../../kernels/float_ssim.cu")),
     ("ciede.cu", include_str!("../../kernels/ciede.cu")),
+    ("psnr_hvs.cu", include_str!("../../kernels/psnr_hvs.cu")),
 ];
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take

@@ -167,7 +167,13 @@ fn plane_score_portable<T: Sample>(
             score_blocks(&mut s, &mut d, weights, lanes, &mut total);
         }
     }
-    let mut ret = total.ret / total.pixels as f32;
+    score_of_total(total.ret, total.pixels, bit_depth)
+}
+
+/// The plane score from its summed error terms and its sample count
+/// (64 per block), in libvmaf's `float` arithmetic.
+pub(crate) fn score_of_total(total: f32, pixels: i32, bit_depth: u8) -> f64 {
+    let mut ret = total / pixels as f32;
     let peak = (1i32 << bit_depth) - 1;
     ret /= (peak * peak) as f32;
     ret as f64

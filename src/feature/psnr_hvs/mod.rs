@@ -29,6 +29,15 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
 };
 
 fn create(_: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
+    Ok(Box::new(PsnrHvs {
+        format: *format,
+        sizes: scored_sizes(format)?,
+        weights: plane_weights(),
+    }))
+}
+
+/// Each plane's scored size, or why `format` cannot be scored.
+pub(crate) fn scored_sizes(format: &PictureFormat) -> Result<[(usize, usize); 3]> {
     let refuse = |reason: String| Error::Extractor {
         extractor: NAME.into(),
         reason,
@@ -53,15 +62,16 @@ fn create(_: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
             "plane {id} of a {format} picture is {w}x{h}; every plane needs at least 8x8 samples"
         )));
     }
-    Ok(Box::new(PsnrHvs {
-        format: *format,
-        sizes,
-        weights: [
-            Weights::new(&csf::CSF_Y),
-            Weights::new(&csf::CSF_CB420),
-            Weights::new(&csf::CSF_CR420),
-        ],
-    }))
+    Ok(sizes)
+}
+
+/// The Y, Cb and Cr weights (chroma always with the 4:2:0 tables).
+pub(crate) fn plane_weights() -> [Weights; 3] {
+    [
+        Weights::new(&csf::CSF_Y),
+        Weights::new(&csf::CSF_CB420),
+        Weights::new(&csf::CSF_CR420),
+    ]
 }
 
 /// libvmaf's plane size: chroma is the luma size shifted down (floor).
@@ -113,12 +123,19 @@ impl Extractor for PsnrHvs {
                 }
                 _ => unreachable!("both pictures have the checked format"),
             };
-            sink.emit(frame.index, PLANE_FEATURES[i], to_db(scores[i]));
         }
-        let blend = scores[0] * 0.8 + 0.1 * (scores[1] + scores[2]);
-        sink.emit(frame.index, FEATURE, to_db(blend));
+        emit_scores(frame.index, &scores, sink);
         Ok(())
     }
+}
+
+/// Emits the plane scores (Y, Cb, Cr) in dB and their blend.
+pub(crate) fn emit_scores(index: u32, scores: &[f64; 3], sink: &mut FeatureSink) {
+    for (name, score) in PLANE_FEATURES.iter().zip(scores) {
+        sink.emit(index, name, to_db(*score));
+    }
+    let blend = scores[0] * 0.8 + 0.1 * (scores[1] + scores[2]);
+    sink.emit(index, FEATURE, to_db(blend));
 }
 
 #[cfg(test)]

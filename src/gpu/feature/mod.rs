@@ -18,6 +18,7 @@ mod float_ssim;
 mod float_vif;
 mod motion;
 mod psnr;
+mod psnr_hvs;
 mod readback;
 mod vif;
 
@@ -98,6 +99,10 @@ pub fn create(
             ciede::GpuCiede::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "psnr_hvs" => Some(
+            psnr_hvs::GpuPsnrHvs::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
@@ -118,4 +123,5 @@ pub const AVAILABLE: &[&str] = &[
     "float_ssim",
     "float_ms_ssim",
     "ciede",
+    "psnr_hvs",
 ];
