@@ -3,15 +3,16 @@
 
 use super::gpu_frames::ImportedFrames;
 use super::*;
-use crate::gpu::device::Stream;
 use crate::gpu::feature::{self as gpu_feature, GpuExtractor};
+use crate::gpu::lanes::Lanes;
 use crate::gpu::planes::{FramePlanes, PairPlanes, SharedPlanes};
 
-/// The GPU engine: one library stream, the shared device planes, the GPU
-/// extractors of the set, and the CPU extractors of features that have no
-/// GPU version yet (inline, or on worker threads with `threads > 1`).
+/// The GPU engine: the library's streams (an entry stream, a lane per GPU
+/// extractor, an exit stream: `gpu/lanes.rs`), the shared device planes,
+/// the GPU extractors of the set, and the CPU extractors of features that
+/// have no GPU version yet (inline, or on worker threads with `threads > 1`).
 pub(super) struct GpuEngine {
-    pub(super) stream: Stream,
+    pub(super) lanes: Lanes,
     pub(super) planes: SharedPlanes,
     pub(super) gpu: Gpu,
     /// (slot, extractor, frames queued and not yet completed).
@@ -58,7 +59,7 @@ impl GpuEngine {
             )
         };
         Ok(Self {
-            stream: gpu.stream()?,
+            lanes: Lanes::new(gpu, on_gpu.len())?,
             planes: SharedPlanes::new(gpu, *format, mask)?,
             gpu: gpu.clone(),
             on_gpu,
@@ -97,8 +98,10 @@ impl GpuEngine {
             let (reference, distorted) = pictures.refs();
             let planes = self
                 .planes
-                .upload(&self.gpu, &self.stream, reference, distorted)?;
-            enqueue_all(&mut self.on_gpu, index, &planes, &self.stream, wanted)?;
+                .upload(&self.gpu, self.lanes.entry(), reference, distorted)?;
+            let set = planes.set();
+            enqueue_all(&mut self.on_gpu, index, &planes, &self.lanes, wanted)?;
+            self.planes.release(set, self.lanes.exit())?;
         }
         // The host works while the device does.
         match &mut self.on_host {
@@ -160,7 +163,7 @@ impl GpuEngine {
         let result = self.finish_extractors(collector);
         // Every read has finished (or failed): frames held for their readers
         // are released either way.
-        self.stream.synchronize()?;
+        self.lanes.synchronize()?;
         self.imported.release_all();
         result
     }
@@ -187,18 +190,22 @@ impl GpuEngine {
     }
 }
 
-/// Queues frame `index` on every GPU extractor that wants it.
+/// Queues frame `index` on every GPU extractor that wants it, each on its
+/// own lane after the entry stream's work so far; the exit stream then
+/// follows them all.
 pub(super) fn enqueue_all(
     on_gpu: &mut [(usize, Box<dyn GpuExtractor>, usize)],
     index: u32,
     planes: &FramePlanes<'_>,
-    stream: &Stream,
+    lanes: &Lanes,
     wanted: impl Fn(usize) -> bool,
 ) -> Result<()> {
-    for (slot, x, queued) in on_gpu {
+    lanes.fork()?;
+    for (lane, (slot, x, queued)) in on_gpu.iter_mut().enumerate() {
         if wanted(*slot) {
-            x.enqueue(index, planes, stream)?;
+            x.enqueue(index, planes, lanes.enter(lane)?)?;
             *queued += 1;
+            lanes.leave(lane)?;
         }
     }
     Ok(())

@@ -19,7 +19,7 @@ pub type DevicePtr = u64;
 
 /// An opaque runtime handle (stream, event, module, function, external
 /// memory or semaphore, graphics resource, array).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Handle(pub usize);
 
 /// The source of a 2D copy.

@@ -39,6 +39,8 @@ pub enum Call {
         event: Handle,
     },
     EventSync(Handle),
+    /// The host asked whether the event fired (the mock says it has).
+    EventQuery(Handle),
     /// `src_host` is the pinned staging address for uploads, `None` for
     /// device-to-device copies (`src_device`) and array copies (`src_array`).
     Copy2d {
@@ -123,8 +125,7 @@ pub enum Call {
 fn pointer_params(function: &str) -> &'static [usize] {
     match function {
         "psnr_sse_u8" | "psnr_sse_u16" => &[0, 2, 6],
-        "motion_vertical_u8" | "motion_vertical_u16" => &[0, 2, 7],
-        "motion_horizontal_sad" => &[0, 3],
+        "motion_sad_u8" | "motion_sad_u16" | "motion_sad_u16_wide" => &[0, 2, 7],
         "split_chroma_u8" | "split_chroma_u16" => &[0, 2, 3],
         "shift_plane_u16" => &[0, 2],
         other => panic!("mock driver: add {other}'s pointer parameters"),
@@ -292,7 +293,8 @@ unsafe impl Driver for MockDriver {
         self.push(Call::StreamWait { stream, event });
         Ok(())
     }
-    unsafe fn event_query(&self, _event: Handle) -> Result<bool> {
+    unsafe fn event_query(&self, event: Handle) -> Result<bool> {
+        self.push(Call::EventQuery(event));
         Ok(true)
     }
     unsafe fn event_synchronize(&self, event: Handle) -> Result<()> {
@@ -498,5 +500,91 @@ unsafe impl Interop for MockDriver {
     }
     unsafe fn graphics_unregister(&self, resource: Handle) {
         self.push(Call::GraphicsUnregister(resource));
+    }
+}
+
+/// The stream a call queues its work on, if it is stream work.
+pub fn stream_of(call: &Call) -> Option<Handle> {
+    match call {
+        Call::Copy2d { stream, .. }
+        | Call::Launch { stream, .. }
+        | Call::Fill { stream, .. }
+        | Call::CopyToHost { stream, .. }
+        | Call::EventRecord { stream, .. }
+        | Call::StreamWait { stream, .. }
+        | Call::SignalSemaphore { stream, .. }
+        | Call::WaitSemaphore { stream, .. }
+        | Call::GraphicsMap { stream, .. }
+        | Call::GraphicsUnmap { stream, .. } => Some(*stream),
+        _ => None,
+    }
+}
+
+/// The order the device runs a log's stream work in, as CUDA defines it:
+/// work on one stream runs in order; a `StreamWait` orders the stream's
+/// later work after the work queued before the event's latest record (at
+/// the time of the wait); and work queued after the host saw an event fire
+/// (`EventSync`, `EventQuery`, `StreamSync`) runs after that event's work.
+pub struct DeviceOrder {
+    /// For each call, the calls it directly follows.
+    after: Vec<Vec<usize>>,
+}
+
+impl DeviceOrder {
+    pub fn new(log: &[Call]) -> Self {
+        let mut after = vec![Vec::new(); log.len()];
+        let mut last_on: HashMap<Handle, usize> = HashMap::new();
+        let mut recorded: HashMap<Handle, usize> = HashMap::new();
+        // Work the host has seen finish: everything queued later follows it.
+        let mut host_seen: Vec<usize> = Vec::new();
+        // How much of `host_seen` each stream already follows.
+        let mut seen_by: HashMap<Handle, usize> = HashMap::new();
+        for (i, call) in log.iter().enumerate() {
+            match call {
+                Call::EventSync(e) | Call::EventQuery(e) => {
+                    host_seen.extend(recorded.get(e).copied());
+                    continue;
+                }
+                Call::StreamSync(s) => {
+                    host_seen.extend(last_on.get(s).copied());
+                    continue;
+                }
+                _ => {}
+            }
+            let Some(stream) = stream_of(call) else {
+                continue;
+            };
+            after[i].extend(last_on.get(&stream).copied());
+            let from = seen_by.insert(stream, host_seen.len()).unwrap_or(0);
+            after[i].extend(host_seen[from..].iter().copied());
+            match call {
+                Call::StreamWait { event, .. } => after[i].extend(recorded.get(event).copied()),
+                Call::EventRecord { event, .. } => {
+                    recorded.insert(*event, i);
+                }
+                _ => {}
+            }
+            last_on.insert(stream, i);
+        }
+        Self { after }
+    }
+
+    /// Whether the work of call `a` is finished before the work of call
+    /// `b` starts.
+    pub fn before(&self, a: usize, b: usize) -> bool {
+        let mut seen = vec![false; self.after.len()];
+        let mut todo = vec![b];
+        while let Some(c) = todo.pop() {
+            for &d in &self.after[c] {
+                if d == a {
+                    return true;
+                }
+                if d > a && !seen[d] {
+                    seen[d] = true;
+                    todo.push(d);
+                }
+            }
+        }
+        false
     }
 }

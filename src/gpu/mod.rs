@@ -25,6 +25,7 @@ mod import_contract_tests;
 pub mod kernels;
 #[cfg(test)]
 pub(crate) mod mock;
+pub mod lanes;
 pub mod planes;
 pub mod pool;
 

@@ -7,6 +7,12 @@
 //! so the caller may refill its picture as soon as `upload` returns, and
 //! nothing waits for kernels. Two staging sets alternate; a set is reused
 //! only once its previous copy has completed (an event per set).
+//!
+//! The device planes come in two sets too, used frame by frame in turn, so
+//! frame N+1's upload (or layout pass) runs while frame N's kernels read the
+//! other set. A set is written only after its previous frame's readers are
+//! done: the engine records the set's `free` event after them
+//! ([`SharedPlanes::release`]) and the writing stream waits for it.
 
 use super::bind::{Binder, DeviceFrame};
 use super::device::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
@@ -78,10 +84,16 @@ impl PairPlanes {
 /// work is queued (the lifetime ties it to the binding).
 pub struct FramePlanes<'a> {
     planes: [[Option<DevicePlane>; 3]; 2],
+    /// The plane set written for this frame (see [`SharedPlanes::release`]).
+    set: usize,
     _bound: std::marker::PhantomData<&'a ()>,
 }
 
 impl FramePlanes<'_> {
+    /// The context's plane set this frame uses.
+    pub fn set(&self) -> usize {
+        self.set
+    }
     pub fn reference(&self, plane: PlaneId) -> Result<DevicePlane> {
         self.get(0, plane)
     }
@@ -97,6 +109,18 @@ impl FramePlanes<'_> {
     }
 }
 
+/// A plane staged for the next copy: its source pitch and where it goes
+/// (side, plane) in whichever set the copy writes.
+#[derive(Clone, Copy)]
+struct Staged {
+    pitch: usize,
+    side: usize,
+    plane: usize,
+}
+
+/// Device plane sets used in turn.
+const SETS: usize = 2;
+
 struct Staging {
     buffers: Vec<PinnedBuffer>,
     copied: Event,
@@ -107,12 +131,16 @@ struct Staging {
 pub struct SharedPlanes {
     format: PictureFormat,
     needs: PairPlanes,
-    /// Owns the memory `views` point into.
+    /// Owns the memory `sets` point into.
     _device: Vec<DeviceBuffer>,
-    views: [[Option<DevicePlane>; 3]; 2],
+    sets: [[[Option<DevicePlane>; 3]; 2]; SETS],
+    /// Recorded once the readers of a set's last frame are done.
+    free: [Event; SETS],
+    /// The set the next frame writes.
+    turn: usize,
     staging: [Staging; 2],
     /// Source pitch and destination of each plane staged for the next copy.
-    pending: Vec<(usize, DevicePlane)>,
+    pending: Vec<Staged>,
     staged: bool,
     frames: u64,
     host_copies: u64,
@@ -122,23 +150,25 @@ impl SharedPlanes {
     pub fn new(gpu: &Gpu, format: PictureFormat, needs: PairPlanes) -> Result<Self> {
         let bps = format.bytes_per_sample();
         let mut device = Vec::new();
-        let mut views = [[None; 3]; 2];
-        for (i, side) in views.iter_mut().enumerate() {
-            let planes = needs
-                .side(i)
-                .planes()
-                .filter(|p| p.index() < format.plane_count());
-            for p in planes {
-                let (w, h) = format.plane_size(p);
-                let pitch = (w * bps).div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
-                let buffer = gpu.buffer(pitch * h)?;
-                side[p.index()] = Some(DevicePlane {
-                    ptr: buffer.ptr(),
-                    pitch,
-                    width: w,
-                    height: h,
-                });
-                device.push(buffer);
+        let mut sets = [[[None; 3]; 2]; SETS];
+        for views in &mut sets {
+            for (i, side) in views.iter_mut().enumerate() {
+                let planes = needs
+                    .side(i)
+                    .planes()
+                    .filter(|p| p.index() < format.plane_count());
+                for p in planes {
+                    let (w, h) = format.plane_size(p);
+                    let pitch = (w * bps).div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
+                    let buffer = gpu.buffer(pitch * h)?;
+                    side[p.index()] = Some(DevicePlane {
+                        ptr: buffer.ptr(),
+                        pitch,
+                        width: w,
+                        height: h,
+                    });
+                    device.push(buffer);
+                }
             }
         }
         let staging_set = || -> Result<Staging> {
@@ -151,7 +181,9 @@ impl SharedPlanes {
             format,
             needs,
             _device: device,
-            views,
+            sets,
+            free: [gpu.event()?, gpu.event()?],
+            turn: 0,
             staging: [staging_set()?, staging_set()?],
             pending: Vec::new(),
             staged: false,
@@ -201,15 +233,20 @@ impl SharedPlanes {
                 )));
             }
             for plane in PlaneId::ALL {
-                let Some(view) = self.views[side][plane.index()] else {
+                // Where the copy goes is chosen when it is queued.
+                if self.sets[0][side][plane.index()].is_none() {
                     continue;
-                };
+                }
                 let (bytes, pitch) = plane_bytes(picture, plane);
                 if set.buffers.len() <= sources.len() {
                     set.buffers.push(gpu.pinned(bytes.len())?);
                 }
                 sources.push(bytes);
-                self.pending.push((pitch, view));
+                self.pending.push(Staged {
+                    pitch,
+                    side,
+                    plane: plane.index(),
+                });
             }
         }
         let pieces = set
@@ -237,12 +274,14 @@ impl SharedPlanes {
                 reason: "no frame staged".into(),
             });
         }
+        let k = self.next_set(stream)?;
         let set = &self.staging[(self.frames % 2) as usize];
         self.frames += 1;
-        for (staging, &(pitch, view)) in set.buffers.iter().zip(&self.pending) {
+        for (staging, staged) in set.buffers.iter().zip(&self.pending) {
+            let view = self.sets[k][staged.side][staged.plane].expect("staged planes are set up");
             let copy = Copy2d {
                 src: Memory::Host(staging.as_ptr()),
-                src_pitch: pitch,
+                src_pitch: staged.pitch,
                 dst: view.ptr,
                 dst_pitch: view.pitch,
                 width_bytes: view.width * self.format.bytes_per_sample(),
@@ -255,9 +294,25 @@ impl SharedPlanes {
         set.copied.record(stream)?;
         self.host_copies += self.pending.len() as u64;
         Ok(FramePlanes {
-            planes: self.views,
+            planes: self.sets[k],
+            set: k,
             _bound: std::marker::PhantomData,
         })
+    }
+
+    /// Picks the set the next frame writes and orders `stream` after the
+    /// readers of that set's previous frame.
+    fn next_set(&mut self, stream: &Stream) -> Result<usize> {
+        let k = self.turn;
+        self.turn = (k + 1) % SETS;
+        stream.wait(&self.free[k])?;
+        Ok(k)
+    }
+
+    /// Records, on `stream` (ordered after every reader of the frame that
+    /// used `set`), that the set may be written again.
+    pub fn release(&self, set: usize, stream: &Stream) -> Result<()> {
+        self.free[set].record(stream)
     }
 
     /// Binds a pair of frames already on the device (see [`Binder`]): no
@@ -270,19 +325,21 @@ impl SharedPlanes {
         allow_copy: bool,
         error: &dyn Fn(usize) -> ImportError,
     ) -> Result<FramePlanes<'_>> {
+        let k = self.next_set(stream)?;
         let mut planes = [[None; 3]; 2];
         for (side, frame) in frames.into_iter().enumerate() {
             planes[side] = binder.bind(
                 stream,
                 frame,
                 self.needs.side(side),
-                &self.views[side],
+                &self.sets[k][side],
                 allow_copy,
                 &|| error(side),
             )?;
         }
         Ok(FramePlanes {
             planes,
+            set: k,
             _bound: std::marker::PhantomData,
         })
     }

@@ -150,23 +150,23 @@ impl GpuEngine {
                 DeviceWait::Event(raw) => unsafe {
                     self.gpu
                         .driver()
-                        .stream_wait_event(self.stream.handle(), Handle(raw.0))?
+                        .stream_wait_event(self.lanes.entry().handle(), Handle(raw.0))?
                 },
                 DeviceWait::Semaphore(semaphore, value) => {
-                    self.stream.wait_semaphore(&semaphore, value)?;
+                    self.lanes.entry().wait_semaphore(&semaphore, value)?;
                     // Kept until the frame's reads are done.
                     self.imported.imports.pending.semaphores.push(semaphore);
                 }
             }
         }
         let acquired = self.gpu.event()?;
-        acquired.record(&self.stream)?;
+        acquired.record(self.lanes.entry())?;
         let mut sources = [Vec::new(), Vec::new()];
         for (side, frame) in frames.iter().enumerate() {
             sources[side] =
                 self.imported
                     .imports
-                    .planes(&self.gpu, &self.stream, side, frame.desc())?;
+                    .planes(&self.gpu, self.lanes.entry(), side, frame.desc())?;
         }
         let device = [0, 1].map(|side| DeviceFrame {
             format: frames[side].desc().format,
@@ -180,14 +180,16 @@ impl GpuEngine {
         let queued = (|| {
             let planes = self.planes.bind(
                 binder,
-                &self.stream,
+                self.lanes.entry(),
                 [&device[0], &device[1]],
                 self.imported.allow_device_copy,
                 &|side| frames[side].desc().error(0),
             )?;
-            enqueue_all(&mut self.on_gpu, index, &planes, &self.stream, wanted)?;
+            let set = planes.set();
+            enqueue_all(&mut self.on_gpu, index, &planes, &self.lanes, wanted)?;
+            self.planes.release(set, self.lanes.exit())?;
             let done = self.gpu.event()?;
-            done.record(&self.stream)?;
+            done.record(self.lanes.exit())?;
             Ok(done)
         })();
         let done = match queued {
@@ -195,7 +197,7 @@ impl GpuEngine {
             Err(e) => {
                 // Some reads may be queued: the frames are released only
                 // once they have finished.
-                let _ = self.stream.synchronize();
+                let _ = self.lanes.synchronize();
                 self.imported.imports.pending = Imported::default();
                 self.imported.release_all();
                 return Err(e);
@@ -222,7 +224,7 @@ mod tests {
     //! every import destroyed by the end, and the frame released.
 
     use super::*;
-    use crate::gpu::mock::{Call, MockDriver};
+    use crate::gpu::mock::{Call, DeviceOrder, MockDriver};
     use crate::import::{Acquire, FrameDesc, HostFence, PixelFormat, PlaneLayout, Release};
     use crate::picture::ChromaSubsampling;
 
@@ -298,15 +300,23 @@ mod tests {
             last(&is_import) < first(&is_wait),
             "an import after a queued wait: {log:#?}"
         );
-        assert!(
-            last(&is_wait) < first(&is_read),
-            "a read before the acquire wait"
-        );
+        // In the device's order (streams, events, host waits), not just
+        // the order of the calls.
+        let order = DeviceOrder::new(&log);
+        let all = |f: &dyn Fn(&Call) -> bool| -> Vec<usize> {
+            (0..log.len()).filter(|&i| f(&log[i])).collect()
+        };
+        for r in all(&is_read) {
+            for w in all(&is_wait) {
+                assert!(order.before(w, r), "read {r} may run before wait {w}: {log:#?}");
+            }
+        }
         assert_eq!(count(&is_signal), 2);
-        assert!(
-            first(&is_signal) > last(&is_read),
-            "released before the last reader"
-        );
+        for s in all(&is_signal) {
+            for r in all(&is_read) {
+                assert!(order.before(r, s), "release {s} may run before read {r}: {log:#?}");
+            }
+        }
         // Nothing leaks: every import destroyed, mappings freed.
         assert_eq!(count(&|c| matches!(c, Call::DestroyExternalMemory(_))), 2);
         assert_eq!(count(&|c| matches!(c, Call::FreeExternalBuffer(_))), 2);

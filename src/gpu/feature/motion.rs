@@ -1,5 +1,5 @@
-//! Integer `motion` on the GPU: the blurred-difference SAD in kernels
-//! (kernels/motion.cu) against earlier reference luma kept on the device;
+//! Integer `motion` on the GPU: the blurred-difference SAD in one fused
+//! kernel (kernels/motion.cu) against earlier reference luma kept on the device;
 //! scores and the `motion2`/`motion3` window are the CPU extractor's, so
 //! per-frame values are bit-identical.
 
@@ -15,13 +15,9 @@ use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
 
-/// Threads per block: the SAD kernel's shared scratch has this many entries.
+/// Threads per block and rows per strip of the SAD kernel.
 const THREADS: u32 = 256;
-
-struct Kernels {
-    vertical: Function,
-    horizontal: Function,
-}
+const ROWS: u32 = 4;
 
 pub(super) struct GpuMotion {
     outputs: MotionOutputs,
@@ -29,9 +25,7 @@ pub(super) struct GpuMotion {
     /// Earlier reference luma planes: slot `i % depth` holds frame `i`.
     history: Vec<DeviceBuffer>,
     history_pitch: usize,
-    /// The vertical pass, `width * height` i32.
-    vertical: Option<DeviceBuffer>,
-    kernels: Option<Kernels>,
+    sad: Option<Function>,
     results: Readback,
     /// The next frame `enqueue` expects.
     next_index: u32,
@@ -42,24 +36,20 @@ impl GpuMotion {
         let outputs = MotionOutputs::create(options, format)?;
         let (w, h) = (format.width as usize, format.height as usize);
         let history_pitch = (w * format.bytes_per_sample()).div_ceil(256) * 256;
-        let (history, vertical, kernels) = if outputs.force_zero() {
-            (Vec::new(), None, None)
+        let (history, sad) = if outputs.force_zero() {
+            (Vec::new(), None)
         } else {
             let module = kernels::load(gpu, "motion.cu")?;
-            let suffix = if format.bytes_per_sample() == 1 {
-                "u8"
-            } else {
-                "u16"
+            let name = match (format.bytes_per_sample(), format.bit_depth) {
+                (1, _) => "motion_sad_u8",
+                (_, 9..=15) => "motion_sad_u16",
+                _ => "motion_sad_u16_wide",
             };
             (
                 (0..outputs.depth())
                     .map(|_| gpu.buffer(history_pitch * h))
                     .collect::<Result<_>>()?,
-                Some(gpu.buffer(w * h * 4)?),
-                Some(Kernels {
-                    vertical: module.function(&format!("motion_vertical_{suffix}"))?,
-                    horizontal: module.function("motion_horizontal_sad")?,
-                }),
+                Some(module.function(name)?),
             )
         };
         Ok(Self {
@@ -68,8 +58,7 @@ impl GpuMotion {
             format: *format,
             history,
             history_pitch,
-            vertical,
-            kernels,
+            sad,
             next_index: 0,
         })
     }
@@ -99,19 +88,18 @@ impl GpuExtractor for GpuMotion {
             });
         }
         self.next_index += 1;
-        let (Some(k), Some(vertical)) = (&self.kernels, &self.vertical) else {
+        let Some(sad) = &self.sad else {
             self.results.skip(index);
             return Ok(());
         };
         let cur = frame.reference(PlaneId::Y)?;
         let slot = &self.history[index as usize % self.history.len()];
         if index >= self.outputs.depth() {
-            let totals = self.results.begin(stream)?.ptr();
+            let mut total = self.results.begin(stream)?.ptr();
             let (mut pp, mut ppitch) = (slot.ptr(), self.history_pitch as u32);
             let (mut cp, mut cpitch) = (cur.ptr, cur.pitch as u32);
             let (mut w, mut h) = (cur.width as u32, cur.height as u32);
             let mut bd = self.format.bit_depth as u32;
-            let mut out = vertical.ptr();
             let mut params: [*mut c_void; 8] = [
                 &mut pp as *mut _ as *mut c_void,
                 &mut ppitch as *mut _ as *mut c_void,
@@ -120,26 +108,14 @@ impl GpuExtractor for GpuMotion {
                 &mut w as *mut _ as *mut c_void,
                 &mut h as *mut _ as *mut c_void,
                 &mut bd as *mut _ as *mut c_void,
-                &mut out as *mut _ as *mut c_void,
-            ];
-            let dims = LaunchDims {
-                grid: (w.div_ceil(THREADS), h, 1),
-                block: (THREADS, 1, 1),
-                shared_bytes: 0,
-            };
-            // SAFETY: parameters match motion_vertical_*; buffers are ours
-            // or context-owned and outlive the stream's work.
-            unsafe { stream.launch(&k.vertical, &dims, &mut params)? };
-            let mut total = totals;
-            let mut params: [*mut c_void; 4] = [
-                &mut out as *mut _ as *mut c_void,
-                &mut w as *mut _ as *mut c_void,
-                &mut h as *mut _ as *mut c_void,
                 &mut total as *mut _ as *mut c_void,
             ];
-            let dims = LaunchDims::per_row(h, THREADS);
-            // SAFETY: parameters match motion_horizontal_sad.
-            unsafe { stream.launch(&k.horizontal, &dims, &mut params)? };
+            // One block per strip of ROWS rows (the kernel strides past
+            // the grid's limit).
+            let dims = LaunchDims::per_row(h.div_ceil(ROWS), THREADS);
+            // SAFETY: parameters match motion_sad_*; buffers are ours or
+            // context-owned and outlive the stream's work.
+            unsafe { stream.launch(sad, &dims, &mut params)? };
             self.results.end(index, stream)?;
         } else {
             self.results.skip(index);
