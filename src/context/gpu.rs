@@ -130,12 +130,12 @@ impl GpuEngine {
         self.complete_older(collector)
     }
 
-    /// Keeps one frame in flight per extractor and hands over the older
-    /// ones.
+    /// Keeps up to [`IN_FLIGHT`] frames queued per extractor and hands
+    /// over the older ones.
     pub(super) fn complete_older(&mut self, collector: &mut FeatureCollector) -> Result<()> {
         let mut sink = FeatureSink::new();
         for (slot, x, queued) in &mut self.on_gpu {
-            while *queued > 1 {
+            while *queued > IN_FLIGHT {
                 Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
             }
         }
@@ -189,6 +189,11 @@ impl GpuEngine {
         Ok(())
     }
 }
+
+/// Frames an extractor may have queued when `submit` returns: while the
+/// host waits for the oldest one's values, the device has the next ones to
+/// work on (and their kernels run beside each other on the lanes).
+pub(super) const IN_FLIGHT: usize = 2;
 
 /// Queues frame `index` on every GPU extractor that wants it, each on its
 /// own lane after the entry stream's work so far; the exit stream then

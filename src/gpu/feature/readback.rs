@@ -1,7 +1,7 @@
 //! Per-frame integer results of a GPU extractor: device accumulators that
 //! each frame clears before its kernels, copied back to pinned memory and
-//! read once their event fires. Two slots, so frame `i + 1` can be queued
-//! before frame `i` is read.
+//! read once their event fires. Three slots, so frames `i + 1` and `i + 2`
+//! can be queued before frame `i` is read (the engine keeps two in flight).
 
 use crate::error::{Error, Result};
 use crate::gpu::device::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
@@ -14,7 +14,7 @@ struct Slot {
 }
 
 pub(super) struct Readback {
-    slots: [Slot; 2],
+    slots: [Slot; 3],
     /// Queued frames, oldest first, with the slot holding their values
     /// (`None`: the frame launched nothing).
     queue: VecDeque<(u32, Option<usize>)>,
@@ -33,7 +33,7 @@ impl Readback {
             })
         };
         Ok(Self {
-            slots: [slot()?, slot()?],
+            slots: [slot()?, slot()?, slot()?],
             queue: VecDeque::new(),
             next_slot: 0,
             words,
@@ -47,7 +47,7 @@ impl Readback {
             return Err(Error::Gpu {
                 backend: "readback".into(),
                 operation: "begin".into(),
-                reason: "both result slots are in flight: complete a frame first".into(),
+                reason: "every result slot is in flight: complete a frame first".into(),
             });
         }
         let slot = &self.slots[self.next_slot];
