@@ -152,7 +152,7 @@ fn each_extractor_uploads_then_clears_then_launches() {
             })
             .collect();
         // psnr: 3 planes; motion: nothing on frame 0 (no previous frame).
-        let expected = if i == 0 { 3 } else { 4 };
+        let expected = if i == 0 { 3 } else { 5 };
         assert_eq!(launches.len(), expected, "frame {i}: {launches:?}");
         let order = DeviceOrder::new(frame);
         for (k, function, pointers) in launches {
