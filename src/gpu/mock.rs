@@ -126,7 +126,6 @@ fn pointer_params(function: &str) -> &'static [usize] {
     match function {
         "psnr_sse_u8" | "psnr_sse_u16" => &[0, 2, 6],
         "motion_sad_u8" | "motion_sad_u16" | "motion_sad_u16_wide" => &[0, 2, 7],
-        "motion_rows_total" => &[0, 2],
         "split_chroma_u8" | "split_chroma_u16" => &[0, 2, 3],
         "shift_plane_u16" => &[0, 2],
         other => panic!("mock driver: add {other}'s pointer parameters"),

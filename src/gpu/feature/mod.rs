@@ -59,7 +59,7 @@ pub fn create(
             psnr::GpuPsnr::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
-        "motion" => Some(
+        "motion" if format.width <= motion::MAX_WIDTH => Some(
             motion::GpuMotion::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),

@@ -15,14 +15,17 @@ use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
 
-/// Threads (columns) per block and rows per block of the SAD kernel.
+/// Threads per block (one column each, a 2-column halo on either side)
+/// and rows per block of the SAD kernel.
 const THREADS: u32 = 256;
-const ROWS: u32 = 8;
+const COLS: u32 = THREADS - 4;
+const ROWS: u32 = 16;
 
-struct Kernels {
-    sad: Function,
-    rows_total: Function,
-}
+/// The widest picture the kernel scores: libvmaf sums each row in a
+/// wrapping 32-bit integer, and rows of up to this many pixels (each
+/// |value| below 2^16) never wrap, so the kernel adds plain 64-bit sums.
+/// Wider pictures use the CPU extractor.
+pub(super) const MAX_WIDTH: u32 = 65537;
 
 pub(super) struct GpuMotion {
     outputs: MotionOutputs,
@@ -30,9 +33,7 @@ pub(super) struct GpuMotion {
     /// Earlier reference luma planes: slot `i % depth` holds frame `i`.
     history: Vec<DeviceBuffer>,
     history_pitch: usize,
-    kernels: Option<Kernels>,
-    /// Each row's wrapping 32-bit SAD, `height` u32.
-    row_sums: Option<DeviceBuffer>,
+    sad: Option<Function>,
     results: Readback,
     /// The next frame `enqueue` expects.
     next_index: u32,
@@ -43,8 +44,8 @@ impl GpuMotion {
         let outputs = MotionOutputs::create(options, format)?;
         let (w, h) = (format.width as usize, format.height as usize);
         let history_pitch = (w * format.bytes_per_sample()).div_ceil(256) * 256;
-        let (history, kernels, row_sums) = if outputs.force_zero() {
-            (Vec::new(), None, None)
+        let (history, sad) = if outputs.force_zero() {
+            (Vec::new(), None)
         } else {
             let module = kernels::load(gpu, "motion.cu")?;
             let name = match (format.bytes_per_sample(), format.bit_depth) {
@@ -56,11 +57,7 @@ impl GpuMotion {
                 (0..outputs.depth())
                     .map(|_| gpu.buffer(history_pitch * h))
                     .collect::<Result<_>>()?,
-                Some(Kernels {
-                    sad: module.function(name)?,
-                    rows_total: module.function("motion_rows_total")?,
-                }),
-                Some(gpu.buffer(h * 4)?),
+                Some(module.function(name)?),
             )
         };
         Ok(Self {
@@ -69,8 +66,7 @@ impl GpuMotion {
             format: *format,
             history,
             history_pitch,
-            kernels,
-            row_sums,
+            sad,
             next_index: 0,
         })
     }
@@ -100,7 +96,7 @@ impl GpuExtractor for GpuMotion {
             });
         }
         self.next_index += 1;
-        let (Some(k), Some(row_sums)) = (&self.kernels, &self.row_sums) else {
+        let Some(sad) = &self.sad else {
             self.results.skip(index);
             return Ok(());
         };
@@ -108,8 +104,6 @@ impl GpuExtractor for GpuMotion {
         let slot = &self.history[index as usize % self.history.len()];
         if index >= self.outputs.depth() {
             let mut total = self.results.begin(stream)?.ptr();
-            stream.fill_u32(row_sums, 0)?;
-            let mut rows = row_sums.ptr();
             let (mut pp, mut ppitch) = (slot.ptr(), self.history_pitch as u32);
             let (mut cp, mut cpitch) = (cur.ptr, cur.pitch as u32);
             let (mut w, mut h) = (cur.width as u32, cur.height as u32);
@@ -122,26 +116,18 @@ impl GpuExtractor for GpuMotion {
                 &mut w as *mut _ as *mut c_void,
                 &mut h as *mut _ as *mut c_void,
                 &mut bd as *mut _ as *mut c_void,
-                &mut rows as *mut _ as *mut c_void,
+                &mut total as *mut _ as *mut c_void,
             ];
-            // One block per ROWS x THREADS tile (grid rows fit up to
+            // One block per ROWS x COLS tile (grid rows cover up to
             // 65535 * ROWS picture rows).
             let dims = LaunchDims {
-                grid: (w.div_ceil(THREADS), h.div_ceil(ROWS), 1),
+                grid: (w.div_ceil(COLS), h.div_ceil(ROWS), 1),
                 block: (THREADS, 1, 1),
                 shared_bytes: 0,
             };
             // SAFETY: parameters match motion_sad_*; buffers are ours or
             // context-owned and outlive the stream's work.
-            unsafe { stream.launch(&k.sad, &dims, &mut params)? };
-            let mut params: [*mut c_void; 3] = [
-                &mut rows as *mut _ as *mut c_void,
-                &mut h as *mut _ as *mut c_void,
-                &mut total as *mut _ as *mut c_void,
-            ];
-            let dims = LaunchDims::per_row(1, THREADS);
-            // SAFETY: parameters match motion_rows_total.
-            unsafe { stream.launch(&k.rows_total, &dims, &mut params)? };
+            unsafe { stream.launch(sad, &dims, &mut params)? };
             self.results.end(index, stream)?;
         } else {
             self.results.skip(index);
