@@ -6,14 +6,16 @@ use super::*;
 use crate::gpu::feature::{self as gpu_feature, GpuExtractor};
 use crate::gpu::lanes::Lanes;
 use crate::gpu::planes::{FramePlanes, PairPlanes, SharedPlanes};
+use std::mem::ManuallyDrop;
 
 /// The GPU engine: the library's streams (an entry stream, a lane per GPU
 /// extractor, an exit stream: `gpu/lanes.rs`), the shared device planes,
 /// the GPU extractors of the set, and the CPU extractors of features that
 /// have no GPU version yet (inline, or on worker threads with `threads > 1`).
 pub(super) struct GpuEngine {
-    pub(super) lanes: Lanes,
-    pub(super) planes: SharedPlanes,
+    /// Dropped by hand: leaked if the engine is stuck (see `Drop`).
+    pub(super) lanes: ManuallyDrop<Lanes>,
+    pub(super) planes: ManuallyDrop<SharedPlanes>,
     pub(super) gpu: Gpu,
     /// (slot, extractor, frames queued and not yet completed).
     pub(super) on_gpu: Vec<(usize, Box<dyn GpuExtractor>, usize)>,
@@ -59,8 +61,8 @@ impl GpuEngine {
             )
         };
         Ok(Self {
-            lanes: Lanes::new(gpu, on_gpu.len())?,
-            planes: SharedPlanes::new(gpu, *format, mask)?,
+            lanes: ManuallyDrop::new(Lanes::new(gpu, on_gpu.len())?),
+            planes: ManuallyDrop::new(SharedPlanes::new(gpu, *format, mask)?),
             gpu: gpu.clone(),
             on_gpu,
             on_host,
@@ -92,6 +94,7 @@ impl GpuEngine {
         collector: &mut FeatureCollector,
         error: &mut Option<Error>,
     ) -> Result<()> {
+        self.imported.check_stuck()?;
         let mut sink = FeatureSink::new();
         let wanted = |slot: usize| scored || slots[slot].temporal;
         if self.on_gpu.iter().any(|(s, _, _)| wanted(*s)) {
@@ -133,6 +136,9 @@ impl GpuEngine {
     /// Keeps up to [`IN_FLIGHT`] frames queued per extractor and hands
     /// over the older ones.
     pub(super) fn complete_older(&mut self, collector: &mut FeatureCollector) -> Result<()> {
+        // The oldest queued frames' results follow their acquire waits:
+        // those fences must have signalled (or time out) first.
+        self.imported.wait_acquired(IN_FLIGHT)?;
         let mut sink = FeatureSink::new();
         for (slot, x, queued) in &mut self.on_gpu {
             while *queued > IN_FLIGHT {
@@ -160,7 +166,14 @@ impl GpuEngine {
     }
 
     pub(super) fn finish(mut self, collector: &mut FeatureCollector) -> Result<()> {
-        let result = self.finish_extractors(collector);
+        let result = self
+            .imported
+            .wait_acquired(0)
+            .and_then(|()| self.finish_extractors(collector));
+        if self.imported.stuck.is_some() {
+            // Waiting for the device would never end (see `Drop`).
+            return result;
+        }
         // Every read has finished (or failed): frames held for their readers
         // are released either way.
         self.lanes.synchronize()?;
@@ -187,6 +200,27 @@ impl GpuEngine {
             HostSide::Threaded(w) => w.finish(collector)?,
         }
         Ok(())
+    }
+}
+
+impl Drop for GpuEngine {
+    /// A stuck engine (a device-waited acquire fence timed out) leaks its
+    /// device objects: freeing memory or imports synchronizes the device,
+    /// which waits for that fence for good, and the producer's frames must
+    /// not be released while a queued read of them may still run.
+    fn drop(&mut self) {
+        if self.imported.stuck.is_some() {
+            std::mem::forget(std::mem::take(&mut self.on_gpu));
+            std::mem::forget(std::mem::take(&mut self.imported.held));
+            std::mem::forget(self.imported.graveyard.clone());
+            std::mem::forget(self.imported.binder.take());
+        } else {
+            // SAFETY: dropped once, here, and not used after.
+            unsafe {
+                std::mem::ManuallyDrop::drop(&mut self.planes);
+                std::mem::ManuallyDrop::drop(&mut self.lanes);
+            }
+        }
     }
 }
 

@@ -66,8 +66,14 @@ impl ContextBuilder {
     }
 
     /// How long an imported frame's acquire fence may take to signal
-    /// (default 10 s); past it the frame is released and
-    /// [`Error::FenceTimeout`] names the fence, frame and side.
+    /// (default 10 s); past it [`Error::FenceTimeout`] names the fence,
+    /// frame and side. A fence the host waits for (sync_file, host fence,
+    /// Vulkan timeline on the host, GL sync) fails its frame, which is
+    /// released. A fence the device waits for (CUDA/HIP event, Vulkan
+    /// semaphore fd on a GPU context) is checked before the host blocks on
+    /// later work; its wait cannot be withdrawn from the stream, so the
+    /// context fails from then on and keeps (leaks) the frames and device
+    /// objects that wait could still touch rather than release them.
     pub fn fence_timeout(mut self, timeout: Duration) -> Self {
         self.fence_timeout = timeout;
         self
@@ -161,6 +167,7 @@ impl ContextBuilder {
         let engine = if let Some(gpu) = &self.gpu {
             let mut engine = GpuEngine::start(gpu, &slots, &self.format, self.threads)?;
             engine.imported.allow_device_copy = self.allow_device_copy;
+            engine.imported.fence_timeout = self.fence_timeout;
             Engine::Gpu(Box::new(engine))
         } else if self.threads <= 1 {
             Engine::Inline(

@@ -143,6 +143,11 @@ struct State {
     fds: HashMap<usize, OwnedFd>,
     /// Fail the next call of this operation (e.g. "launch").
     fail: Option<&'static str>,
+    /// Semaphore waits never end (a producer that never signals).
+    stall_semaphores: bool,
+    /// Streams behind such a wait, and events recorded on them.
+    stalled_streams: std::collections::HashSet<Handle>,
+    stalled_events: std::collections::HashSet<Handle>,
 }
 
 /// The recording driver; clone the `Arc` to read the log after use.
@@ -164,6 +169,22 @@ impl MockDriver {
 
     pub fn mark(&self, frame: u32) {
         self.push(Call::Mark(frame));
+    }
+
+    /// From now on a semaphore wait never ends: work queued behind it (on
+    /// its stream, or on streams waiting for events recorded after it)
+    /// never runs, its events never fire, and a host wait for them fails
+    /// ("would wait for ever") instead of hanging the test.
+    pub fn stall_semaphore_waits(&self) {
+        self.state.lock().unwrap().stall_semaphores = true;
+    }
+
+    fn stalled(&self, what: &str) -> Result<()> {
+        Err(Error::Gpu {
+            backend: "mock".into(),
+            operation: what.into(),
+            reason: "would wait for ever (a stalled semaphore wait)".into(),
+        })
     }
 
     /// The next call of `operation` fails as a runtime would.
@@ -268,6 +289,9 @@ unsafe impl Driver for MockDriver {
     unsafe fn stream_destroy(&self, _stream: Handle) {}
     unsafe fn stream_synchronize(&self, stream: Handle) -> Result<()> {
         self.push(Call::StreamSync(stream));
+        if self.state.lock().unwrap().stalled_streams.contains(&stream) {
+            return self.stalled("stream_synchronize");
+        }
         Ok(())
     }
 
@@ -287,18 +311,31 @@ unsafe impl Driver for MockDriver {
     }
     unsafe fn event_record(&self, event: Handle, stream: Handle) -> Result<()> {
         self.push(Call::EventRecord { event, stream });
+        let mut state = self.state.lock().unwrap();
+        if state.stalled_streams.contains(&stream) {
+            state.stalled_events.insert(event);
+        } else {
+            state.stalled_events.remove(&event);
+        }
         Ok(())
     }
     unsafe fn stream_wait_event(&self, stream: Handle, event: Handle) -> Result<()> {
         self.push(Call::StreamWait { stream, event });
+        let mut state = self.state.lock().unwrap();
+        if state.stalled_events.contains(&event) {
+            state.stalled_streams.insert(stream);
+        }
         Ok(())
     }
     unsafe fn event_query(&self, event: Handle) -> Result<bool> {
         self.push(Call::EventQuery(event));
-        Ok(true)
+        Ok(!self.state.lock().unwrap().stalled_events.contains(&event))
     }
     unsafe fn event_synchronize(&self, event: Handle) -> Result<()> {
         self.push(Call::EventSync(event));
+        if self.state.lock().unwrap().stalled_events.contains(&event) {
+            return self.stalled("event_synchronize");
+        }
         Ok(())
     }
 
@@ -446,6 +483,10 @@ unsafe impl Interop for MockDriver {
             value,
             stream,
         });
+        let mut state = self.state.lock().unwrap();
+        if state.stall_semaphores {
+            state.stalled_streams.insert(stream);
+        }
         Ok(())
     }
     unsafe fn destroy_semaphore(&self, semaphore: Handle) {

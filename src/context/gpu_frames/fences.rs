@@ -15,20 +15,27 @@ pub(crate) enum DeviceWait {
     Semaphore(ExternalSemaphore, u64),
 }
 
+/// How errors name a frame's acquire fence (as the host waits name theirs).
+pub(crate) fn acquire_name(kind: &str, index: u32, side: usize) -> String {
+    let which = if side == 0 { "reference" } else { "distorted" };
+    format!("{kind} (acquire of frame {index}, {which})")
+}
+
 /// What the library stream must wait for before reading the frame (its
-/// semaphore imported now). Host fences were waited before the frame got
-/// here.
+/// semaphore imported now), with the fence's name. Host fences were waited
+/// before the frame got here.
 pub(crate) fn acquire_wait(
     gpu: &Gpu,
     frame: &Frame,
     index: u32,
     side: usize,
-) -> Result<Option<DeviceWait>> {
+) -> Result<Option<(DeviceWait, String)>> {
     let mut acquire = frame.acquire();
     let which = if side == 0 { "reference" } else { "distorted" };
+    let name = acquire_name(acquire.kind(), index, side);
     match &*acquire {
         Acquire::None => Ok(None),
-        Acquire::DeviceEvent(raw) => Ok(Some(DeviceWait::Event(*raw))),
+        Acquire::DeviceEvent(raw) => Ok(Some((DeviceWait::Event(*raw), name))),
         Acquire::VulkanSemaphoreFd { fd, value } => {
             let error = |e: String| -> Error {
                 frame
@@ -51,7 +58,7 @@ pub(crate) fn acquire_wait(
             if binary {
                 *acquire = Acquire::None;
             }
-            Ok(Some(DeviceWait::Semaphore(semaphore, value)))
+            Ok(Some((DeviceWait::Semaphore(semaphore, value), name)))
         }
         other => Err(frame
             .desc()

@@ -8,12 +8,19 @@ use crate::gpu::bind::{BindCounts, Binder};
 use crate::gpu::device::Event;
 use crate::gpu::external::{ExternalMemory, ExternalSemaphore};
 use crate::import::Frame;
+use crate::error::Error;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A pair whose reads are queued: the event after its last reader, the
 /// frames and the imports made for them.
 pub(crate) struct Held {
+    /// Each device acquire fence's name, and an event recorded right after
+    /// the stream's wait for it.
+    pub(crate) acquires: Vec<(String, Event)>,
+    /// When the pair was queued: its fences' time limit runs from here.
+    pub(crate) since: Instant,
     /// Recorded after the pair's acquire waits.
     pub(crate) acquired: Event,
     pub(crate) done: Event,
@@ -66,6 +73,14 @@ impl Graveyard {
 /// Device frames in flight and what binds them.
 #[derive(Default)]
 pub(crate) struct ImportedFrames {
+    /// How long a device-waited acquire fence may take (the context's
+    /// `fence_timeout`).
+    pub(crate) fence_timeout: Duration,
+    /// A device-waited fence that timed out, and the limit: the library
+    /// stream waits for it for good (a queued wait cannot be withdrawn), so
+    /// the engine is finished and leaks its device objects rather than
+    /// block in their destruction.
+    pub(crate) stuck: Option<(String, u64)>,
     pub(crate) binder: Option<Binder>,
     pub(crate) imports: Imports,
     /// Frames whose reads are queued, with the event after their last
@@ -109,6 +124,46 @@ impl ImportedFrames {
             }
         }
         self.graveyard.empty();
+        Ok(())
+    }
+
+    /// The error of a stalled engine, if it is one.
+    pub(crate) fn check_stuck(&self) -> Result<()> {
+        match &self.stuck {
+            Some((fence, waited_ms)) => Err(Error::FenceTimeout {
+                fence: fence.clone(),
+                waited_ms: *waited_ms,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits on the host, polling, until the device acquire fences of every
+    /// held pair but the newest `keep` have been signalled: before the host
+    /// blocks on work that runs after those waits. A fence not signalled
+    /// within the time limit (counted from the pair's submission) is named
+    /// in [`Error::FenceTimeout`], and the engine is stuck from then on.
+    pub(crate) fn wait_acquired(&mut self, keep: usize) -> Result<()> {
+        self.check_stuck()?;
+        let waited = self.held.len().saturating_sub(keep);
+        for held in self.held.iter().take(waited) {
+            loop {
+                let mut pending = None;
+                for (name, event) in &held.acquires {
+                    if !event.is_done()? {
+                        pending = Some(name);
+                        break;
+                    }
+                }
+                let Some(name) = pending else { break };
+                let elapsed = held.since.elapsed();
+                if elapsed >= self.fence_timeout {
+                    self.stuck = Some((name.clone(), self.fence_timeout.as_millis() as u64));
+                    return self.check_stuck();
+                }
+                std::thread::sleep((self.fence_timeout - elapsed).min(Duration::from_micros(200)));
+            }
+        }
         Ok(())
     }
 

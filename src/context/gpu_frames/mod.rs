@@ -52,6 +52,9 @@ impl GpuEngine {
         collector: &mut FeatureCollector,
         error: &mut Option<Error>,
     ) -> Result<()> {
+        // A stuck engine must not import (an import may synchronize the
+        // device, which waits for the timed-out fence).
+        self.imported.check_stuck()?;
         let host_extractors = match &self.on_host {
             HostSide::Inline(x) => !x.is_empty(),
             HostSide::Threaded(_) => true,
@@ -143,7 +146,10 @@ impl GpuEngine {
                 .imports
                 .import_memory(&self.gpu, side, frame.desc())?;
         }
-        for wait in waits {
+        // An event after each wait tells which fence a stalled frame is
+        // still waiting for (`ImportedFrames::wait_acquired`).
+        let mut acquires = Vec::new();
+        for (wait, name) in waits {
             match wait {
                 // SAFETY: the producer's event of this device, alive until
                 // the frame is released (its contract); the stream is ours.
@@ -158,6 +164,9 @@ impl GpuEngine {
                     self.imported.imports.pending.semaphores.push(semaphore);
                 }
             }
+            let waited = self.gpu.event()?;
+            waited.record(self.lanes.entry())?;
+            acquires.push((name, waited));
         }
         let acquired = self.gpu.event()?;
         acquired.record(self.lanes.entry())?;
@@ -205,6 +214,8 @@ impl GpuEngine {
         };
         let imports = std::mem::take(&mut self.imported.imports.pending);
         self.imported.held.push_back(Held {
+            acquires,
+            since: std::time::Instant::now(),
             acquired,
             done,
             _frames: [frames[0].clone(), frames[1].clone()],
@@ -321,5 +332,70 @@ mod tests {
         assert_eq!(count(&|c| matches!(c, Call::DestroyExternalMemory(_))), 2);
         assert_eq!(count(&|c| matches!(c, Call::FreeExternalBuffer(_))), 2);
         assert_eq!(count(&|c| matches!(c, Call::DestroySemaphore(_))), 4);
+    }
+
+    #[test]
+    fn a_device_fence_that_never_signals_times_out_naming_itself() {
+        let (mock, gpu) = MockDriver::gpu();
+        mock.stall_semaphore_waits();
+        let format =
+            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
+        let timeout = std::time::Duration::from_millis(40);
+        let mut ctx = ContextBuilder::new(format)
+            .feature("psnr", Vec::new())
+            .gpu(gpu)
+            .fence_timeout(timeout)
+            .build()
+            .unwrap();
+        let fence = HostFence::new();
+        // Two pairs stay in flight; the third submit waits for the first
+        // pair's acquire before blocking on its results, and times out.
+        let started = std::time::Instant::now();
+        let mut outcome = Ok(());
+        for _ in 0..3 {
+            let (r, d) = (vulkan_frame(&fence), vulkan_frame(&fence));
+            outcome = ctx.submit_frames(&r, &d);
+            if outcome.is_err() {
+                break;
+            }
+        }
+        match outcome {
+            Err(Error::FenceTimeout { fence, waited_ms }) => {
+                assert_eq!(
+                    fence,
+                    "Vulkan timeline semaphore (acquire of frame 0, reference)"
+                );
+                assert_eq!(waited_ms, 40);
+            }
+            other => panic!("expected a fence timeout, got {other:?}"),
+        }
+        assert!(started.elapsed() >= timeout);
+        // Stuck for good: the next pair fails at once, importing nothing.
+        let imports = mock
+            .log()
+            .iter()
+            .filter(|c| matches!(c, Call::ImportMemory { .. }))
+            .count();
+        let (r, d) = (vulkan_frame(&fence), vulkan_frame(&fence));
+        assert!(matches!(
+            ctx.submit_frames(&r, &d),
+            Err(Error::FenceTimeout { .. })
+        ));
+        let after = mock.log();
+        assert_eq!(
+            after
+                .iter()
+                .filter(|c| matches!(c, Call::ImportMemory { .. }))
+                .count(),
+            imports
+        );
+        assert!(matches!(ctx.finish(), Err(Error::FenceTimeout { .. })));
+        // Nothing a queued read may still touch was released or freed.
+        assert!(!fence.is_signalled(), "a frame was released");
+        let log = mock.log();
+        assert!(!log.iter().any(|c| matches!(
+            c,
+            Call::DestroyExternalMemory(_) | Call::Free(_) | Call::SignalSemaphore { .. }
+        )));
     }
 }
