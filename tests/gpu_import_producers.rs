@@ -48,6 +48,82 @@ fn vulkan(gpu: &Gpu) -> Option<Vulkan> {
     }
 }
 
+/// `p` as NV12 in an exportable Vulkan allocation, acquired at `value` of
+/// the timeline `written` and released by signalling `value` on `read`.
+fn vulkan_nv12_frame(
+    vk: &Vulkan,
+    p: &HostPicture,
+    written: ash::vk::Semaphore,
+    value: u64,
+    read: ash::vk::Semaphore,
+) -> (Frame, producers::vulkan::ExportedBuffer) {
+    let format = p.format();
+    let (bytes, layouts) = packed(p, PixelFormat::Nv12);
+    let buffer = vk.exportable_buffer(bytes.len() as u64, true).unwrap();
+    vk.fill(&buffer, &bytes).unwrap();
+    let memory = Memory::VulkanFd {
+        fd: vk.memory_fd(&buffer).unwrap(),
+        bytes: buffer.allocation_size,
+        dedicated: buffer.dedicated,
+    };
+    let desc = FrameDesc::new(format.width, format.height, PixelFormat::Nv12, memory, &layouts);
+    let frame = Frame::new(
+        desc,
+        Acquire::VulkanSemaphoreFd {
+            fd: vk.semaphore_fd(written).unwrap(),
+            value: Some(value),
+        },
+        vec![Release::VulkanSemaphoreFd {
+            fd: vk.semaphore_fd(read).unwrap(),
+            value: Some(value),
+        }],
+    )
+    .unwrap();
+    (frame, buffer)
+}
+
+/// A producer that never signals its frame's timeline: the device's wait
+/// for it times out on the host with the fence named, the frame is not
+/// released (a queued read of it could still run; the stuck context leaks
+/// what it held).
+#[test]
+fn a_vulkan_acquire_never_signalled_times_out_naming_the_fence() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let Some(vk) = vulkan(&gpu) else { return };
+    let pair = pair("a_576x324_420p8_pan/x264_crf30");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let written = vk.semaphore(true).unwrap();
+    let read = vk.semaphore(true).unwrap();
+    let timeout = Duration::from_millis(300);
+    let mut ctx = builder(pair.format(), FEATURES, Some(&gpu))
+        .fence_timeout(timeout)
+        .build()
+        .unwrap();
+    let (r, rb) = vulkan_nv12_frame(&vk, &refs[0], written, 1, read);
+    let (d, db) = vulkan_nv12_frame(&vk, &dists[0], written, 1, read);
+    ctx.submit_frames(&r, &d).unwrap();
+    drop((r, d));
+    let started = std::time::Instant::now();
+    match ctx.finish() {
+        Err(Error::FenceTimeout { fence, waited_ms }) => {
+            assert_eq!(fence, "Vulkan timeline semaphore (acquire of frame 0, reference)");
+            assert_eq!(waited_ms, 300);
+        }
+        other => panic!("expected a fence timeout, got {other:?}"),
+    }
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(5), "finish took {waited:?}");
+    assert_eq!(vk.counter(read).unwrap(), 0, "released before it was read");
+    // The producer signals late: the device's wait ends (the stuck
+    // context's leaked work runs; nothing waits for it).
+    vk.signal(written, 1).unwrap();
+    println!("a never-signalled Vulkan timeline: FenceTimeout after {waited:?}, frame not released");
+    vk.destroy_buffer(rb);
+    vk.destroy_buffer(db);
+    vk.destroy_semaphore(written);
+    vk.destroy_semaphore(read);
+}
+
 /// A Vulkan renderer's frames: NV12 in exportable allocations, a timeline
 /// semaphore signalled after each submit (the library stream waits on the
 /// device, `submit_frames` does not block), a release timeline the producer
@@ -68,34 +144,9 @@ fn vulkan_frames_with_timeline_semaphores() {
     for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
         let value = i as u64 + 1;
         let frames = [(r, read[0]), (d, read[1])].map(|(p, read)| {
-            let (bytes, layouts) = packed(p, PixelFormat::Nv12);
-            let buffer = vk.exportable_buffer(bytes.len() as u64, true).unwrap();
-            vk.fill(&buffer, &bytes).unwrap();
-            let memory = Memory::VulkanFd {
-                fd: vk.memory_fd(&buffer).unwrap(),
-                bytes: buffer.allocation_size,
-                dedicated: buffer.dedicated,
-            };
+            let (frame, buffer) = vulkan_nv12_frame(&vk, p, written, value, read);
             buffers.push(buffer);
-            let desc = FrameDesc::new(
-                format.width,
-                format.height,
-                PixelFormat::Nv12,
-                memory,
-                &layouts,
-            );
-            Frame::new(
-                desc,
-                Acquire::VulkanSemaphoreFd {
-                    fd: vk.semaphore_fd(written).unwrap(),
-                    value: Some(value),
-                },
-                vec![Release::VulkanSemaphoreFd {
-                    fd: vk.semaphore_fd(read).unwrap(),
-                    value: Some(value),
-                }],
-            )
-            .unwrap()
+            frame
         });
         if i < 3 {
             println!("frame {i}: written");
