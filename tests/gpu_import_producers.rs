@@ -48,14 +48,16 @@ fn vulkan(gpu: &Gpu) -> Option<Vulkan> {
     }
 }
 
-/// `p` as NV12 in an exportable Vulkan allocation, acquired at `value` of
-/// the timeline `written` and released by signalling `value` on `read`.
+/// `p` as NV12 in an exportable Vulkan allocation, acquired by `written`
+/// (a timeline at `acquire`, or a binary semaphore for `None`) and released
+/// by signalling `value` on the timeline `read`.
 fn vulkan_nv12_frame(
     vk: &Vulkan,
     p: &HostPicture,
     written: ash::vk::Semaphore,
-    value: u64,
+    acquire: Option<u64>,
     read: ash::vk::Semaphore,
+    value: u64,
 ) -> (Frame, producers::vulkan::ExportedBuffer) {
     let format = p.format();
     let (bytes, layouts) = packed(p, PixelFormat::Nv12);
@@ -66,12 +68,18 @@ fn vulkan_nv12_frame(
         bytes: buffer.allocation_size,
         dedicated: buffer.dedicated,
     };
-    let desc = FrameDesc::new(format.width, format.height, PixelFormat::Nv12, memory, &layouts);
+    let desc = FrameDesc::new(
+        format.width,
+        format.height,
+        PixelFormat::Nv12,
+        memory,
+        &layouts,
+    );
     let frame = Frame::new(
         desc,
         Acquire::VulkanSemaphoreFd {
             fd: vk.semaphore_fd(written).unwrap(),
-            value: Some(value),
+            value: acquire,
         },
         vec![Release::VulkanSemaphoreFd {
             fd: vk.semaphore_fd(read).unwrap(),
@@ -80,6 +88,56 @@ fn vulkan_nv12_frame(
     )
     .unwrap();
     (frame, buffer)
+}
+
+/// A renderer that signals a binary semaphore per frame (queued before the
+/// frame is submitted, as Vulkan requires of binary semaphores): each is
+/// imported and waited on the library stream; the scores are the host
+/// upload's.
+#[test]
+fn vulkan_frames_with_binary_acquire_semaphores() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let Some(vk) = vulkan(&gpu) else { return };
+    let pair = pair("a_576x324_420p8_pan/x264_crf30");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let read = [vk.semaphore(true).unwrap(), vk.semaphore(true).unwrap()];
+    let mut ctx = builder(pair.format(), FEATURES, Some(&gpu))
+        .build()
+        .unwrap();
+    let (mut buffers, mut acquires) = (Vec::new(), Vec::new());
+    for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
+        let value = i as u64 + 1;
+        let frames = [(r, read[0]), (d, read[1])].map(|(p, read)| {
+            let written = vk.semaphore(false).unwrap();
+            vk.queue_signal(written).unwrap();
+            let (frame, buffer) = vulkan_nv12_frame(&vk, p, written, None, read, value);
+            buffers.push(buffer);
+            acquires.push(written);
+            frame
+        });
+        ctx.submit_frames(&frames[0], &frames[1]).unwrap();
+    }
+    let device = ctx.finish().unwrap();
+    let last = refs.len() as u64;
+    for r in read {
+        assert!(
+            vk.wait_value(r, last, 5000),
+            "release timeline at {}",
+            vk.counter(r).unwrap()
+        );
+    }
+    assert_identical(
+        "Vulkan NV12 frames, binary acquire",
+        &score_pictures(FEATURES, &refs, &dists, None),
+        &device,
+    );
+    println!("Vulkan NV12 frames with binary acquire semaphores: {last} bit-identical");
+    for b in buffers {
+        vk.destroy_buffer(b);
+    }
+    for s in acquires.into_iter().chain(read) {
+        vk.destroy_semaphore(s);
+    }
 }
 
 /// A producer that never signals its frame's timeline: the device's wait
@@ -99,14 +157,17 @@ fn a_vulkan_acquire_never_signalled_times_out_naming_the_fence() {
         .fence_timeout(timeout)
         .build()
         .unwrap();
-    let (r, rb) = vulkan_nv12_frame(&vk, &refs[0], written, 1, read);
-    let (d, db) = vulkan_nv12_frame(&vk, &dists[0], written, 1, read);
+    let (r, rb) = vulkan_nv12_frame(&vk, &refs[0], written, Some(1), read, 1);
+    let (d, db) = vulkan_nv12_frame(&vk, &dists[0], written, Some(1), read, 1);
     ctx.submit_frames(&r, &d).unwrap();
     drop((r, d));
     let started = std::time::Instant::now();
     match ctx.finish() {
         Err(Error::FenceTimeout { fence, waited_ms }) => {
-            assert_eq!(fence, "Vulkan timeline semaphore (acquire of frame 0, reference)");
+            assert_eq!(
+                fence,
+                "Vulkan timeline semaphore (acquire of frame 0, reference)"
+            );
             assert_eq!(waited_ms, 300);
         }
         other => panic!("expected a fence timeout, got {other:?}"),
@@ -117,7 +178,9 @@ fn a_vulkan_acquire_never_signalled_times_out_naming_the_fence() {
     // The producer signals late: the device's wait ends (the stuck
     // context's leaked work runs; nothing waits for it).
     vk.signal(written, 1).unwrap();
-    println!("a never-signalled Vulkan timeline: FenceTimeout after {waited:?}, frame not released");
+    println!(
+        "a never-signalled Vulkan timeline: FenceTimeout after {waited:?}, frame not released"
+    );
     vk.destroy_buffer(rb);
     vk.destroy_buffer(db);
     vk.destroy_semaphore(written);
@@ -144,7 +207,7 @@ fn vulkan_frames_with_timeline_semaphores() {
     for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
         let value = i as u64 + 1;
         let frames = [(r, read[0]), (d, read[1])].map(|(p, read)| {
-            let (frame, buffer) = vulkan_nv12_frame(&vk, p, written, value, read);
+            let (frame, buffer) = vulkan_nv12_frame(&vk, p, written, Some(value), read, value);
             buffers.push(buffer);
             frame
         });

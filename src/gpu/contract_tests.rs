@@ -319,16 +319,32 @@ fn extractors_run_beside_each_other_and_uploads_beside_kernels() {
     assert!(!order.before(psnr[0], motion[0]) && !order.before(motion[0], psnr[0]));
     let first_upload = |i: u32| {
         frame_span(&log, i)
-            .find(|&k| matches!(log[k], Call::Copy2d { src_host: Some(_), .. }))
+            .find(|&k| {
+                matches!(
+                    log[k],
+                    Call::Copy2d {
+                        src_host: Some(_),
+                        ..
+                    }
+                )
+            })
             .unwrap()
     };
     for i in 2..4 {
         let up = first_upload(i);
         for k in launches(i - 2, "") {
-            assert!(order.before(k, up), "frame {i}'s upload may overwrite frame {}'s planes", i - 2);
+            assert!(
+                order.before(k, up),
+                "frame {i}'s upload may overwrite frame {}'s planes",
+                i - 2
+            );
         }
         for k in launches(i - 1, "psnr") {
-            assert!(!order.before(k, up), "frame {i}'s upload waits for frame {}'s kernels", i - 1);
+            assert!(
+                !order.before(k, up),
+                "frame {i}'s upload waits for frame {}'s kernels",
+                i - 1
+            );
         }
     }
 }
@@ -346,11 +362,16 @@ fn motion_wider_than_its_kernel_runs_on_the_host() {
         .unwrap();
     for i in 0..2u8 {
         let mut p = HostPicture::new(wide);
-        p.plane_u8_mut(PlaneId::Y).iter_mut().for_each(|v| *v = 40 * i);
+        p.plane_u8_mut(PlaneId::Y)
+            .iter_mut()
+            .for_each(|v| *v = 40 * i);
         ctx.submit(p.clone(), p).unwrap();
     }
     let scores = ctx.finish().unwrap();
     assert_eq!(scores.frames.len(), 2);
     let log = driver.log();
-    assert!(!log.iter().any(|c| matches!(c, Call::Launch { .. })), "{log:?}");
+    assert!(
+        !log.iter().any(|c| matches!(c, Call::Launch { .. })),
+        "{log:?}"
+    );
 }

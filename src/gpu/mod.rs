@@ -23,9 +23,9 @@ pub mod hip;
 #[cfg(test)]
 mod import_contract_tests;
 pub mod kernels;
+pub mod lanes;
 #[cfg(test)]
 pub(crate) mod mock;
-pub mod lanes;
 pub mod planes;
 pub mod pool;
 

@@ -3,12 +3,12 @@
 //! that destroys those imports only when that cannot block.
 
 use super::imports::Imports;
+use crate::error::Error;
 use crate::error::Result;
 use crate::gpu::bind::{BindCounts, Binder};
 use crate::gpu::device::Event;
 use crate::gpu::external::{ExternalMemory, ExternalSemaphore};
 use crate::import::Frame;
-use crate::error::Error;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

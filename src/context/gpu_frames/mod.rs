@@ -319,13 +319,19 @@ mod tests {
         };
         for r in all(&is_read) {
             for w in all(&is_wait) {
-                assert!(order.before(w, r), "read {r} may run before wait {w}: {log:#?}");
+                assert!(
+                    order.before(w, r),
+                    "read {r} may run before wait {w}: {log:#?}"
+                );
             }
         }
         assert_eq!(count(&is_signal), 2);
         for s in all(&is_signal) {
             for r in all(&is_read) {
-                assert!(order.before(r, s), "release {s} may run before read {r}: {log:#?}");
+                assert!(
+                    order.before(r, s),
+                    "release {s} may run before read {r}: {log:#?}"
+                );
             }
         }
         // Nothing leaks: every import destroyed, mappings freed.
