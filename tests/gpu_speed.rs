@@ -259,7 +259,10 @@ fn moving_pictures(
             let stride = r.stride(plane);
             for y in 0..h {
                 for x in 0..w {
-                    let (fx, fy) = ((x as f64 + 3.0 * t as f64) / 9.0, (y as f64 + t as f64) / 13.0);
+                    let (fx, fy) = (
+                        (x as f64 + 3.0 * t as f64) / 9.0,
+                        (y as f64 + t as f64) / 13.0,
+                    );
                     let smooth = 128.0
                         + 60.0 * (fx + pi as f64).sin() * (fy * 0.7).cos()
                         + 25.0 * ((fx + fy) * 0.31).sin();

@@ -280,15 +280,15 @@ impl Resampler {
     pub(crate) fn axis_taps(&self) -> (AxisTaps, AxisTaps) {
         let method = self.table_method();
         let axis = |dst: usize, src: usize, ratio: f32| match method {
-            ScaleMethod::Nearest => AxisTaps::build(dst, |i| ([(i as f32 * ratio) as usize], [0.0])),
+            ScaleMethod::Nearest => {
+                AxisTaps::build(dst, |i| ([(i as f32 * ratio) as usize], [0.0]))
+            }
             ScaleMethod::Bilinear => AxisTaps::build(dst, |i| {
                 let t = BilinearTap::new(centre(i, ratio), src);
                 ([t.first, t.second], [t.fraction, 0.0])
             }),
             ScaleMethod::Bicubic => AxisTaps::build(dst, |i| bicubic_taps(centre(i, ratio), src)),
-            ScaleMethod::Lanczos4 => {
-                AxisTaps::build(dst, |i| lanczos4_taps(centre(i, ratio), src))
-            }
+            ScaleMethod::Lanczos4 => AxisTaps::build(dst, |i| lanczos4_taps(centre(i, ratio), src)),
         };
         (
             axis(self.dst.0, self.src.0, self.ratio.0),
@@ -346,9 +346,15 @@ mod tests {
         let at = |y: i32, x: i32| src.data[y as usize * src.stride + x as usize];
         let mut out = Vec::with_capacity(w * h);
         for y in 0..h {
-            let (ry, wy) = (&rows.index[y * rows.taps..][..rows.taps], &rows.weight[y * rows.taps..]);
+            let (ry, wy) = (
+                &rows.index[y * rows.taps..][..rows.taps],
+                &rows.weight[y * rows.taps..],
+            );
             for x in 0..w {
-                let (cx, wx) = (&cols.index[x * cols.taps..][..cols.taps], &cols.weight[x * cols.taps..]);
+                let (cx, wx) = (
+                    &cols.index[x * cols.taps..][..cols.taps],
+                    &cols.weight[x * cols.taps..],
+                );
                 out.push(match r.table_method() {
                     ScaleMethod::Nearest => at(ry[0], cx[0]),
                     ScaleMethod::Bilinear => {
@@ -403,7 +409,9 @@ mod tests {
                 r.scale(src, &mut out, dst.0);
                 let tables = from_tables(&r, src);
                 assert!(
-                    out.iter().zip(&tables).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    out.iter()
+                        .zip(&tables)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
                     "{m} to {dst:?}"
                 );
             }

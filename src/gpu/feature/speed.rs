@@ -397,7 +397,10 @@ impl GpuSpeedTemporal {
         let previous_pitch = (w * format.bytes_per_sample()).div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
         Ok(Self {
             device: SpeedDevice::new(gpu, setup.config, setup.geometry, 2, format)?,
-            previous: [gpu.buffer(previous_pitch * h)?, gpu.buffer(previous_pitch * h)?],
+            previous: [
+                gpu.buffer(previous_pitch * h)?,
+                gpu.buffer(previous_pitch * h)?,
+            ],
             previous_pitch,
             name: setup.name,
             use_ref_diff: setup.use_ref_diff,
@@ -417,10 +420,7 @@ impl GpuExtractor for GpuSpeedTemporal {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let (reference, distorted) = (
-            frame.reference(PlaneId::Y)?,
-            frame.distorted(PlaneId::Y)?,
-        );
+        let (reference, distorted) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
         if self.has_previous {
             // Previous minus current; the distorted difference from the
             // current reference with `speed_use_ref_diff`.
