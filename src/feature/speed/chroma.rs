@@ -38,33 +38,87 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    check_bit_depth(NAME, format)?;
-    let config = SpeedConfig::from_options(NAME, options, options.int("speed_weight_var_mode"))?;
-    let (width, height) = chroma_size(format)?;
-    let geometry =
-        Geometry::new(width, height, config.prescale).ok_or_else(|| Error::Extractor {
-            extractor: NAME.into(),
-            reason: format!(
-                "picture {}x{} too small: its {width}x{height} chroma planes, prescaled by {} to \
-             {}x{}, must be at least {MIN_SCALED_SIDE}x{MIN_SCALED_SIDE} (libvmaf: \
-             \"SpEED: image too small\")",
-                format.width,
-                format.height,
-                config.prescale,
-                (width as f64 * config.prescale + 0.5) as i32,
-                (height as f64 * config.prescale + 0.5) as i32,
-            ),
-        })?;
-    let core = SpeedCore::new(config, geometry);
-    let suffix = options.name_suffix();
+    let setup = ChromaSetup::new(options, format)?;
+    let core = SpeedCore::new(setup.config, setup.geometry);
     Ok(Box::new(SpeedChroma {
-        names: OUTPUTS.map(|o| format!("{o}{suffix}")),
         format: *format,
-        width,
-        max_val: options.double(config::MAX_VAL.name),
+        width: setup.width,
         planes: core.plane_pair(),
         core,
+        outputs: setup.outputs,
     }))
+}
+
+/// What the CPU and GPU extractors share: the checked options, the sizes
+/// SpEED works at and the outputs.
+pub(crate) struct ChromaSetup {
+    pub config: SpeedConfig,
+    pub geometry: Geometry,
+    /// libvmaf's (floored) chroma plane width: the columns scored.
+    pub width: usize,
+    pub outputs: ChromaOutputs,
+}
+
+impl ChromaSetup {
+    pub(crate) fn new(options: &Options, format: &PictureFormat) -> Result<Self> {
+        check_bit_depth(NAME, format)?;
+        let config =
+            SpeedConfig::from_options(NAME, options, options.int("speed_weight_var_mode"))?;
+        let (width, height) = chroma_size(format)?;
+        let geometry =
+            Geometry::new(width, height, config.prescale).ok_or_else(|| Error::Extractor {
+                extractor: NAME.into(),
+                reason: format!(
+                    "picture {}x{} too small: its {width}x{height} chroma planes, prescaled by {} \
+                     to {}x{}, must be at least {MIN_SCALED_SIDE}x{MIN_SCALED_SIDE} (libvmaf: \
+                     \"SpEED: image too small\")",
+                    format.width,
+                    format.height,
+                    config.prescale,
+                    (width as f64 * config.prescale + 0.5) as i32,
+                    (height as f64 * config.prescale + 0.5) as i32,
+                ),
+            })?;
+        let suffix = options.name_suffix();
+        Ok(Self {
+            config,
+            geometry,
+            width,
+            outputs: ChromaOutputs {
+                names: OUTPUTS.map(|o| format!("{o}{suffix}")),
+                max_val: options.double(config::MAX_VAL.name),
+            },
+        })
+    }
+}
+
+/// The three outputs, from the scores of the two planes.
+pub(crate) struct ChromaOutputs {
+    /// Output names with the option suffix (`speed_chroma_uv_mxv_45_...`).
+    names: [String; 3],
+    max_val: f64,
+}
+
+impl ChromaOutputs {
+    /// Emits frame `index`'s values from the Cb and Cr scores.
+    pub(crate) fn emit(&self, index: u32, u: SpeedScore, v: SpeedScore, sink: &mut FeatureSink) {
+        // A flat (singular) channel takes the other channel's score.
+        let uv = match (u.singular, v.singular) {
+            (true, false) => v.score,
+            (false, true) => u.score,
+            _ => ((f64::from(u.score) + f64::from(v.score)) / 2.0) as f32,
+        };
+        for (name, score) in self.names.iter().zip([u.score, v.score, uv]) {
+            // libvmaf's MIN(score, max_val), compared in double.
+            let score = f64::from(score);
+            let capped = if score < self.max_val {
+                score
+            } else {
+                self.max_val
+            };
+            sink.emit(index, name, capped);
+        }
+    }
 }
 
 /// libvmaf's chroma plane size: the luma size shifted down (floor).
@@ -83,13 +137,11 @@ fn chroma_size(format: &PictureFormat) -> Result<(usize, usize)> {
 }
 
 struct SpeedChroma {
-    /// Output names with the option suffix (`speed_chroma_uv_mxv_45_...`).
-    names: [String; 3],
     format: PictureFormat,
     width: usize,
-    max_val: f64,
     planes: PlanePair,
     core: SpeedCore,
+    outputs: ChromaOutputs,
 }
 
 impl SpeedChroma {
@@ -112,22 +164,7 @@ impl Extractor for SpeedChroma {
         check_frame_format(NAME, &self.format, frame)?;
         let u = self.score_plane(frame, PlaneId::Cb);
         let v = self.score_plane(frame, PlaneId::Cr);
-        // A flat (singular) channel takes the other channel's score.
-        let uv = match (u.singular, v.singular) {
-            (true, false) => v.score,
-            (false, true) => u.score,
-            _ => ((f64::from(u.score) + f64::from(v.score)) / 2.0) as f32,
-        };
-        for (name, score) in self.names.iter().zip([u.score, v.score, uv]) {
-            // libvmaf's MIN(score, max_val), compared in double.
-            let score = f64::from(score);
-            let capped = if score < self.max_val {
-                score
-            } else {
-                self.max_val
-            };
-            sink.emit(frame.index, name, capped);
-        }
+        self.outputs.emit(frame.index, u, v, sink);
         Ok(())
     }
 }

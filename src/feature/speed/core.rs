@@ -15,7 +15,57 @@ use crate::picture::{HostPicture, PlaneId, PlaneRef, PlaneSamples, Sample};
 /// The decimation before estimation is 2^4, as four dyadic scales.
 const SCALES: u32 = 4;
 /// libvmaf moves samples to a zero-centred range before SpEED.
-const SAMPLE_OFFSET: i32 = -128;
+pub(crate) const SAMPLE_OFFSET: i32 = -128;
+
+/// The anti-alias filter applied before decimating by 16 and the low-pass
+/// filter whose output (the local mean) is removed after it.
+pub(crate) fn filters(config: &SpeedConfig) -> (Vec<f32>, Vec<f32>) {
+    (
+        antialias_filter(SCALES, config.kernelscale),
+        scale_filter(SCALES as usize, config.kernelscale),
+    )
+}
+
+/// The `speed_prescale` resampler from the original to the scaled size,
+/// `None` when libvmaf does not prescale.
+pub(crate) fn prescaler(config: &SpeedConfig, geometry: &Geometry) -> Option<Resampler> {
+    let g = geometry;
+    config.prescales().then(|| {
+        Resampler::new(
+            config.method,
+            (g.original.width, g.original.height),
+            (g.scaled.width, g.scaled.height),
+        )
+    })
+}
+
+/// The score of a fitted reference and distorted plane; `ref_ok` and
+/// `dis_ok` tell whether their covariance matrices were regular (the
+/// estimator's return values).
+pub(crate) fn combine(
+    config: &SpeedConfig,
+    reference: &BlockStats,
+    distorted: &BlockStats,
+    ref_ok: bool,
+    dis_ok: bool,
+) -> SpeedScore {
+    // One-sided instability would inflate the score: libvmaf gives 0.
+    let score = if ref_ok != dis_ok {
+        0.0
+    } else {
+        speed_score(
+            reference,
+            distorted,
+            config.sigma_nn,
+            config.nn_floor,
+            WeightMode(config.weight_var_mode),
+        )
+    };
+    SpeedScore {
+        score,
+        singular: !(ref_ok && dis_ok),
+    }
+}
 
 /// A SpEED score and whether a covariance matrix was singular.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,20 +100,14 @@ pub struct SpeedCore {
 impl SpeedCore {
     pub fn new(config: SpeedConfig, geometry: Geometry) -> Self {
         let g = geometry;
-        let prescaler = config.prescales().then(|| {
-            Resampler::new(
-                config.method,
-                (g.original.width, g.original.height),
-                (g.scaled.width, g.scaled.height),
-            )
-        });
+        let prescaler = prescaler(&config, &geometry);
         let scaled_len = if prescaler.is_some() {
             g.scaled.width * g.scaled.height
         } else {
             0
         };
         let operating = g.operating.width * g.operating.height;
-        let antialias = antialias_filter(SCALES, config.kernelscale);
+        let (antialias, lowpass) = filters(&config);
         // Decimation reads only the filter support of every 16th row; the
         // resamplers read rows all over.
         let rows = if prescaler.is_some() {
@@ -85,7 +129,7 @@ impl SpeedCore {
             config,
             prescaler,
             antialias,
-            lowpass: scale_filter(SCALES as usize, config.kernelscale),
+            lowpass,
             scaled: vec![0.0; scaled_len],
             row: vec![0.0; g.alloc.width],
             rows,
@@ -158,22 +202,13 @@ impl SpeedCore {
         let dis_ok =
             self.estimator
                 .estimate(&self.decimated, stride, sigma_nn, &mut self.distorted);
-        // One-sided instability would inflate the score: libvmaf gives 0.
-        let score = if ref_ok != dis_ok {
-            0.0
-        } else {
-            speed_score(
-                &self.reference,
-                &self.distorted,
-                sigma_nn,
-                self.config.nn_floor,
-                WeightMode(self.config.weight_var_mode),
-            )
-        };
-        SpeedScore {
-            score,
-            singular: !(ref_ok && dis_ok),
-        }
+        combine(
+            &self.config,
+            &self.reference,
+            &self.distorted,
+            ref_ok,
+            dis_ok,
+        )
     }
 
     /// Prescales, low-passes and decimates by 16, then removes the local

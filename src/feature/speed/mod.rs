@@ -12,14 +12,14 @@
 //! Every step keeps libvmaf's `f32`/`f64` types and operation order, so the
 //! scores are bit-identical to its own.
 
-mod config;
+pub(crate) mod config;
 mod convolve;
-mod core;
-mod estimate;
-mod geometry;
+pub(crate) mod core;
+pub(crate) mod estimate;
+pub(crate) mod geometry;
 mod kernels;
 mod linalg;
-mod resample;
+pub(crate) mod resample;
 
 pub mod chroma;
 pub mod temporal;

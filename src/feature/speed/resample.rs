@@ -173,18 +173,22 @@ fn bicubic_kernel(t: f32) -> f32 {
     }
 }
 
+/// The four source positions (mirrored) around `pos` and their weights.
+fn bicubic_taps(pos: f32, len: usize) -> ([usize; 4], [f32; 4]) {
+    let p0 = f64::from(pos).floor() as i32;
+    let d = pos - p0 as f32;
+    (
+        std::array::from_fn(|i| mirror_index((p0 + i as i32 - 1) as f32, len)),
+        std::array::from_fn(|i| bicubic_kernel((i as i32 - 1) as f32 - d)),
+    )
+}
+
 fn bicubic(src: FloatPlane<'_>, x: f32, y: f32) -> f32 {
-    let x0 = f64::from(x).floor() as i32;
-    let y0 = f64::from(y).floor() as i32;
-    let dx = x - x0 as f32;
-    let dy = y - y0 as f32;
-    let wx: [f32; 4] = std::array::from_fn(|i| bicubic_kernel((i as i32 - 1) as f32 - dx));
-    let wy: [f32; 4] = std::array::from_fn(|i| bicubic_kernel((i as i32 - 1) as f32 - dy));
+    let (xs, wx) = bicubic_taps(x, src.width);
+    let (ys, wy) = bicubic_taps(y, src.height);
     let mut value = 0.0f32;
-    for (j, &wyj) in wy.iter().enumerate() {
-        let yi = mirror_index((y0 + j as i32 - 1) as f32, src.height);
-        for (i, &wxi) in wx.iter().enumerate() {
-            let xi = mirror_index((x0 + i as i32 - 1) as f32, src.width);
+    for (&yi, &wyj) in ys.iter().zip(&wy) {
+        for (&xi, &wxi) in xs.iter().zip(&wx) {
             value += src.data[yi * src.stride + xi] * (wxi * wyj);
         }
     }
@@ -202,27 +206,95 @@ fn lanczos4_kernel(x: f32, a: f32) -> f32 {
     0.0
 }
 
+/// Lanczos-4's radius.
+const LANCZOS_A: i32 = 4;
+
+/// The nine source positions (mirrored) around `pos` and their weights.
+fn lanczos4_taps(pos: f32, len: usize) -> ([usize; 9], [f32; 9]) {
+    const A: i32 = LANCZOS_A;
+    let p0 = f64::from(pos).floor() as i32;
+    let d = pos - p0 as f32;
+    (
+        std::array::from_fn(|i| mirror_index((p0 + i as i32 - A) as f32, len)),
+        std::array::from_fn(|i| lanczos4_kernel((i as i32 - A) as f32 - d, A as f32)),
+    )
+}
+
 fn lanczos4(src: FloatPlane<'_>, x: f32, y: f32) -> f32 {
-    const A: i32 = 4;
-    let x0 = f64::from(x).floor() as i32;
-    let y0 = f64::from(y).floor() as i32;
-    let dx = x - x0 as f32;
-    let dy = y - y0 as f32;
-    let wx: [f32; 9] =
-        std::array::from_fn(|i| lanczos4_kernel((i as i32 - A) as f32 - dx, A as f32));
-    let wy: [f32; 9] =
-        std::array::from_fn(|i| lanczos4_kernel((i as i32 - A) as f32 - dy, A as f32));
+    let (xs, wx) = lanczos4_taps(x, src.width);
+    let (ys, wy) = lanczos4_taps(y, src.height);
     let (mut value, mut weight_sum) = (0.0f32, 0.0f32);
-    for (j, &wyj) in wy.iter().enumerate() {
-        let yi = mirror_index((y0 + j as i32 - A) as f32, src.height);
-        for (i, &wxi) in wx.iter().enumerate() {
+    for (&yi, &wyj) in ys.iter().zip(&wy) {
+        for (&xi, &wxi) in xs.iter().zip(&wx) {
             let weight = wxi * wyj;
             weight_sum += weight;
-            let xi = mirror_index((x0 + i as i32 - A) as f32, src.width);
             value += src.data[yi * src.stride + xi] * weight;
         }
     }
     value / weight_sum
+}
+
+/// One axis of a [`Resampler`] as tables, for kernels that compute the
+/// resampled samples themselves: output position `i` reads the source
+/// positions `index[i * taps..][..taps]` (mirrored, in the order
+/// [`Resampler::scale`] visits them) with the weights
+/// `weight[i * taps..][..taps]`. Nearest: one position, no weight;
+/// bilinear: the two positions and, as the first weight, the fraction
+/// (libvmaf's `dx`); bicubic and Lanczos-4: 4 and 9 positions and their
+/// kernel weights.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AxisTaps {
+    pub taps: usize,
+    pub index: Vec<i32>,
+    pub weight: Vec<f32>,
+}
+
+impl AxisTaps {
+    fn build<const T: usize>(len: usize, tap: impl Fn(usize) -> ([usize; T], [f32; T])) -> Self {
+        let (mut index, mut weight) = (Vec::with_capacity(len * T), Vec::with_capacity(len * T));
+        for i in 0..len {
+            let (positions, weights) = tap(i);
+            index.extend(positions.map(|p| p as i32));
+            weight.extend(weights);
+        }
+        Self {
+            taps: T,
+            index,
+            weight,
+        }
+    }
+}
+
+impl Resampler {
+    /// The method [`Self::axis_taps`] describes: equal sizes are copied,
+    /// which is nearest at ratio 1 (every sample read at its own position).
+    pub(crate) fn table_method(&self) -> ScaleMethod {
+        if self.src == self.dst {
+            ScaleMethod::Nearest
+        } else {
+            self.method
+        }
+    }
+
+    /// The columns' and the rows' tables of [`Self::table_method`].
+    pub(crate) fn axis_taps(&self) -> (AxisTaps, AxisTaps) {
+        let method = self.table_method();
+        let axis = |dst: usize, src: usize, ratio: f32| match method {
+            ScaleMethod::Nearest => {
+                AxisTaps::build(dst, |i| ([(i as f32 * ratio) as usize], [0.0]))
+            }
+            ScaleMethod::Bilinear => AxisTaps::build(dst, |i| {
+                let t = BilinearTap::new(centre(i, ratio), src);
+                ([t.first, t.second], [t.fraction, 0.0])
+            }),
+            ScaleMethod::Bicubic => AxisTaps::build(dst, |i| bicubic_taps(centre(i, ratio), src)),
+            ScaleMethod::Lanczos4 => AxisTaps::build(dst, |i| lanczos4_taps(centre(i, ratio), src)),
+        };
+        (
+            axis(self.dst.0, self.src.0, self.ratio.0),
+            axis(self.dst.1, self.src.1, self.ratio.1),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -264,6 +336,85 @@ mod tests {
             let mut out = vec![0.0; 12 * 7];
             r.scale(src, &mut out, 12);
             assert!(out.iter().all(|&v| (v - 3.0).abs() < 1e-5), "{m}: {out:?}");
+        }
+    }
+
+    /// What a kernel computes from [`AxisTaps`], operation by operation.
+    fn from_tables(r: &Resampler, src: FloatPlane<'_>) -> Vec<f32> {
+        let (cols, rows) = r.axis_taps();
+        let (w, h) = r.dst;
+        let at = |y: i32, x: i32| src.data[y as usize * src.stride + x as usize];
+        let mut out = Vec::with_capacity(w * h);
+        for y in 0..h {
+            let (ry, wy) = (
+                &rows.index[y * rows.taps..][..rows.taps],
+                &rows.weight[y * rows.taps..],
+            );
+            for x in 0..w {
+                let (cx, wx) = (
+                    &cols.index[x * cols.taps..][..cols.taps],
+                    &cols.weight[x * cols.taps..],
+                );
+                out.push(match r.table_method() {
+                    ScaleMethod::Nearest => at(ry[0], cx[0]),
+                    ScaleMethod::Bilinear => {
+                        let (dy, dx) = (wy[0], wx[0]);
+                        (1.0 - dy) * (1.0 - dx) * at(ry[0], cx[0])
+                            + (1.0 - dy) * dx * at(ry[0], cx[1])
+                            + dy * (1.0 - dx) * at(ry[1], cx[0])
+                            + dy * dx * at(ry[1], cx[1])
+                    }
+                    ScaleMethod::Bicubic => {
+                        let mut v = 0.0f32;
+                        for j in 0..4 {
+                            for i in 0..4 {
+                                v += at(ry[j], cx[i]) * (wx[i] * wy[j]);
+                            }
+                        }
+                        v
+                    }
+                    ScaleMethod::Lanczos4 => {
+                        let (mut v, mut sum) = (0.0f32, 0.0f32);
+                        for j in 0..9 {
+                            for i in 0..9 {
+                                let weight = wx[i] * wy[j];
+                                sum += weight;
+                                v += at(ry[j], cx[i]) * weight;
+                            }
+                        }
+                        v / sum
+                    }
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn tables_reproduce_every_method_bit_for_bit() {
+        let (w, h) = (37, 23);
+        let data: Vec<f32> = (0..w * h)
+            .map(|i| ((i * 7919) % 251) as f32 * 0.37 - 40.0)
+            .collect();
+        let src = FloatPlane {
+            data: &data,
+            width: w,
+            height: h,
+            stride: w,
+        };
+        for m in METHOD_NAMES {
+            for dst in [(18, 11), (37, 23), (37, 30), (90, 50), (23, 37)] {
+                let r = Resampler::new(ScaleMethod::parse(m).unwrap(), (w, h), dst);
+                let mut out = vec![0.0; dst.0 * dst.1];
+                r.scale(src, &mut out, dst.0);
+                let tables = from_tables(&r, src);
+                assert!(
+                    out.iter()
+                        .zip(&tables)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{m} to {dst:?}"
+                );
+            }
         }
     }
 

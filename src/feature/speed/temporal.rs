@@ -35,30 +35,55 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-    check_bit_depth(NAME, format)?;
-    let config = SpeedConfig::from_options(NAME, options, 0)?;
-    let (width, height) = (format.width as usize, format.height as usize);
-    let geometry =
-        Geometry::new(width, height, config.prescale).ok_or_else(|| Error::Extractor {
-            extractor: NAME.into(),
-            reason: format!(
-            "picture {width}x{height} too small: prescaled by {} to {}x{}, it must be at least \
-             {MIN_SCALED_SIDE}x{MIN_SCALED_SIDE} (libvmaf: \"SpEED: image too small\")",
-            config.prescale,
-            (width as f64 * config.prescale + 0.5) as i32,
-            (height as f64 * config.prescale + 0.5) as i32,
-        ),
-        })?;
-    let core = SpeedCore::new(config, geometry);
+    let setup = TemporalSetup::new(options, format)?;
+    let core = SpeedCore::new(setup.config, setup.geometry);
     Ok(Box::new(SpeedTemporal {
-        name: format!("{OUTPUT}{}", options.name_suffix()),
+        name: setup.name,
         format: *format,
-        use_ref_diff: options.bool("speed_use_ref_diff"),
+        use_ref_diff: setup.use_ref_diff,
         has_previous: false,
         previous: core.plane_pair(),
         current: core.plane_pair(),
         core,
     }))
+}
+
+/// What the CPU and GPU extractors share: the checked options, the sizes
+/// SpEED works at and the output name.
+pub(crate) struct TemporalSetup {
+    pub config: SpeedConfig,
+    pub geometry: Geometry,
+    /// The distorted difference is previous distorted minus current
+    /// reference (`speed_use_ref_diff`).
+    pub use_ref_diff: bool,
+    /// `speed_temporal` with the option suffix.
+    pub name: String,
+}
+
+impl TemporalSetup {
+    pub(crate) fn new(options: &Options, format: &PictureFormat) -> Result<Self> {
+        check_bit_depth(NAME, format)?;
+        let config = SpeedConfig::from_options(NAME, options, 0)?;
+        let (width, height) = (format.width as usize, format.height as usize);
+        let geometry =
+            Geometry::new(width, height, config.prescale).ok_or_else(|| Error::Extractor {
+                extractor: NAME.into(),
+                reason: format!(
+                    "picture {width}x{height} too small: prescaled by {} to {}x{}, it must be at \
+                     least {MIN_SCALED_SIDE}x{MIN_SCALED_SIDE} (libvmaf: \"SpEED: image too \
+                     small\")",
+                    config.prescale,
+                    (width as f64 * config.prescale + 0.5) as i32,
+                    (height as f64 * config.prescale + 0.5) as i32,
+                ),
+            })?;
+        Ok(Self {
+            config,
+            geometry,
+            use_ref_diff: options.bool("speed_use_ref_diff"),
+            name: format!("{OUTPUT}{}", options.name_suffix()),
+        })
+    }
 }
 
 struct SpeedTemporal {

@@ -20,6 +20,7 @@ mod motion;
 mod psnr;
 mod psnr_hvs;
 mod readback;
+mod speed;
 mod vif;
 
 use super::device::{Gpu, Stream};
@@ -103,6 +104,14 @@ pub fn create(
             psnr_hvs::GpuPsnrHvs::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "speed_chroma" => Some(
+            speed::GpuSpeedChroma::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
+        "speed_temporal" => Some(
+            speed::GpuSpeedTemporal::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
@@ -124,4 +133,6 @@ pub const AVAILABLE: &[&str] = &[
     "float_ms_ssim",
     "ciede",
     "psnr_hvs",
+    "speed_chroma",
+    "speed_temporal",
 ];
