@@ -42,6 +42,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("float_ssim.cu", include_str!("../../kernels/float_ssim.cu")),
     ("ciede.cu", include_str!("../../kernels/ciede.cu")),
     ("psnr_hvs.cu", include_str!("../../kernels/psnr_hvs.cu")),
+    ("cambi.cu", include_str!("../../kernels/cambi.cu")),
 ];
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take

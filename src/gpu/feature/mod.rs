@@ -7,6 +7,7 @@
 //! device works. Each frame clears its accumulators before its kernels.
 
 mod adm;
+mod cambi;
 mod ciede;
 mod float_adm;
 mod float_common;
@@ -103,6 +104,10 @@ pub fn create(
             psnr_hvs::GpuPsnrHvs::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "cambi" => Some(
+            cambi::GpuCambi::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
@@ -124,4 +129,5 @@ pub const AVAILABLE: &[&str] = &[
     "float_ms_ssim",
     "ciede",
     "psnr_hvs",
+    "cambi",
 ];
