@@ -54,8 +54,9 @@ fn cambi_within_tolerance_on_every_golden_pair() {
     }
 }
 
-/// The coarse scales shorter than half the window: libvmaf's loops read
-/// rows beyond the scale (kept from earlier scales and frames).
+/// Coarse scales shorter or narrower than half the window: libvmaf's loops
+/// read rows and columns beyond the scale, which hold what earlier scales,
+/// pictures and frames left there (the extractor's canonical planes).
 #[test]
 fn cambi_reads_beyond_small_scales_like_the_cpu() {
     let Some(gpu) = cuda_gpu() else { return };
@@ -69,6 +70,18 @@ fn cambi_reads_beyond_small_scales_like_the_cpu() {
         let on_gpu = score(p, &[("cambi", options)], 1, Some(&gpu));
         let worst = assert_close_scores(&what, &cpu, &on_gpu, TOL);
         println!("{what}: within {TOL:e} (worst {:.3e})", max_of(&worst));
+    }
+    // Banded pictures: scale 4 is 14 rows for a pad of 15, or 13 columns
+    // for a pad of 27.
+    for (w, h, options) in [
+        (1280, 216, "window_size=127"),
+        (1280, 216, "window_size=127:full_ref=true:src_width=1600:src_height=270"),
+        (200, 2400, "window_size=127:full_ref=true"),
+    ] {
+        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, 8).unwrap();
+        let (r, d): (Vec<_>, Vec<_>) = (0..3).map(|i| banded_pair(&format, 9 + i)).unzip();
+        let what = format!("{w}x{h} cambi {options:?}");
+        compare_pictures(&gpu, &what, &[("cambi", options)], &r, &d);
     }
 }
 
@@ -117,18 +130,27 @@ fn cambi_at_12_and_16_bits() {
     }
 }
 
-/// Stress pictures (flat, gradient, noisy and checkered regions) at odd
-/// sizes and depths; a picture too narrow for the window at its coarse
-/// scales; the high-resolution speed-up.
+/// Banded pictures and stress pictures (flat, gradient, noisy and
+/// checkered regions) at odd sizes and depths; the high-resolution
+/// speed-up.
 #[test]
 fn cambi_on_synthetic_pictures() {
     let Some(gpu) = cuda_gpu() else { return };
+    let banded: &[(u32, u32, u8, &str)] = &[
+        (217, 301, 8, "full_ref=true"),
+        (333, 216, 10, "full_ref=true:topk=0.05"),
+        (1919, 1079, 8, "full_ref=true:window_size=127"),
+    ];
+    for &(w, h, bits, options) in banded {
+        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, bits).unwrap();
+        let (r, d): (Vec<_>, Vec<_>) = (0..3).map(|i| banded_pair(&format, 1 + i)).unzip();
+        let what = format!("banded {w}x{h} {bits}-bit cambi {options:?}");
+        compare_pictures(&gpu, &what, &[("cambi", options)], &r, &d);
+    }
     let cases: &[(u32, u32, u8, &str)] = &[
         (217, 301, 8, "full_ref=true"),
         (217, 301, 10, "full_ref=true:window_size=15"),
         (333, 216, 10, "full_ref=true:enc_bitdepth=8:max_log_contrast=4"),
-        // Scales 3 and 4 narrower than half the window (55).
-        (200, 2400, 8, "window_size=127:full_ref=true"),
         (1920, 1080, 8, "cambi_high_res_speedup=1080:full_ref=true"),
         (1920, 1080, 10, "cambi_high_res_speedup=1080:window_size=127:topk=0.9"),
     ];
@@ -216,6 +238,41 @@ fn cambi_kernel_timing() {
             1e3 / ms
         );
     }
+}
+
+/// Banding-prone pictures: a diagonal ramp of wide bands one 8-bit code
+/// apart (flat enough for the mask), a noisy strip; the distorted picture
+/// quantizes the ramp to steps of three codes.
+fn banded_pair(format: &PictureFormat, seed: u32) -> (HostPicture, HostPicture) {
+    let unit = 1u32 << (format.bit_depth - 8);
+    let max = (1u32 << format.bit_depth) - 1;
+    let (w, h) = format.plane_size(PlaneId::Y);
+    let mut next = xorshift(seed);
+    let levels = 40 + (seed as usize % 7) * 5;
+    let foot = 40 + 3 * seed;
+    let (mut r, mut d) = (HostPicture::new(*format), HostPicture::new(*format));
+    let stride = r.stride(PlaneId::Y);
+    for y in 0..h {
+        for x in 0..w {
+            let t = ((x + 2 * y) * levels / (w + 2 * h)) as u32;
+            let noisy = y * 8 / h == 6;
+            let a = if noisy {
+                (foot + t) * unit + next() % (4 * unit)
+            } else {
+                (foot + t) * unit
+            };
+            let b = if noisy { a } else { (foot + t / 3 * 3) * unit };
+            let (a, b) = (a.min(max), b.min(max));
+            if format.bit_depth == 8 {
+                r.plane_u8_mut(PlaneId::Y)[y * stride + x] = a as u8;
+                d.plane_u8_mut(PlaneId::Y)[y * stride + x] = b as u8;
+            } else {
+                r.plane_u16_mut(PlaneId::Y)[y * stride + x] = a as u16;
+                d.plane_u16_mut(PlaneId::Y)[y * stride + x] = b as u16;
+            }
+        }
+    }
+    (r, d)
 }
 
 fn max_of(worst: &std::collections::BTreeMap<String, (f64, String)>) -> f64 {

@@ -104,7 +104,10 @@ pub fn create(
             psnr_hvs::GpuPsnrHvs::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
-        "cambi" => Some(
+        // The c-values kernel needs more shared memory per block (81 KiB
+        // with the default options) than AMD parts give (64 KiB): on HIP
+        // the CPU extractor scores cambi.
+        "cambi" if gpu.backend() != "HIP" => Some(
             cambi::GpuCambi::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
@@ -113,8 +116,8 @@ pub fn create(
 }
 
 /// Names of the extractors with a GPU version.
-/// (`float_vif` only with kernel scale 1 and no prescaling; otherwise the
-/// CPU extractor scores it.)
+/// (`float_vif` only with kernel scale 1 and no prescaling, `cambi` only on
+/// CUDA; otherwise the CPU extractor scores them.)
 pub const AVAILABLE: &[&str] = &[
     "psnr",
     "adm",
