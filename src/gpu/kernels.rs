@@ -43,6 +43,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("ciede.cu", include_str!("../../kernels/ciede.cu")),
     ("psnr_hvs.cu", include_str!("../../kernels/psnr_hvs.cu")),
     ("speed.cu", include_str!("../../kernels/speed.cu")),
+    ("cambi.cu", include_str!("../../kernels/cambi.cu")),
 ];
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take

@@ -17,7 +17,7 @@ use super::plane::Plane;
 use super::pooling::Survey;
 
 /// Contrast weights for steps of 1, 2, ... codes (suprathreshold response).
-const CONTRAST_WEIGHTS: [i32; 32] = [
+pub(crate) const CONTRAST_WEIGHTS: [i32; 32] = [
     1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9,
 ];
 
@@ -87,6 +87,26 @@ impl ContrastTables {
             active_steps,
             reciprocal,
         }
+    }
+
+    /// Lowest counted sample value.
+    pub(crate) fn band_base(&self) -> u16 {
+        self.band_base
+    }
+
+    /// Number of counted values (histogram rows).
+    pub(crate) fn band_size(&self) -> usize {
+        self.band_size
+    }
+
+    /// Per counted value, the bit set of visible steps.
+    pub(crate) fn active_steps(&self) -> &[u32] {
+        &self.active_steps
+    }
+
+    /// libvmaf's reciprocal table.
+    pub(crate) fn reciprocal(&self) -> &[f32] {
+        &self.reciprocal
     }
 
     /// The histogram row a sample is counted in, or [`UNCOUNTED`] when it

@@ -10,13 +10,13 @@
 //! (`cambi_source`) and `cambi_full_reference` is the banding the encode
 //! added. No state carries from frame to frame.
 
-mod c_values;
+pub(crate) mod c_values;
 mod filter_mode;
 mod luminance;
 mod plane;
-mod pooling;
-mod preprocess;
-mod spatial_mask;
+pub(crate) mod pooling;
+pub(crate) mod preprocess;
+pub(crate) mod spatial_mask;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
@@ -41,7 +41,7 @@ pub const CAMBI_FULL_REFERENCE: &str = "cambi_full_reference";
 const DEFAULT_TOPK: f64 = 0.6;
 /// Neither side of the encoding (or source) may be below this on both axes.
 const MIN_WIDTH_OR_HEIGHT: u32 = 216;
-const NUM_SCALES: usize = 5;
+pub(crate) const NUM_SCALES: usize = 5;
 
 const EOTFS: &[&str] = &["bt1886", "pq"];
 const DEFAULT_EOTF: &str = "bt1886";
@@ -82,25 +82,25 @@ fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor
 
 /// A size to score at, with its window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Geometry {
-    width: usize,
-    height: usize,
+pub(crate) struct Geometry {
+    pub(crate) width: usize,
+    pub(crate) height: usize,
     /// Window side (odd) for the c-values.
-    window: usize,
+    pub(crate) window: usize,
 }
 
 /// Resolved options: sizes, thresholds and output names.
 #[derive(Debug, Clone)]
-struct Config {
-    encode: Geometry,
-    source: Geometry,
+pub(crate) struct Config {
+    pub(crate) encode: Geometry,
+    pub(crate) source: Geometry,
     /// Encoding bit depth; below 10 bits the anti-dithering filter runs.
-    enc_bitdepth: u32,
-    full_ref: bool,
+    pub(crate) enc_bitdepth: u32,
+    pub(crate) full_ref: bool,
     /// Decimate once more before the first scale (high-resolution
     /// speed-up, only at or above the chosen resolution).
-    high_res_speedup: bool,
-    topk: f64,
+    pub(crate) high_res_speedup: bool,
+    pub(crate) topk: f64,
     max_val: f64,
     /// Output name of the distorted score, with the option suffix.
     cambi_name: String,
@@ -236,40 +236,8 @@ pub struct Cambi {
 impl Cambi {
     /// Creates an extractor for pictures of `format`.
     pub fn new(options: &Options, format: &PictureFormat) -> Result<Self> {
-        let config = Config::resolve(options, format)?;
-        if !options.string("heatmaps_path").is_empty() {
-            return Err(bad_option(
-                "heatmaps_path",
-                "writing heatmap files is not supported".into(),
-            ));
-        }
-        let eotf = match options.string("cambi_eotf") {
-            DEFAULT_EOTF => options.string("eotf"),
-            chosen => chosen,
-        };
-        let eotf = Eotf::parse(eotf)
-            .ok_or_else(|| bad_option("eotf", format!("unknown EOTF '{eotf}'")))?;
-        let num_diffs = 1usize << options.int("max_log_contrast");
-        let threshold = options.double("tvi_threshold");
-        let tvi: Vec<i32> = (1..=num_diffs as i32)
-            .map(|diff| luminance::tvi_for_diff(eotf, diff, threshold))
-            .collect();
-        let vis_threshold = options.double("cambi_vis_lum_threshold");
-        let vlt_luma = luminance::visibility_luma(eotf, vis_threshold).ok_or_else(|| {
-            bad_option(
-                "cambi_vis_lum_threshold",
-                format!("{vis_threshold} cd/m² is above the brightest code"),
-            )
-        })?;
-        let tables = ContrastTables::new(num_diffs, &tvi, vlt_luma);
-        let (alloc_w, alloc_h) = if config.full_ref {
-            (
-                config.encode.width.max(config.source.width),
-                config.encode.height.max(config.source.height),
-            )
-        } else {
-            (config.encode.width, config.encode.height)
-        };
+        let (config, tables) = setup(options, format)?;
+        let (alloc_w, alloc_h) = config.buffer_size();
         let work = Workspace {
             image: Plane::new(alloc_w, alloc_h),
             mask: Plane::new(alloc_w, alloc_h),
@@ -330,13 +298,89 @@ impl Cambi {
         Ok(pooling::combine_scales(&scores, geometry.window))
     }
 
+}
+
+/// The resolved options and contrast tables of an instance (shared with
+/// the GPU extractor, so both engines read the options alike).
+pub(crate) fn setup(options: &Options, format: &PictureFormat) -> Result<(Config, ContrastTables)> {
+    let config = Config::resolve(options, format)?;
+    if !options.string("heatmaps_path").is_empty() {
+        return Err(bad_option(
+            "heatmaps_path",
+            "writing heatmap files is not supported".into(),
+        ));
+    }
+    let eotf = match options.string("cambi_eotf") {
+        DEFAULT_EOTF => options.string("eotf"),
+        chosen => chosen,
+    };
+    let eotf =
+        Eotf::parse(eotf).ok_or_else(|| bad_option("eotf", format!("unknown EOTF '{eotf}'")))?;
+    let num_diffs = 1usize << options.int("max_log_contrast");
+    let threshold = options.double("tvi_threshold");
+    let tvi: Vec<i32> = (1..=num_diffs as i32)
+        .map(|diff| luminance::tvi_for_diff(eotf, diff, threshold))
+        .collect();
+    let vis_threshold = options.double("cambi_vis_lum_threshold");
+    let vlt_luma = luminance::visibility_luma(eotf, vis_threshold).ok_or_else(|| {
+        bad_option(
+            "cambi_vis_lum_threshold",
+            format!("{vis_threshold} cd/m² is above the brightest code"),
+        )
+    })?;
+    Ok((config, ContrastTables::new(num_diffs, &tvi, vlt_luma)))
+}
+
+impl Config {
+    /// The working planes' size: the largest geometry scored.
+    pub(crate) fn buffer_size(&self) -> (usize, usize) {
+        if self.full_ref {
+            (
+                self.encode.width.max(self.source.width),
+                self.encode.height.max(self.source.height),
+            )
+        } else {
+            (self.encode.width, self.encode.height)
+        }
+    }
+
     /// libvmaf's `MIN(score, cambi_max_val)`.
     fn clip(&self, score: f64) -> f64 {
-        if score < self.config.max_val {
+        if score < self.max_val {
             score
         } else {
-            self.config.max_val
+            self.max_val
         }
+    }
+
+    /// Emits a frame's outputs from the distorted picture's score and,
+    /// with `full_ref`, the reference's (unclipped scores).
+    pub(crate) fn emit(
+        &self,
+        index: u32,
+        distorted: f64,
+        source: Option<f64>,
+        sink: &mut FeatureSink,
+    ) {
+        sink.emit(index, &self.cambi_name, self.clip(distorted));
+        if let Some(source) = source {
+            sink.emit(index, CAMBI_SOURCE, self.clip(source));
+            // libvmaf's MAX(0, dist - src).
+            let added = distorted - source;
+            let added = if 0.0 > added { 0.0 } else { added };
+            sink.emit(index, CAMBI_FULL_REFERENCE, self.clip(added));
+        }
+    }
+}
+
+/// The message of a luma sample above the bit depth's maximum.
+pub(crate) fn out_of_range_error(v: u32, bit_depth: u32) -> Error {
+    Error::Extractor {
+        extractor: NAME.into(),
+        reason: format!(
+            "luma sample {v} exceeds the {bit_depth}-bit maximum {}",
+            (1u32 << bit_depth) - 1
+        ),
     }
 }
 
@@ -350,13 +394,7 @@ fn load<T: Sample>(
     height: usize,
 ) -> Result<()> {
     if let Some(v) = preprocess::first_out_of_range(luma, bit_depth) {
-        return Err(Error::Extractor {
-            extractor: NAME.into(),
-            reason: format!(
-                "luma sample {v} exceeds the {bit_depth}-bit maximum {}",
-                (1u32 << bit_depth) - 1
-            ),
-        });
+        return Err(out_of_range_error(v, bit_depth));
     }
     preprocess::resize_to_10bit(luma, bit_depth, image, width, height);
     Ok(())
@@ -373,15 +411,12 @@ impl Extractor for Cambi {
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
         let distorted = self.score(frame.distorted, self.config.encode)?;
-        sink.emit(frame.index, &self.config.cambi_name, self.clip(distorted));
-        if self.config.full_ref {
-            let source = self.score(frame.reference, self.config.source)?;
-            sink.emit(frame.index, CAMBI_SOURCE, self.clip(source));
-            // libvmaf's MAX(0, dist - src).
-            let added = distorted - source;
-            let added = if 0.0 > added { 0.0 } else { added };
-            sink.emit(frame.index, CAMBI_FULL_REFERENCE, self.clip(added));
-        }
+        let source = if self.config.full_ref {
+            Some(self.score(frame.reference, self.config.source)?)
+        } else {
+            None
+        };
+        self.config.emit(frame.index, distorted, source, sink);
         Ok(())
     }
 }

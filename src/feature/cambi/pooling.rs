@@ -123,8 +123,7 @@ impl Survey {
 /// faster; otherwise libvmaf's order is followed.
 pub fn top_k_mean(values: &mut [f32], topk: f64, survey: &Survey) -> f64 {
     let n = values.len();
-    // libvmaf: clip((int)(topk * n), 1, n).
-    let k = ((topk * n as i32 as f64) as i32).clamp(1, n as i32) as usize;
+    let k = top_k_count(n, topk);
     let exact = survey.sums_exactly();
     let sum = if exact && survey.nonzero <= k {
         // The top k are all non-zero values plus zeros.
@@ -138,6 +137,12 @@ pub fn top_k_mean(values: &mut [f32], topk: f64, survey: &Survey) -> f64 {
         values[..k].iter().fold(0.0, |acc, &v| acc + f64::from(v))
     };
     sum / k as f64
+}
+
+/// How many of `n` values the pooling averages: libvmaf's
+/// `clip((int)(topk * n), 1, n)`.
+pub fn top_k_count(n: usize, topk: f64) -> usize {
+    ((topk * n as i32 as f64) as i32).clamp(1, n as i32) as usize
 }
 
 /// Distance from a positive normal `f32` to the next one down in

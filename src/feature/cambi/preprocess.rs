@@ -8,14 +8,14 @@ use crate::picture::{PlaneRef, Sample};
 /// Maps a sample of `bit_depth` bits to 10 bits: a left shift below 10
 /// bits, a rounded right shift above.
 #[derive(Debug, Clone, Copy)]
-struct Requantize {
-    left: u32,
-    right: u32,
-    round: u32,
+pub(crate) struct Requantize {
+    pub(crate) left: u32,
+    pub(crate) right: u32,
+    pub(crate) round: u32,
 }
 
 impl Requantize {
-    fn new(bit_depth: u32) -> Self {
+    pub(crate) fn new(bit_depth: u32) -> Self {
         if bit_depth <= 10 {
             Self {
                 left: 10 - bit_depth,
@@ -69,25 +69,32 @@ pub fn resize_to_10bit<T: Sample>(
         }
         return;
     }
-    // Nearest sample at the centre of each output pixel, positions stepped
-    // in single precision exactly as libvmaf does (the accumulated rounding
-    // decides which sample is picked).
-    let ratio_x = luma.width as f32 / out_w as f32;
-    let ratio_y = luma.height as f32 / out_h as f32;
-    let start_x = (f64::from(ratio_x / 2.0) - 0.5) as f32;
-    let start_y = (f64::from(ratio_y / 2.0) - 0.5) as f32;
-    let nearest = |pos: f32| (f64::from(pos) + 0.5) as i32 as usize;
-    let mut y = start_y;
-    for i in 0..out_h {
-        let src = luma.row(nearest(y).min(luma.height - 1));
+    let columns = nearest_indices(luma.width, out_w);
+    for (i, &row) in nearest_indices(luma.height, out_h).iter().enumerate() {
+        let src = luma.row(row as usize);
         let dst = &mut out.row_mut(i)[..out_w];
-        let mut x = start_x;
-        for d in dst.iter_mut() {
-            *d = q.apply(src[nearest(x).min(luma.width - 1)].into());
-            x += ratio_x;
+        for (d, &x) in dst.iter_mut().zip(&columns) {
+            *d = q.apply(src[x as usize].into());
         }
-        y += ratio_y;
     }
+}
+
+/// The input sample each of `out_len` output positions picks when `in_len`
+/// samples are resized: the nearest one to the centre of the output pixel,
+/// positions stepped in single precision exactly as libvmaf does (the
+/// accumulated rounding decides which sample is picked).
+pub(crate) fn nearest_indices(in_len: usize, out_len: usize) -> Vec<u32> {
+    let ratio = in_len as f32 / out_len as f32;
+    let start = (f64::from(ratio / 2.0) - 0.5) as f32;
+    let nearest = |pos: f32| (f64::from(pos) + 0.5) as i32 as usize;
+    let mut pos = start;
+    (0..out_len)
+        .map(|_| {
+            let i = nearest(pos).min(in_len - 1) as u32;
+            pos += ratio;
+            i
+        })
+        .collect()
 }
 
 /// libvmaf's `anti_dithering_filter`: each sample becomes the average of

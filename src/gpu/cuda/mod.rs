@@ -552,6 +552,18 @@ unsafe impl Driver for CudaDriver {
         params: &mut [*mut c_void],
     ) -> Result<()> {
         self.bind()?;
+        // Above 48 KiB a kernel's dynamic shared memory must be opted into
+        // (up to the device's per-block maximum; beyond, the launch fails).
+        if d.shared_bytes > 48 * 1024 {
+            check(
+                cu::cuFuncSetAttribute(
+                    f.0 as cu::CUfunction,
+                    cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    d.shared_bytes as i32,
+                ),
+                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+            )?;
+        }
         check(
             cu::cuLaunchKernel(
                 f.0 as cu::CUfunction,

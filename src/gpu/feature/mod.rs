@@ -7,6 +7,7 @@
 //! device works. Each frame clears its accumulators before its kernels.
 
 mod adm;
+mod cambi;
 mod ciede;
 mod float_adm;
 mod float_common;
@@ -112,13 +113,20 @@ pub fn create(
             speed::GpuSpeedTemporal::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        // The c-values kernel needs more shared memory per block (81 KiB
+        // with the default options) than AMD parts give (64 KiB): on HIP
+        // the CPU extractor scores cambi.
+        "cambi" if gpu.backend() != "HIP" => Some(
+            cambi::GpuCambi::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         _ => None,
     }
 }
 
 /// Names of the extractors with a GPU version.
-/// (`float_vif` only with kernel scale 1 and no prescaling; otherwise the
-/// CPU extractor scores it.)
+/// (`float_vif` only with kernel scale 1 and no prescaling, `cambi` only on
+/// CUDA; otherwise the CPU extractor scores them.)
 pub const AVAILABLE: &[&str] = &[
     "psnr",
     "adm",
@@ -135,4 +143,5 @@ pub const AVAILABLE: &[&str] = &[
     "psnr_hvs",
     "speed_chroma",
     "speed_temporal",
+    "cambi",
 ];

@@ -1,0 +1,607 @@
+// CAMBI (libvmaf 3.2.0's `cambi`, as src/feature/cambi reproduces it) on
+// the device. Per picture (the distorted luma, and with full_ref the
+// reference), all integer work, bit for bit the CPU's:
+//
+//   cambi_preprocess  resize to the scoring size (nearest-sample tables the
+//                     host computes with the CPU's code), requantize to 10
+//                     bits, the 2x2 anti-dithering average below 10 bits;
+//                     in the same launch, the first sample above the bit
+//                     depth's maximum (atomicMax on an inverted key).
+//   cambi_spatial_mask  7x7 count of flat samples > threshold (shared tile).
+//   cambi_prep        per scale: decimate (keep even samples) the image and
+//                     the mask, then the separable 3-tap mode filter.
+//   cambi_c_values    per scale: the banding contrast of every pixel from
+//                     sliding histograms (below), and a histogram of the
+//                     c-values' top float bits for the pooling.
+//   cambi_select_*    pooling: the sum of each scale's top-k c-values by a
+//                     three-level radix select on the float bit patterns
+//                     (c-values are >= 0, so bits order like values; 11 +
+//                     10 + 10 bits), the values above the k-th one summed in
+//                     double (per-thread grid-stride order, fixed block
+//                     tree, per-block partials added in order): the same
+//                     bits on every run. The host divides by k and combines
+//                     the scales with the CPU's functions.
+//
+// Working planes: like the CPU (plane.rs) the image and mask live in one
+// buffer of the largest geometry, shrunk scale by scale. Where a scale is
+// narrower or shorter than half the window, libvmaf's loops read samples
+// beyond it that earlier steps (or frames) left there; the host then keeps
+// canonical buffers and copies each scale back into them ("exact" mode),
+// otherwise it ping-pongs between two buffers.
+//
+// C-values design: a block owns TW = 64 adjacent columns and a run of rows;
+// each thread owns one column's histogram hist[value][column] over the
+// window around its pixel (u16 counts in dynamic shared memory, laid out so
+// a warp's accesses fall in distinct banks whatever the values). Moving
+// down a row, the block stages the keys of the leaving and entering rows
+// (TW + 2 pad columns, as (out, in) pairs) in shared memory, and each
+// thread walks the 2 pad + 1 pairs of its window, merging runs of equal
+// pairs, so flat areas (equal keys, or unmasked samples) cost one compare
+// per column. The c-value then reads at most 2 num_diffs + 1 counts of its
+// own column. The rows a histogram covers follow libvmaf's three loops
+// exactly (rows_lo/rows_hi, RowWalk below), including pictures smaller
+// than the window. The keys of BATCH steps' rows are staged at once (their
+// global loads overlap; two barriers per batch). Cost ~ (2 pad + 1) shared
+// loads per pixel; the first row of a block builds its window from scratch
+// (amortized over 4 windows of rows).
+
+#include "common.cuh"
+#include "float_common.cuh"
+
+#define UNCOUNTED 0xFFFFu
+// Columns (and threads) of a c-values block.
+#define TW 64
+// Threads of the other kernels.
+#define MASK_TX 32
+#define MASK_TY 8
+#define SELECT_THREADS 256
+#define SCALES 5
+// Radix select levels: bits 30..20, 19..10, 9..0 of the c-value.
+#define BINS1 2048
+#define BINS2 1024
+#define BINS3 1024
+
+__device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
+__device__ __forceinline__ int imax(int a, int b) { return a > b ? a : b; }
+
+// ---------------------------------------------------------------------------
+// Preprocessing
+
+// One output sample before anti-dithering: the nearest input sample,
+// requantized to 10 bits.
+template <typename T>
+__device__ __forceinline__ unsigned resized(const T *src, unsigned pitch, const unsigned *cols,
+                                            const unsigned *rows, int x, int y, unsigned left,
+                                            unsigned right, unsigned round) {
+    const T *row = (const T *)((const char *)src + (u64)rows[y] * pitch);
+    const unsigned v = row[cols[x]];
+    return (((v << left) + round) >> right) & 0xFFFFu;
+}
+
+struct Resize {
+    const unsigned *cols; // out_w input columns
+    const unsigned *rows; // out_h input rows
+    unsigned left, right, round;
+    int anti_dither;
+};
+
+// Grid over max(output, input) in 16x16 blocks: each thread writes its
+// output sample (if inside the output) and checks its input sample (if
+// inside the input and `max_sample` < 0xFFFF): the smallest (index, value)
+// out of range wins, kept inverted so that 0 means none.
+template <typename T>
+__device__ __forceinline__ void preprocess(const T *src, unsigned pitch, int in_w, int in_h,
+                                           Resize r, int w, int h, unsigned short *img,
+                                           int stride, unsigned max_sample, u64 *out_of_range) {
+    const int x = blockIdx.x * 16 + threadIdx.x % 16;
+    const int y = blockIdx.y * 16 + threadIdx.x / 16;
+    if (x < in_w && y < in_h && max_sample < 0xFFFFu) {
+        const unsigned v = ((const T *)((const char *)src + (u64)y * pitch))[x];
+        if (v > max_sample) {
+            const u64 key = ((u64)y * (u64)in_w + (u64)x) << 16 | v;
+            atomicMax(out_of_range, ~key);
+        }
+    }
+    if (x >= w || y >= h) return;
+    unsigned v = resized(src, pitch, r.cols, r.rows, x, y, r.left, r.right, r.round);
+    if (r.anti_dither) {
+        const bool right_in = x + 1 < w, down_in = y + 1 < h;
+        if (right_in && down_in) {
+            v = (v + resized(src, pitch, r.cols, r.rows, x + 1, y, r.left, r.right, r.round) +
+                 resized(src, pitch, r.cols, r.rows, x, y + 1, r.left, r.right, r.round) +
+                 resized(src, pitch, r.cols, r.rows, x + 1, y + 1, r.left, r.right, r.round)) >>
+                2;
+        } else if (down_in) {
+            v = (v + resized(src, pitch, r.cols, r.rows, x, y + 1, r.left, r.right, r.round)) >> 1;
+        } else if (right_in) {
+            v = (v + resized(src, pitch, r.cols, r.rows, x + 1, y, r.left, r.right, r.round)) >> 1;
+        }
+    }
+    img[(u64)y * stride + x] = (unsigned short)v;
+}
+
+#define PREPROCESS_PARAMS(T)                                                                   \
+    const T *src, unsigned pitch, int in_w, int in_h, Resize r, int w, int h,                 \
+        unsigned short *img, int stride, unsigned max_sample, u64 *out_of_range
+
+extern "C" __global__ void __launch_bounds__(256)
+    cambi_preprocess_u8(PREPROCESS_PARAMS(unsigned char)) {
+    preprocess(src, pitch, in_w, in_h, r, w, h, img, stride, max_sample, out_of_range);
+}
+extern "C" __global__ void __launch_bounds__(256)
+    cambi_preprocess_u16(PREPROCESS_PARAMS(unsigned short)) {
+    preprocess(src, pitch, in_w, in_h, r, w, h, img, stride, max_sample, out_of_range);
+}
+
+// ---------------------------------------------------------------------------
+// Spatial mask (spatial_mask.rs): a sample is flat when it equals its right
+// and lower neighbours (the last column and row count as equal there);
+// mask = 1 where more than `threshold` of the 7x7 samples around it (inside
+// the picture) are flat. Block: MASK_TX x MASK_TY outputs.
+
+extern "C" __global__ void __launch_bounds__(MASK_TX * MASK_TY)
+    cambi_spatial_mask(const unsigned short *img, int stride, int w, int h, unsigned threshold,
+                       unsigned short *mask) {
+    // Values: rows y0-3 .. y0+MASK_TY+3 (one more for "below"), columns
+    // x0-3 .. x0+MASK_TX+3 (one more for "right").
+    __shared__ unsigned short vals[MASK_TY + 7][MASK_TX + 7];
+    __shared__ unsigned char flat[MASK_TY + 6][MASK_TX + 6];
+    __shared__ unsigned short colsum[MASK_TY][MASK_TX + 6];
+    const int x0 = blockIdx.x * MASK_TX, y0 = blockIdx.y * MASK_TY;
+    const int t = threadIdx.x;
+    for (int i = t; i < (MASK_TY + 7) * (MASK_TX + 7); i += MASK_TX * MASK_TY) {
+        const int r = i / (MASK_TX + 7), c = i % (MASK_TX + 7);
+        const int y = y0 - 3 + r, x = x0 - 3 + c;
+        vals[r][c] = (x >= 0 && x < w && y >= 0 && y < h) ? img[(u64)y * stride + x] : 0;
+    }
+    __syncthreads();
+    for (int i = t; i < (MASK_TY + 6) * (MASK_TX + 6); i += MASK_TX * MASK_TY) {
+        const int r = i / (MASK_TX + 6), c = i % (MASK_TX + 6);
+        const int y = y0 - 3 + r, x = x0 - 3 + c;
+        unsigned char f = 0;
+        if (x >= 0 && x < w && y >= 0 && y < h) {
+            const unsigned short a = vals[r][c];
+            const bool right = x + 1 >= w || a == vals[r][c + 1];
+            const bool down = y + 1 >= h || a == vals[r + 1][c];
+            f = (right && down) ? 1 : 0;
+        }
+        flat[r][c] = f;
+    }
+    __syncthreads();
+    for (int i = t; i < MASK_TY * (MASK_TX + 6); i += MASK_TX * MASK_TY) {
+        const int r = i / (MASK_TX + 6), c = i % (MASK_TX + 6);
+        unsigned s = 0;
+        for (int k = 0; k < 7; ++k) s += flat[r + k][c];
+        colsum[r][c] = (unsigned short)s;
+    }
+    __syncthreads();
+    const int r = t / MASK_TX, c = t % MASK_TX;
+    const int x = x0 + c, y = y0 + r;
+    if (x >= w || y >= h) return;
+    unsigned s = 0;
+    for (int k = 0; k < 7; ++k) s += colsum[r][c + k];
+    mask[(u64)y * stride + x] = s > threshold ? 1 : 0;
+}
+
+// ---------------------------------------------------------------------------
+// Per scale: decimation and mode filter (plane.rs, filter_mode.rs).
+
+// The value two of a, b, c share, else the smallest.
+__device__ __forceinline__ unsigned short mode3(unsigned short a, unsigned short b,
+                                                unsigned short c) {
+    unsigned short smallest = a < b ? a : b;
+    smallest = smallest < c ? smallest : c;
+    const unsigned short pair = b == c ? b : smallest;
+    return (a == b || a == c) ? a : pair;
+}
+
+// The scale's input sample (x, y): the previous scale's (2x, 2y) when
+// decimating.
+__device__ __forceinline__ unsigned short prep_in(const unsigned short *src, int stride, int x,
+                                                  int y, int decimate) {
+    return src[(u64)(y << decimate) * stride + (x << decimate)];
+}
+
+// The horizontally mode-filtered sample (x, y); the first and last columns
+// are kept.
+__device__ __forceinline__ unsigned short prep_h(const unsigned short *src, int stride, int x,
+                                                 int y, int w, int decimate) {
+    const unsigned short v = prep_in(src, stride, x, y, decimate);
+    if (x == 0 || x == w - 1) return v;
+    return mode3(prep_in(src, stride, x - 1, y, decimate), v,
+                 prep_in(src, stride, x + 1, y, decimate));
+}
+
+// Writes the `w` x `h` scale into img_dst (and the decimated mask into
+// msk_dst when decimating); the first and last rows keep their input.
+extern "C" __global__ void __launch_bounds__(256)
+    cambi_prep(const unsigned short *img_src, const unsigned short *msk_src, int stride, int w,
+               int h, int decimate, unsigned short *img_dst, unsigned short *msk_dst) {
+    const int x = blockIdx.x * 32 + threadIdx.x % 32;
+    const int y = blockIdx.y * 8 + threadIdx.x / 32;
+    if (x >= w || y >= h) return;
+    unsigned short v;
+    if (y == 0 || y == h - 1) {
+        v = prep_in(img_src, stride, x, y, decimate);
+    } else {
+        v = mode3(prep_h(img_src, stride, x, y - 1, w, decimate),
+                  prep_h(img_src, stride, x, y, w, decimate),
+                  prep_h(img_src, stride, x, y + 1, w, decimate));
+    }
+    img_dst[(u64)y * stride + x] = v;
+    if (decimate) msk_dst[(u64)y * stride + x] = prep_in(msk_src, stride, x, y, 1);
+}
+
+// ---------------------------------------------------------------------------
+// C-values (c_values.rs).
+
+// What the c-value of a sample depends on besides the counts.
+struct Tables {
+    const unsigned *active;   // per counted value: bit d set when step d + 1 counts
+    const float *reciprocal;  // libvmaf's reciprocal_lut
+    const int *weights;       // contrast weights of steps 1, 2, ...
+    unsigned base;            // lowest counted value
+    unsigned band;            // number of counted values
+};
+
+// The histogram row of a sample, or UNCOUNTED (unmasked or outside the band).
+__device__ __forceinline__ unsigned sample_key(unsigned short v, unsigned short m,
+                                               const Tables &t) {
+    const unsigned row = (unsigned short)(v - (unsigned short)t.base);
+    return (m != 0 && row < t.band) ? row : UNCOUNTED;
+}
+
+// The rows the histograms cover when row i's c-values are (last) computed
+// by libvmaf's loops: [rows_lo, rows_hi] (c_values.rs `compute`; rows past
+// the picture up to key_rows are what the buffer holds there).
+__device__ __forceinline__ int rows_lo(int i, int pad) { return imax(0, i - pad); }
+__device__ __forceinline__ int rows_hi(int i, int pad, int h, int key_rows) {
+    return imin(key_rows - 1, imax(pad - 1, imin(i + pad, h - 1)));
+}
+
+// hist[value][column] as u16 counts: a warp's threads (consecutive columns
+// t) touch distinct 32-bit words in distinct banks (32 banks assumed for
+// speed only; any count of banks gives the same results).
+__device__ __forceinline__ unsigned hist_index(unsigned v, unsigned t) {
+    return v * TW + ((t & 31u) << 1) + (t >> 5);
+}
+
+extern __shared__ unsigned int cambi_shared[];
+
+__device__ __forceinline__ unsigned staged_key(const unsigned short *__restrict__ img,
+                                               const unsigned short *__restrict__ msk,
+                                               int stride, int r, int c, int key_cols,
+                                               const Tables &t) {
+    if (r < 0 || c < 0 || c >= key_cols) return UNCOUNTED;
+    const u64 at = (u64)r * stride + c;
+    return sample_key(img[at], msk[at], t);
+}
+
+// Applies a run of `run` equal (leaving, entering) key pairs to the column's
+// histogram.
+__device__ __forceinline__ void apply_pair(unsigned short *hist, unsigned t, unsigned pair,
+                                           unsigned run) {
+    const unsigned out = pair & 0xFFFFu, in = pair >> 16;
+    if (out == in) return;
+    if (out != UNCOUNTED) hist[hist_index(out, t)] -= (unsigned short)run;
+    if (in != UNCOUNTED) hist[hist_index(in, t)] += (unsigned short)run;
+}
+
+// libvmaf's row order as a walk: steps that move the histograms' rows by
+// one (a leaving row, an entering row, or both) and the rows whose
+// c-values are computed in between.
+struct RowWalk {
+    int lo, hi; // rows in the histograms (none while hi < lo)
+    int i;      // next row to compute
+};
+
+#define WALK_DONE 0
+#define WALK_STEP 1
+#define WALK_ROW 2
+
+__device__ __forceinline__ int walk_next(RowWalk &w, int pad, int h, int key_rows, int y1,
+                                         int &out_r, int &in_r) {
+    if (w.i >= y1) return WALK_DONE;
+    const int want_lo = rows_lo(w.i, pad), want_hi = rows_hi(w.i, pad, h, key_rows);
+    if (w.lo < want_lo || w.hi < want_hi) {
+        out_r = (w.lo < want_lo && w.lo <= w.hi) ? w.lo : -1;
+        in_r = w.hi < want_hi ? w.hi + 1 : -1;
+        if (w.lo < want_lo) ++w.lo;
+        if (w.hi < want_hi) ++w.hi;
+        return WALK_STEP;
+    }
+    ++w.i;
+    return WALK_ROW;
+}
+
+// Steps staged at once (one pair of barriers per batch).
+#define BATCH 8
+
+// Grid: (ceil(w / TW), ceil(h / rows_per_block)), TW threads. Dynamic
+// shared memory: band * TW u16 counts, BATCH * (TW + 2 pad) staged pairs
+// (+ 8 words the unrolled scan may read past them), BINS1 pooling counts.
+extern "C" __global__ void __launch_bounds__(TW)
+    cambi_c_values(const unsigned short *__restrict__ img,
+                   const unsigned short *__restrict__ msk, int stride, int w, int h, int pad,
+                   int key_cols, int key_rows, int rows_per_block, Tables tables,
+                   float *c_values, unsigned *bins) {
+    unsigned short *hist = (unsigned short *)cambi_shared;
+    const int staged = TW + 2 * pad;
+    // band * TW u16 = band * TW / 2 words (TW even).
+    unsigned *pairs = cambi_shared + tables.band * (TW / 2);
+    unsigned *local_bins = pairs + BATCH * staged + 8;
+    const unsigned t = threadIdx.x;
+    const int x0 = blockIdx.x * TW;
+    const int x = x0 + (int)t;
+    const int y0 = blockIdx.y * rows_per_block;
+    const int y1 = imin(y0 + rows_per_block, h);
+
+    for (unsigned i = t; i < tables.band * (TW / 2); i += TW) cambi_shared[i] = 0;
+    for (unsigned i = t; i < BINS1; i += TW) local_bins[i] = 0;
+
+    RowWalk walk;
+    walk.lo = rows_lo(y0, pad);
+    walk.hi = walk.lo - 1;
+    walk.i = y0;
+    while (walk.i < y1) {
+        // Stage the keys of the next BATCH steps' leaving and entering rows.
+        RowWalk ahead = walk;
+        int n = 0;
+        for (;;) {
+            const RowWalk before = ahead;
+            int out_r = -1, in_r = -1;
+            const int e = walk_next(ahead, pad, h, key_rows, y1, out_r, in_r);
+            if (e == WALK_DONE) break;
+            if (e == WALK_ROW) continue;
+            if (n == BATCH) {
+                ahead = before;
+                break;
+            }
+            unsigned *p = pairs + n * staged;
+            for (int j = (int)t; j < staged; j += TW) {
+                const int c = x0 - pad + j;
+                const unsigned o = staged_key(img, msk, stride, out_r, c, key_cols, tables);
+                const unsigned in = staged_key(img, msk, stride, in_r, c, key_cols, tables);
+                p[j] = o | (in << 16);
+            }
+            ++n;
+        }
+        __syncthreads();
+        // Replay the same walk: apply each step to this thread's column,
+        // compute the rows in between.
+        int b = 0;
+        for (;;) {
+            const RowWalk before = walk;
+            int out_r = -1, in_r = -1;
+            const int e = walk_next(walk, pad, h, key_rows, y1, out_r, in_r);
+            if (e == WALK_DONE) break;
+            if (e == WALK_STEP) {
+                if (b == n) {
+                    walk = before;
+                    break;
+                }
+                // This thread's window: staged columns t .. t + 2 pad, runs
+                // of equal pairs merged; loads in independent groups of 8.
+                const unsigned *p = pairs + b * staged;
+                const int last = (int)t + 2 * pad;
+                unsigned prev = p[t], run = 1;
+                for (int j0 = (int)t + 1; j0 <= last; j0 += 8) {
+                    unsigned v[8];
+#pragma unroll
+                    for (int k = 0; k < 8; ++k) v[k] = p[j0 + k];
+#pragma unroll
+                    for (int k = 0; k < 8; ++k) {
+                        if (j0 + k > last) break;
+                        if (v[k] == prev) {
+                            ++run;
+                        } else {
+                            apply_pair(hist, t, prev, run);
+                            prev = v[k];
+                            run = 1;
+                        }
+                    }
+                }
+                apply_pair(hist, t, prev, run);
+                ++b;
+                continue;
+            }
+            const int i = walk.i - 1;
+            if (x < w) {
+                const u64 at = (u64)i * stride + x;
+                const unsigned key = sample_key(img[at], msk[at], tables);
+                float c_value = 0.0f;
+                if (key != UNCOUNTED) {
+                    const unsigned p0 = hist[hist_index(key, t)];
+                    unsigned steps = tables.active[key];
+                    while (steps != 0) {
+                        const unsigned d = __ffs(steps) - 1;
+                        steps &= steps - 1;
+                        const unsigned up = key + d + 1;
+                        const unsigned above = up < tables.band ? hist[hist_index(up, t)] : 0u;
+                        const unsigned below = key > d ? hist[hist_index(key - d - 1, t)] : 0u;
+                        const unsigned p = above > below ? above : below;
+                        const unsigned product = (unsigned)tables.weights[d] * p0 * p;
+                        const float value =
+                            __fmul_rn(__int2float_rn((int)product), tables.reciprocal[p + p0]);
+                        if (value > c_value) c_value = value;
+                    }
+                }
+                c_values[(u64)i * w + x] = c_value;
+                if (c_value != 0.0f)
+                    atomicAdd(&local_bins[__float_as_uint(c_value) >> 20], 1u);
+            }
+        }
+        __syncthreads();
+    }
+    __syncthreads();
+    for (unsigned i = t; i < BINS1; i += TW) {
+        if (local_bins[i] != 0) atomicAdd(&bins[i], local_bins[i]);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Pooling: the sum of each scale's k largest c-values.
+
+// Where each scale's c-values are and how many the pooling takes.
+struct ScaleSet {
+    unsigned offset[SCALES]; // first c-value of the scale
+    unsigned count[SCALES];  // w * h
+    unsigned k[SCALES];      // values pooled, >= 1
+};
+
+// Finds, among `n` bins of `counts` (in shared memory), the bin holding the
+// `k`-th largest value counting from the top bin: writes the bin (-1 when
+// the bins hold fewer than k values) and k less the values in higher bins.
+// Every thread must call; SELECT_THREADS threads.
+__device__ void find_bin(const unsigned *counts, int n, unsigned k, unsigned *seg, int *bin,
+                         unsigned *rest) {
+    const int t = threadIdx.x;
+    const int per = n / SELECT_THREADS;
+    unsigned s = 0;
+    for (int i = 0; i < per; ++i) s += counts[t * per + i];
+    seg[t] = s;
+    __syncthreads();
+    if (t == 0) {
+        unsigned acc = 0;
+        int found = -1;
+        unsigned left = k;
+        for (int g = SELECT_THREADS - 1; g >= 0 && found < 0; --g) {
+            if (acc + seg[g] >= k) {
+                for (int i = per - 1; i >= 0; --i) {
+                    const unsigned c = counts[g * per + i];
+                    if (acc + c >= k) {
+                        found = g * per + i;
+                        left = k - acc;
+                        break;
+                    }
+                    acc += c;
+                }
+            } else {
+                acc += seg[g];
+            }
+        }
+        *bin = found;
+        *rest = left;
+    }
+    __syncthreads();
+}
+
+struct Selection {
+    int b1, b2;
+    unsigned k2, k3;
+};
+
+// Levels 1 and 2 of scale s's selection (level 2 only when `level2`).
+__device__ void select_levels(const unsigned *bins1, const unsigned *bins2, unsigned k,
+                              bool level2, Selection *sel) {
+    __shared__ unsigned counts[BINS1];
+    __shared__ unsigned seg[SELECT_THREADS];
+    __shared__ int bin;
+    __shared__ unsigned rest;
+    for (int i = threadIdx.x; i < BINS1; i += SELECT_THREADS) counts[i] = bins1[i];
+    __syncthreads();
+    find_bin(counts, BINS1, k, seg, &bin, &rest);
+    Selection s;
+    s.b1 = bin;
+    s.k2 = rest;
+    s.b2 = -1;
+    s.k3 = 0;
+    if (level2 && s.b1 >= 0) {
+        for (int i = threadIdx.x; i < BINS2; i += SELECT_THREADS) counts[i] = bins2[i];
+        __syncthreads();
+        find_bin(counts, BINS2, s.k2, seg, &bin, &rest);
+        s.b2 = bin;
+        s.k3 = rest;
+    }
+    *sel = s;
+}
+
+// Level 2 counts: bits 19..10 of the values in level-1 bin b1. Grid
+// (blocks, SCALES).
+extern "C" __global__ void __launch_bounds__(SELECT_THREADS)
+    cambi_select_level2(const float *c_values, ScaleSet set, const unsigned *bins1,
+                        unsigned *bins2) {
+    __shared__ unsigned local[BINS2];
+    const int s = blockIdx.y;
+    Selection sel;
+    select_levels(bins1 + s * BINS1, 0, set.k[s], false, &sel);
+    if (sel.b1 < 0) return;
+    for (int i = threadIdx.x; i < BINS2; i += SELECT_THREADS) local[i] = 0;
+    __syncthreads();
+    const unsigned *v = (const unsigned *)(c_values + set.offset[s]);
+    for (unsigned i = blockIdx.x * SELECT_THREADS + threadIdx.x; i < set.count[s];
+         i += gridDim.x * SELECT_THREADS) {
+        const unsigned bits = v[i];
+        if ((int)(bits >> 20) == sel.b1 && bits != 0) atomicAdd(&local[(bits >> 10) & 1023u], 1u);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < BINS2; i += SELECT_THREADS) {
+        if (local[i] != 0) atomicAdd(&bins2[s * BINS2 + i], local[i]);
+    }
+}
+
+// Level 3 counts (bits 9..0 of the values in level-2 bin b2 of bin b1) and
+// the double sum of every value above them; one partial per block.
+extern "C" __global__ void __launch_bounds__(SELECT_THREADS)
+    cambi_select_level3(const float *c_values, ScaleSet set, const unsigned *bins1,
+                        const unsigned *bins2, unsigned *bins3, double *partials) {
+    __shared__ unsigned local[BINS3];
+    __shared__ double scratch[SELECT_THREADS];
+    const int s = blockIdx.y;
+    Selection sel;
+    select_levels(bins1 + s * BINS1, bins2 + s * BINS2, set.k[s], true, &sel);
+    for (int i = threadIdx.x; i < BINS3; i += SELECT_THREADS) local[i] = 0;
+    __syncthreads();
+    const unsigned *v = (const unsigned *)(c_values + set.offset[s]);
+    double sum = 0.0;
+    for (unsigned i = blockIdx.x * SELECT_THREADS + threadIdx.x; i < set.count[s];
+         i += gridDim.x * SELECT_THREADS) {
+        const unsigned bits = v[i];
+        if (bits == 0) continue;
+        const int b1 = (int)(bits >> 20), b2 = (int)((bits >> 10) & 1023u);
+        if (b1 > sel.b1 || (b1 == sel.b1 && b2 > sel.b2)) {
+            sum += (double)__uint_as_float(bits);
+        } else if (b1 == sel.b1 && b2 == sel.b2) {
+            atomicAdd(&local[bits & 1023u], 1u);
+        }
+    }
+    const double total = block_sum_f64(sum, scratch);
+    if (threadIdx.x == 0) partials[s * gridDim.x + blockIdx.x] = total;
+    for (int i = threadIdx.x; i < BINS3; i += SELECT_THREADS) {
+        if (local[i] != 0) atomicAdd(&bins3[s * BINS3 + i], local[i]);
+    }
+}
+
+// Per scale (one block each): the partials in order, plus the level-3 bins
+// above the k-th value and the k-th value itself as often as it is taken.
+extern "C" __global__ void __launch_bounds__(SELECT_THREADS)
+    cambi_select_finish(ScaleSet set, const unsigned *bins1, const unsigned *bins2,
+                        const unsigned *bins3, const double *partials, unsigned blocks,
+                        double *out) {
+    __shared__ double scratch[SELECT_THREADS];
+    __shared__ unsigned counts[BINS3];
+    __shared__ unsigned seg[SELECT_THREADS];
+    __shared__ int bin;
+    __shared__ unsigned rest;
+    const int s = blockIdx.x;
+    Selection sel;
+    select_levels(bins1 + s * BINS1, bins2 + s * BINS2, set.k[s], true, &sel);
+    double sum = 0.0;
+    for (unsigned i = threadIdx.x; i < blocks; i += SELECT_THREADS) sum += partials[s * blocks + i];
+    double total = block_sum_f64(sum, scratch);
+    if (sel.b1 >= 0) {
+        for (int i = threadIdx.x; i < BINS3; i += SELECT_THREADS) counts[i] = bins3[s * BINS3 + i];
+        __syncthreads();
+        find_bin(counts, BINS3, sel.k3, seg, &bin, &rest);
+        if (threadIdx.x == 0) {
+            const unsigned high = (unsigned)sel.b1 << 20 | (unsigned)sel.b2 << 10;
+            // Counts and values are exact in double (< 2^24 each).
+            for (int i = BINS3 - 1; i > bin; --i) {
+                if (counts[i] != 0)
+                    total += (double)counts[i] * (double)__uint_as_float(high | (unsigned)i);
+            }
+            total += (double)rest * (double)__uint_as_float(high | (unsigned)bin);
+        }
+    }
+    if (threadIdx.x == 0) out[s] = total;
+}

@@ -1,0 +1,637 @@
+//! `cambi` on the GPU (kernels/cambi.cu): per picture one launch resizes,
+//! requantizes and anti-dithers the luma (and checks its range), one
+//! computes the spatial mask, then per scale one decimates and
+//! mode-filters and one computes the c-values from sliding histograms;
+//! three launches find each scale's top-k sum by a radix select on the
+//! c-values' bits. Every value up to the c-values is the CPU's bit for bit;
+//! the top-k sums are added in double in a fixed order, and the host
+//! finishes the scores with the CPU extractor's functions (options, tables,
+//! scale weights, clipping and outputs all come from
+//! `crate::feature::cambi`).
+//!
+//! The working planes follow the CPU's buffer model (`plane.rs`): when a
+//! scale of either geometry is narrower or shorter than half the window,
+//! libvmaf's loops read samples left beyond the scale by earlier steps or
+//! frames, so the extractor keeps canonical planes and copies each scale
+//! back into them ("exact" mode); otherwise it ping-pongs between two.
+
+use super::float_common::{arg, doubles, sample_suffix};
+use super::readback::Readback;
+use super::GpuExtractor;
+use crate::error::Result;
+use crate::feature::cambi::c_values::CONTRAST_WEIGHTS;
+use crate::feature::cambi::pooling::{combine_scales, top_k_count};
+use crate::feature::cambi::preprocess::{nearest_indices, Requantize};
+use crate::feature::cambi::spatial_mask::mask_threshold;
+use crate::feature::cambi::{out_of_range_error, setup, Config, Geometry, NUM_SCALES};
+use crate::feature::{FeatureSink, Options};
+use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
+use crate::gpu::driver::{Copy2d, DevicePtr, LaunchDims, Memory};
+use crate::gpu::kernels;
+use crate::gpu::planes::{DevicePlane, FramePlanes, PairPlanes};
+use crate::picture::{PictureFormat, PlaneId, PlaneMask};
+use std::ffi::c_void;
+
+/// Columns and threads of a c-values block (`TW`).
+const TW: u32 = 64;
+/// Histogram steps staged at once by a c-values block (`BATCH`).
+const BATCH: u32 = 8;
+/// Threads of the select kernels (`SELECT_THREADS`).
+const SELECT_THREADS: u32 = 256;
+/// Blocks per scale of the select kernels (level 3's partials per scale).
+const SELECT_BLOCKS: u32 = 64;
+/// Radix-select bins per scale and level (`BINS1`..`BINS3`).
+const BINS: [usize; 3] = [2048, 1024, 1024];
+/// Result words: the distorted picture's per-scale sums, the reference's,
+/// then each picture's out-of-range key.
+const SUMS_SOURCE: usize = NUM_SCALES;
+const OUT_OF_RANGE: usize = 2 * NUM_SCALES;
+const RESULT_WORDS: usize = 2 * NUM_SCALES + 2;
+
+/// `struct Resize` of the kernel.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Resize {
+    cols: DevicePtr,
+    rows: DevicePtr,
+    left: u32,
+    right: u32,
+    round: u32,
+    anti_dither: i32,
+}
+
+/// `struct Tables` of the kernel.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Tables {
+    active: DevicePtr,
+    reciprocal: DevicePtr,
+    weights: DevicePtr,
+    base: u32,
+    band: u32,
+}
+
+/// `struct ScaleSet` of the kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct ScaleSet {
+    offset: [u32; NUM_SCALES],
+    count: [u32; NUM_SCALES],
+    k: [u32; NUM_SCALES],
+}
+
+/// One scale of a geometry.
+#[derive(Clone, Copy, Debug)]
+struct Scale {
+    width: usize,
+    height: usize,
+    decimate: bool,
+    /// Columns and rows libvmaf's loops read (beyond the scale when it is
+    /// smaller than half the window).
+    key_cols: usize,
+    key_rows: usize,
+}
+
+/// How one picture is scored at a geometry.
+struct Plan {
+    geometry: Geometry,
+    resize: Resize,
+    threshold: u32,
+    scales: [Scale; NUM_SCALES],
+    set: ScaleSet,
+}
+
+impl Plan {
+    fn new(
+        config: &Config,
+        geometry: Geometry,
+        (stride, rows): (usize, usize),
+        resize: Resize,
+    ) -> Self {
+        let pad = geometry.window >> 1;
+        let (mut w, mut h) = (geometry.width, geometry.height);
+        let mut set = ScaleSet::default();
+        let mut offset = 0;
+        let scales = std::array::from_fn(|s| {
+            let decimate = s > 0 || config.high_res_speedup;
+            if decimate {
+                w = (w + 1) >> 1;
+                h = (h + 1) >> 1;
+            }
+            set.offset[s] = offset as u32;
+            set.count[s] = (w * h) as u32;
+            set.k[s] = top_k_count(w * h, config.topk) as u32;
+            offset += w * h;
+            Scale {
+                width: w,
+                height: h,
+                decimate,
+                key_cols: w.max(pad).min(stride),
+                key_rows: h.max(pad).min(rows),
+            }
+        });
+        Self {
+            geometry,
+            resize,
+            threshold: mask_threshold(geometry.width, geometry.height),
+            scales,
+            set,
+        }
+    }
+
+    /// Whether some scale reads beyond itself.
+    fn reads_beyond(&self) -> bool {
+        self.scales
+            .iter()
+            .any(|s| s.key_cols > s.width || s.key_rows > s.height)
+    }
+
+    fn c_values_len(&self) -> usize {
+        self.scales.iter().map(|s| s.width * s.height).sum()
+    }
+}
+
+struct Kernels {
+    preprocess: Function,
+    mask: Function,
+    prep: Function,
+    c_values: Function,
+    level2: Function,
+    level3: Function,
+    finish: Function,
+}
+
+pub(super) struct GpuCambi {
+    config: Config,
+    bit_depth: u32,
+    /// Input luma size.
+    input: (usize, usize),
+    /// Row pitch (samples) of the working planes.
+    stride: usize,
+    /// Canonical planes and copies each scale back (see the module doc).
+    exact: bool,
+    image: [DeviceBuffer; 2],
+    mask: [DeviceBuffer; 2],
+    c_values: DeviceBuffer,
+    bins: DeviceBuffer,
+    partials: DeviceBuffer,
+    _indices: DeviceBuffer,
+    _table_data: DeviceBuffer,
+    tables: Tables,
+    band: u32,
+    encode: Plan,
+    source: Option<Plan>,
+    kernels: Kernels,
+    results: Readback,
+}
+
+/// Copies `words` into a new device buffer.
+fn upload(gpu: &Gpu, words: &[u32]) -> Result<DeviceBuffer> {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let buffer = gpu.buffer(bytes.len().max(4))?;
+    if bytes.is_empty() {
+        return Ok(buffer);
+    }
+    let stream = gpu.stream()?;
+    let copy = Copy2d {
+        src: Memory::Host(bytes.as_ptr()),
+        src_pitch: bytes.len(),
+        dst: buffer.ptr(),
+        dst_pitch: bytes.len(),
+        width_bytes: bytes.len(),
+        height: 1,
+    };
+    // SAFETY: `bytes` and the buffer cover the copy and outlive it: the
+    // stream is synchronised before either is dropped.
+    unsafe { stream.copy_2d(&copy)? };
+    stream.synchronize()?;
+    Ok(buffer)
+}
+
+impl GpuCambi {
+    pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
+        let (config, tables) = setup(options, format)?;
+        let module = kernels::load(gpu, "cambi.cu")?;
+        let input = format.plane_size(PlaneId::Y);
+        let (stride, rows) = config.buffer_size();
+
+        // Resize tables: encode columns, rows, then source columns, rows.
+        let geometries = if config.full_ref {
+            vec![config.encode, config.source]
+        } else {
+            vec![config.encode]
+        };
+        let mut index_words = Vec::new();
+        let mut starts = Vec::new();
+        for g in &geometries {
+            starts.push(index_words.len());
+            index_words.extend(nearest_indices(input.0, g.width));
+            index_words.extend(nearest_indices(input.1, g.height));
+        }
+        let indices = upload(gpu, &index_words)?;
+        let q = Requantize::new(u32::from(format.bit_depth));
+        let anti_dither = i32::from(config.enc_bitdepth < 10);
+        let plans: Vec<Plan> = geometries
+            .iter()
+            .zip(&starts)
+            .map(|(g, &start)| {
+                let cols = indices.ptr() + 4 * start as u64;
+                let resize = Resize {
+                    cols,
+                    rows: cols + 4 * g.width as u64,
+                    left: q.left,
+                    right: q.right,
+                    round: q.round,
+                    anti_dither,
+                };
+                Plan::new(&config, *g, (stride, rows), resize)
+            })
+            .collect();
+        let exact = plans.iter().any(Plan::reads_beyond);
+        let c_values_len = plans.iter().map(Plan::c_values_len).max().unwrap_or(0);
+
+        // Tables: active steps (band words), reciprocals, weights.
+        let band = tables.band_size();
+        let mut table_words: Vec<u32> = tables.active_steps().to_vec();
+        let reciprocal_at = table_words.len();
+        table_words.extend(tables.reciprocal().iter().map(|r| r.to_bits()));
+        let weights_at = table_words.len();
+        table_words.extend(CONTRAST_WEIGHTS.iter().map(|&w| w as u32));
+        let table_data = upload(gpu, &table_words)?;
+        let kernel_tables = Tables {
+            active: table_data.ptr(),
+            reciprocal: table_data.ptr() + 4 * reciprocal_at as u64,
+            weights: table_data.ptr() + 4 * weights_at as u64,
+            base: u32::from(tables.band_base()),
+            band: band as u32,
+        };
+
+        let plane = || gpu.buffer(stride * rows * 2);
+        let image = [plane()?, plane()?];
+        let mask = [plane()?, plane()?];
+        // Like the CPU's planes, they start zeroed (samples beyond a scale
+        // may be read before anything was written there).
+        let stream = gpu.stream()?;
+        for b in image.iter().chain(&mask) {
+            stream.fill_u32(b, 0)?;
+        }
+        stream.synchronize()?;
+        let suffix = sample_suffix(format.bytes_per_sample());
+        let kernels = Kernels {
+            preprocess: module.function(&format!("cambi_preprocess_{suffix}"))?,
+            mask: module.function("cambi_spatial_mask")?,
+            prep: module.function("cambi_prep")?,
+            c_values: module.function("cambi_c_values")?,
+            level2: module.function("cambi_select_level2")?,
+            level3: module.function("cambi_select_level3")?,
+            finish: module.function("cambi_select_finish")?,
+        };
+        let mut plans = plans.into_iter();
+        let encode = plans.next().expect("the encode geometry");
+        Ok(Self {
+            bit_depth: u32::from(format.bit_depth),
+            input,
+            stride,
+            exact,
+            image,
+            mask,
+            c_values: gpu.buffer(c_values_len * 4)?,
+            bins: gpu.buffer(NUM_SCALES * BINS.iter().sum::<usize>() * 4)?,
+            partials: gpu.buffer(NUM_SCALES * SELECT_BLOCKS as usize * 8)?,
+            _indices: indices,
+            _table_data: table_data,
+            tables: kernel_tables,
+            band: band as u32,
+            encode,
+            source: plans.next(),
+            kernels,
+            results: Readback::new(gpu, RESULT_WORDS)?,
+            config,
+        })
+    }
+
+    /// Queues the scoring of `luma` with `plan`: per-scale top-k sums into
+    /// `sums` (NUM_SCALES doubles), the out-of-range key into
+    /// `out_of_range`.
+    fn picture(
+        &self,
+        luma: DevicePlane,
+        plan: &Plan,
+        sums: DevicePtr,
+        out_of_range: DevicePtr,
+        stream: &Stream,
+    ) -> Result<()> {
+        stream.fill_u32(&self.bins, 0)?;
+        let stride = self.stride as i32;
+        let g = plan.geometry;
+        let (w, h) = (g.width as i32, g.height as i32);
+        let (in_w, in_h) = (self.input.0 as i32, self.input.1 as i32);
+
+        // Resize, requantize, anti-dither, range check.
+        {
+            let (mut src, mut pitch) = (luma.ptr, luma.pitch as u32);
+            let (mut in_w, mut in_h, mut w, mut h, mut stride) = (in_w, in_h, w, h, stride);
+            let mut resize = plan.resize;
+            let mut img = self.image[0].ptr();
+            let mut max_sample: u32 = if self.bit_depth == 8 || self.bit_depth >= 16 {
+                0xFFFF
+            } else {
+                (1 << self.bit_depth) - 1
+            };
+            let mut oor = out_of_range;
+            let mut params: [*mut c_void; 11] = [
+                arg(&mut src),
+                arg(&mut pitch),
+                arg(&mut in_w),
+                arg(&mut in_h),
+                arg(&mut resize),
+                arg(&mut w),
+                arg(&mut h),
+                arg(&mut img),
+                arg(&mut stride),
+                arg(&mut max_sample),
+                arg(&mut oor),
+            ];
+            let dims = LaunchDims {
+                grid: (
+                        (w.max(in_w) as u32).div_ceil(16),
+                        (h.max(in_h) as u32).div_ceil(16),
+                        1,
+                    ),
+                block: (256, 1, 1),
+                shared_bytes: 0,
+            };
+            // SAFETY: the parameters match cambi_preprocess_* (Resize is a
+            // repr(C) copy of the kernel's struct); the plane is
+            // context-owned, the rest ours, alive until the stream ran.
+            unsafe { stream.launch(&self.kernels.preprocess, &dims, &mut params)? };
+        }
+        // Spatial mask.
+        {
+            let mut img = self.image[0].ptr();
+            let mut msk = self.mask[0].ptr();
+            let (mut stride, mut w, mut h, mut threshold) = (stride, w, h, plan.threshold);
+            let mut params: [*mut c_void; 6] = [
+                arg(&mut img),
+                arg(&mut stride),
+                arg(&mut w),
+                arg(&mut h),
+                arg(&mut threshold),
+                arg(&mut msk),
+            ];
+            let dims = LaunchDims {
+                grid: ((w as u32).div_ceil(32), (h as u32).div_ceil(8), 1),
+                block: (256, 1, 1),
+                shared_bytes: 0,
+            };
+            // SAFETY: the parameters match cambi_spatial_mask; our buffers.
+            unsafe { stream.launch(&self.kernels.mask, &dims, &mut params)? };
+        }
+        let pad = g.window >> 1;
+        // Indices of the current image and mask planes.
+        let (mut img, mut msk) = (0usize, 0usize);
+        for (s, scale) in plan.scales.iter().enumerate() {
+            let (dst_img, dst_msk) = match (self.exact, scale.decimate) {
+                (true, _) => (1, 1),
+                (false, true) => (1 - img, 1 - msk),
+                (false, false) => (1 - img, msk),
+            };
+            self.prep(scale, [img, msk], [dst_img, dst_msk], stream)?;
+            if self.exact {
+                self.commit(&self.image, scale, stream)?;
+                if scale.decimate {
+                    self.commit(&self.mask, scale, stream)?;
+                }
+            } else {
+                img = dst_img;
+                msk = dst_msk;
+            }
+            let offset = u64::from(plan.set.offset[s]) * 4;
+            let bins = self.bins.ptr() + (s * BINS[0] * 4) as u64;
+            self.c_values_launch(scale, pad, [img, msk], offset, bins, stream)?;
+        }
+        self.select(plan, sums, stream)
+    }
+
+    /// Decimates (if the scale does) and mode-filters into the `dst`
+    /// planes.
+    fn prep(
+        &self,
+        scale: &Scale,
+        [img, msk]: [usize; 2],
+        [dst_img, dst_msk]: [usize; 2],
+        stream: &Stream,
+    ) -> Result<()> {
+        let (mut src_img, mut src_msk) = (self.image[img].ptr(), self.mask[msk].ptr());
+        let (mut out_img, mut out_msk) = (self.image[dst_img].ptr(), self.mask[dst_msk].ptr());
+        let mut stride = self.stride as i32;
+        let (mut w, mut h) = (scale.width as i32, scale.height as i32);
+        let mut decimate = i32::from(scale.decimate);
+        let mut params: [*mut c_void; 8] = [
+            arg(&mut src_img),
+            arg(&mut src_msk),
+            arg(&mut stride),
+            arg(&mut w),
+            arg(&mut h),
+            arg(&mut decimate),
+            arg(&mut out_img),
+            arg(&mut out_msk),
+        ];
+        let dims = LaunchDims {
+            grid: (
+                (scale.width as u32).div_ceil(32),
+                (scale.height as u32).div_ceil(8),
+                1,
+            ),
+            block: (256, 1, 1),
+            shared_bytes: 0,
+        };
+        // SAFETY: the parameters match cambi_prep; our buffers (source and
+        // destination planes differ).
+        unsafe { stream.launch(&self.kernels.prep, &dims, &mut params) }
+    }
+
+    /// Copies the scale's area of plane 1 into the canonical plane 0.
+    fn commit(&self, planes: &[DeviceBuffer; 2], scale: &Scale, stream: &Stream) -> Result<()> {
+        let copy = Copy2d {
+            src: Memory::Device(planes[1].ptr()),
+            src_pitch: self.stride * 2,
+            dst: planes[0].ptr(),
+            dst_pitch: self.stride * 2,
+            width_bytes: scale.width * 2,
+            height: scale.height,
+        };
+        // SAFETY: both planes are ours and cover the scale's area.
+        unsafe { stream.copy_2d(&copy) }
+    }
+
+    fn c_values_launch(
+        &self,
+        scale: &Scale,
+        pad: usize,
+        [img, msk]: [usize; 2],
+        offset: u64,
+        bins: DevicePtr,
+        stream: &Stream,
+    ) -> Result<()> {
+        let (mut src_img, mut src_msk) = (self.image[img].ptr(), self.mask[msk].ptr());
+        let mut stride = self.stride as i32;
+        let (mut w, mut h) = (scale.width as i32, scale.height as i32);
+        let mut pad_arg = pad as i32;
+        let (mut key_cols, mut key_rows) = (scale.key_cols as i32, scale.key_rows as i32);
+        // A block builds its first row's window from scratch: give it
+        // about four windows of rows to amortize that.
+        let rows_per_block = (4 * (2 * pad + 1)).max(32).min(scale.height);
+        let mut rpb = rows_per_block as i32;
+        let mut tables = self.tables;
+        let mut out = self.c_values.ptr() + offset;
+        let mut bins = bins;
+        let mut params: [*mut c_void; 12] = [
+            arg(&mut src_img),
+            arg(&mut src_msk),
+            arg(&mut stride),
+            arg(&mut w),
+            arg(&mut h),
+            arg(&mut pad_arg),
+            arg(&mut key_cols),
+            arg(&mut key_rows),
+            arg(&mut rpb),
+            arg(&mut tables),
+            arg(&mut out),
+            arg(&mut bins),
+        ];
+        let shared_words =
+            self.band * (TW / 2) + BATCH * (TW + 2 * pad as u32) + 8 + BINS[0] as u32;
+        let dims = LaunchDims {
+            grid: (
+                (scale.width as u32).div_ceil(TW),
+                scale.height.div_ceil(rows_per_block) as u32,
+                1,
+            ),
+            block: (TW, 1, 1),
+            shared_bytes: shared_words * 4,
+        };
+        // SAFETY: the parameters match cambi_c_values (Tables is a repr(C)
+        // copy of the kernel's struct); our buffers, alive until the stream
+        // ran; the dynamic shared memory is what the kernel lays out.
+        unsafe { stream.launch(&self.kernels.c_values, &dims, &mut params) }
+    }
+
+    /// The per-scale top-k sums into `sums`.
+    fn select(&self, plan: &Plan, sums: DevicePtr, stream: &Stream) -> Result<()> {
+        let bins1 = self.bins.ptr();
+        let bins2 = bins1 + (NUM_SCALES * BINS[0] * 4) as u64;
+        let bins3 = bins2 + (NUM_SCALES * BINS[1] * 4) as u64;
+        let grid = LaunchDims {
+            grid: (SELECT_BLOCKS, NUM_SCALES as u32, 1),
+            block: (SELECT_THREADS, 1, 1),
+            shared_bytes: 0,
+        };
+        let (mut values, mut set) = (self.c_values.ptr(), plan.set);
+        let (mut b1, mut b2, mut b3) = (bins1, bins2, bins3);
+        let mut partials = self.partials.ptr();
+        {
+            let mut params: [*mut c_void; 4] =
+                [arg(&mut values), arg(&mut set), arg(&mut b1), arg(&mut b2)];
+            // SAFETY: the parameters match cambi_select_level2; our buffers.
+            unsafe { stream.launch(&self.kernels.level2, &grid, &mut params)? };
+        }
+        {
+            let mut params: [*mut c_void; 6] = [
+                arg(&mut values),
+                arg(&mut set),
+                arg(&mut b1),
+                arg(&mut b2),
+                arg(&mut b3),
+                arg(&mut partials),
+            ];
+            // SAFETY: the parameters match cambi_select_level3; our buffers.
+            unsafe { stream.launch(&self.kernels.level3, &grid, &mut params)? };
+        }
+        let mut blocks = SELECT_BLOCKS;
+        let mut out = sums;
+        let mut params: [*mut c_void; 7] = [
+            arg(&mut set),
+            arg(&mut b1),
+            arg(&mut b2),
+            arg(&mut b3),
+            arg(&mut partials),
+            arg(&mut blocks),
+            arg(&mut out),
+        ];
+        let dims = LaunchDims {
+            grid: (NUM_SCALES as u32, 1, 1),
+            block: (SELECT_THREADS, 1, 1),
+            shared_bytes: 0,
+        };
+        // SAFETY: the parameters match cambi_select_finish; `sums` is a live
+        // result buffer of NUM_SCALES words.
+        unsafe { stream.launch(&self.kernels.finish, &dims, &mut params) }
+    }
+
+    /// A picture's score from its per-scale top-k sums.
+    fn score(&self, plan: &Plan, sums: &[f64]) -> f64 {
+        let scores: [f64; NUM_SCALES] =
+            std::array::from_fn(|s| sums[s] / f64::from(plan.set.k[s]));
+        combine_scales(&scores, plan.geometry.window)
+    }
+}
+
+impl GpuExtractor for GpuCambi {
+    fn name(&self) -> &'static str {
+        "cambi"
+    }
+
+    fn planes(&self) -> PairPlanes {
+        PairPlanes {
+            reference: if self.config.full_ref {
+                PlaneMask::LUMA
+            } else {
+                PlaneMask::NONE
+            },
+            distorted: PlaneMask::LUMA,
+        }
+    }
+
+    fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
+        let out = self.results.begin(stream)?.ptr();
+        let word = |i: usize| out + 8 * i as u64;
+        self.picture(
+            frame.distorted(PlaneId::Y)?,
+            &self.encode,
+            word(0),
+            word(OUT_OF_RANGE),
+            stream,
+        )?;
+        if let Some(plan) = &self.source {
+            self.picture(
+                frame.reference(PlaneId::Y)?,
+                plan,
+                word(SUMS_SOURCE),
+                word(OUT_OF_RANGE + 1),
+                stream,
+            )?;
+        }
+        self.results.end(index, stream)
+    }
+
+    fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
+        let Some((index, values)) = self.results.complete()? else {
+            return Ok(None);
+        };
+        let values = values.expect("cambi launches every frame");
+        for &key in &values[OUT_OF_RANGE..] {
+            if key != 0 {
+                return Err(out_of_range_error((!key & 0xFFFF) as u32, self.bit_depth));
+            }
+        }
+        let sums = doubles(&values[..OUT_OF_RANGE]);
+        let distorted = self.score(&self.encode, &sums[..NUM_SCALES]);
+        let source = self
+            .source
+            .as_ref()
+            .map(|plan| self.score(plan, &sums[SUMS_SOURCE..SUMS_SOURCE + NUM_SCALES]));
+        self.config.emit(index, distorted, source, sink);
+        Ok(Some(index))
+    }
+}
