@@ -267,11 +267,17 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 // The "binade" of a zero sum: all-zero chunks before any nonzero term
 // (black borders, identical planes) keep s = 0; their maps are 0.
 #define ZERO_BINADE 255u
+// Chunks of a tile whose terms the walker loads with the tile's maps, in
+// case it must add them one by one: the first PREFETCH chunks without a
+// binade or predicted to cross one.
+#define PREFETCH 16
 
 // Which plane's buffers (the host's `MapPlane`): chunk count, the terms
 // (see term_index), chunk sums and partials of psnr_hvs_terms, and the
 // outputs of psnr_hvs_maps: per chunk 8 words (see psnr_hvs_maps), per
-// tile 4 words (clean run map d0, d1; whole tile one clean run; binade).
+// tile 8 words (the clean run map d0, d1 from its first chunk; whole tile
+// one clean run | prefetched chunks << 8; binade; the prefetched chunks'
+// indices in the tile, one byte each).
 struct PsnrHvsPlane {
     const float *terms;
     const double *sums;
@@ -331,6 +337,7 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_maps(PsnrHvsPlanes p
     __shared__ double scratch[TILE];
     __shared__ unsigned map0[TILE], map1[TILE];
     __shared__ int link[TILE], run_end[TILE], binade[TILE];
+    __shared__ unsigned fetch_list[PREFETCH / 4];
     const PsnrHvsPlane &P = planes.p[blockIdx.y];
     const int first = (int)blockIdx.x * TILE;
     if (first >= P.n) return;  // the whole CUDA block
@@ -357,7 +364,7 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_maps(PsnrHvsPlanes p
 
     // The predicted binade, cleanliness and the alternative binade.
     unsigned e = 0, e_alt = 0;
-    bool clean = false;
+    bool clean = false, crossing = false;
     if (valid && prefix == 0.0 && v == 0.0) {
         e = ZERO_BINADE;
         clean = true;
@@ -371,6 +378,7 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_maps(PsnrHvsPlanes p
             const double hi = 2.0 * lo;
             const double end = prefix + v;
             clean = prefix >= lo * (1.0 + MARGIN) && end <= hi * (1.0 - MARGIN);
+            crossing = end >= hi;
             int alt = 0;
             if (prefix < lo * (1.0 + ALT)) alt = fe - 1;
             else if (end > hi * (1.0 - ALT)) alt = fe + 1;
@@ -393,9 +401,28 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_maps(PsnrHvsPlanes p
                 add_term(tb, e_alt, alt0, alt1);
             }
         } else {
-            for (int p = 0; p < 64; p++) add_term(__float_as_uint(terms[p * GROUP]), e, own0, own1);
+            // Most terms are zero (masked): they change nothing.
+            for (int p = 0; p < 64; p++) {
+                const unsigned tb = __float_as_uint(terms[p * GROUP]);
+                if (tb) add_term(tb, e, own0, own1);
+            }
         }
     }
+
+    // The chunks to prefetch, in order: an inclusive scan of the flags.
+    const int fetch = valid && !clean && (e == 0 || crossing) ? 1 : 0;
+    link[t] = fetch;
+    if (t < PREFETCH / 4) fetch_list[t] = 0;
+    __syncthreads();
+    for (unsigned step = 1; step < TILE; step *= 2) {
+        const int add = t >= step ? link[t - step] : 0;
+        __syncthreads();
+        link[t] += add;
+        __syncthreads();
+    }
+    const int rank = link[t] - fetch;
+    const int fetched = link[TILE - 1] < PREFETCH ? link[TILE - 1] : PREFETCH;
+    if (fetch && rank < PREFETCH) atomicOr(&fetch_list[rank / 4], t << (8 * (rank % 4)));
 
     // Runs of clean chunks in the tile, composed by pointer jumping: after
     // round r, a chunk's map covers up to 2^r chunks of its run.
@@ -442,11 +469,13 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_maps(PsnrHvsPlanes p
     }
     if (t == 0) {
         const int chunks = P.n - first < TILE ? P.n - first : TILE;
-        unsigned *out = P.tiles + 4 * (u64)blockIdx.x;
+        unsigned *out = P.tiles + 8 * (u64)blockIdx.x;
         out[0] = d0;
         out[1] = d1;
-        out[2] = clean && end == chunks ? 1u : 0u;
+        out[2] = (clean && end == chunks ? 1u : 0u) | (unsigned)fetched << 8;
         out[3] = e;
+#pragma unroll
+        for (int j = 0; j < PREFETCH / 4; j++) out[4 + j] = fetch_list[j];
     }
 }
 
@@ -475,6 +504,8 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_walk(PsnrHvsPlanes p
     __shared__ unsigned map0[TILE], map1[TILE];
     __shared__ int link[TILE], run_end[TILE], binade[TILE];
     __shared__ unsigned records[8 * TILE];
+    __shared__ unsigned fetch_count[TILE], fetch_lists[TILE * (PREFETCH / 4)];
+    __shared__ float fetched[PREFETCH * 64];
     __shared__ int position;
     const PsnrHvsPlane &P = planes.p[blockIdx.x];
     const unsigned t = threadIdx.x;
@@ -488,10 +519,13 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_walk(PsnrHvsPlanes p
         unsigned d0 = SAT, d1 = SAT;
         int e = 0;
         if ((int)t < window) {
-            const unsigned *r = P.tiles + 4 * (u64)k;
+            const unsigned *r = P.tiles + 8 * (u64)k;
             d0 = r[0];
             d1 = r[1];
-            e = r[2] ? (int)r[3] : 0;
+            e = r[2] & 1 ? (int)r[3] : 0;
+            fetch_count[t] = r[2] >> 8;
+#pragma unroll
+            for (int j = 0; j < PREFETCH / 4; j++) fetch_lists[t * (PREFETCH / 4) + j] = r[4 + j];
         }
         binade[t] = e;
         __syncthreads();
@@ -544,6 +578,13 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_walk(PsnrHvsPlanes p
 #pragma unroll
                 for (int j = 0; j < 8; j++) records[8 * t + j] = r[j];
             }
+            const unsigned *list = fetch_lists + i * (PREFETCH / 4);
+            const int count = (int)fetch_count[i];
+            for (int j = (int)t; j < 64 * count; j += TILE) {
+                const int slot = j / 64;
+                const int c = (int)((list[slot / 4] >> (8 * (slot % 4))) & 0xff);
+                fetched[j] = P.terms[term_index(first + c, j % 64)];
+            }
             __syncthreads();
             if (t == 0) {
                 WALK_STAT(descents);
@@ -562,14 +603,26 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_walk(PsnrHvsPlanes p
                         WALK_STAT(chunk_alt);
                         c++;
                     } else {
-                        // Term by term, as the CPU.
-                        WALK_STAT(chunk_terms);
-                        const float *terms = P.terms + term_index(first + c, 0);
-                        float v[64];
+                        // Term by term, as the CPU: prefetched, or from
+                        // device memory.
+                        int slot = 0;
+                        while (slot < count &&
+                               (int)((list[slot / 4] >> (8 * (slot % 4))) & 0xff) != c)
+                            slot++;
+                        if (slot < count) {
+                            WALK_STAT(chunk_terms_fetched);
+                            const float *v = fetched + 64 * slot;
 #pragma unroll
-                        for (int p = 0; p < 64; p++) v[p] = terms[p * GROUP];
+                            for (int p = 0; p < 64; p++) s = fadd(s, v[p]);
+                        } else {
+                            WALK_STAT(chunk_terms);
+                            const float *terms = P.terms + term_index(first + c, 0);
+                            float v[64];
 #pragma unroll
-                        for (int p = 0; p < 64; p++) s = fadd(s, v[p]);
+                            for (int p = 0; p < 64; p++) v[p] = terms[p * GROUP];
+#pragma unroll
+                            for (int p = 0; p < 64; p++) s = fadd(s, v[p]);
+                        }
                         c++;
                     }
                 }

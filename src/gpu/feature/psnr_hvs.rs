@@ -100,7 +100,7 @@ fn buffer_sizes(chunks: u64) -> [u64; 5] {
         8 * chunks,
         8 * chunks.div_ceil(u64::from(THREADS)),
         4 * 8 * chunks,
-        4 * 4 * chunks.div_ceil(u64::from(TILE)),
+        4 * 8 * chunks.div_ceil(u64::from(TILE)),
     ]
     .map(|b| b.next_multiple_of(256))
 }
