@@ -22,14 +22,18 @@
 //    raster order) writes its 64 terms (groups of 32 chunks stored term by
 //    term, so writes and reads are coalesced), their double sum, and each
 //    CUDA block's double partial.
-// 2. psnr_hvs_maps: one thread per chunk, TILE chunks per CUDA block.
+// 2. psnr_hvs_predict: one thread per chunk, TILE chunks per CUDA block.
 //    A double prefix of the chunk sums predicts each chunk's binade; the
-//    thread computes the chunk's map for that binade (and, near a binade
-//    boundary, for the neighbouring one). Chunks well inside a binade are
-//    "clean"; each clean chunk gets the composed map up to the end of its
-//    run of clean chunks in the tile (pointer jumping), and each tile whose
-//    chunks are all one clean run gets that map as its own.
-// 3. psnr_hvs_walk: one CUDA block per plane. Runs of clean tiles are
+//    thread computes the chunk's map for it and the float increment that
+//    map gives (d0 ulps). The float sum drifts from the exact sum (0.3% at
+//    2160p); the prefix of these increments follows it far more closely.
+// 3. psnr_hvs_maps: the same grid. The prefix of the increments predicts
+//    the binades again; each chunk gets its map for that binade (and, near
+//    a binade boundary, for the neighbouring one). Chunks well inside a
+//    binade are "clean"; each clean chunk gets the composed map up to the
+//    end of its run of clean chunks in the tile (pointer jumping), and each
+//    tile whose chunks are all one clean run gets that map as its own.
+// 4. psnr_hvs_walk: one CUDA block per plane. Runs of clean tiles are
 //    composed again (pointer jumping); then thread 0 walks the plane with
 //    the exact float s: a map applies only if s is in the map's binade and
 //    s + d_p ulps stays below 2^(e+1) (all intermediate sums lie between,
@@ -259,10 +263,10 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #define SAT 0x1000000u
 // A chunk is clean (composed with its neighbours) if its predicted start
 // and end lie at least MARGIN (relative) inside one binade; a chunk within
-// ALT of a boundary also gets a map for the binade across it. The float
-// sum drifts from the double prefix by far less than MARGIN in practice;
-// a larger drift only costs speed (the walker descends).
-#define MARGIN (1.0 / 4096.0)
+// ALT of a boundary also gets a map for the binade across it. The
+// prediction (psnr_hvs_predict) follows the float sum to about 1e-5 in
+// practice; a larger error only costs speed (the walker descends).
+#define MARGIN (1.0 / 16384.0)
 #define ALT (1.0 / 64.0)
 // The "binade" of a zero sum: all-zero chunks before any nonzero term
 // (black borders, identical planes) keep s = 0; their maps are 0.
@@ -274,13 +278,14 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 
 // Which plane's buffers (the host's `MapPlane`): chunk count, the terms
 // (see term_index), chunk sums and partials of psnr_hvs_terms, and the
-// outputs of psnr_hvs_maps: per chunk 8 words (see psnr_hvs_maps), per
-// tile 8 words (the clean run map d0, d1 from its first chunk; whole tile
-// one clean run | prefetched chunks << 8; binade; the prefetched chunks'
-// indices in the tile, one byte each).
+// outputs of psnr_hvs_predict and psnr_hvs_maps: per chunk 8 words (see
+// psnr_hvs_maps), per tile TILE_WORDS = 12 words (the clean run map d0, d1
+// from its first chunk; whole tile one clean run | prefetched chunks << 8;
+// binade; the prefetched chunks' indices in the tile, one byte each; the
+// tile's predicted increment, a double; unused).
 struct PsnrHvsPlane {
     const float *terms;
-    const double *sums;
+    double *sums;
     const double *partials;
     unsigned *chunks;
     unsigned *tiles;
@@ -327,12 +332,139 @@ __device__ __forceinline__ void add_term(unsigned tb, unsigned e, unsigned &d0, 
     d1 = sat_add(d1, sat_add(q, up | (tie & ((1 + d1 + q) & 1))));
 }
 
-// Grid (ceil(max chunks / TILE), 3): chunks TILE * blockIdx.x + threadIdx.x
-// of plane blockIdx.y. Per chunk c, chunks[8 c ..]: the map from c to the
-// end of its clean run (d0, d1), the chunk's own map (d0, d1), its map in
-// the alternative binade (d0, d1), the chunk after the run, and
-// e | e_alt << 8 | clean << 16 (a binade of 0: none, maps SAT; ZERO_BINADE:
-// all terms so far zero).
+// `before` plus the exclusive scan of v over the CUDA block (fixed order).
+__device__ __forceinline__ double tile_prefix(double before, double v, double *scratch) {
+    const unsigned t = threadIdx.x;
+    scratch[t] = v;
+    __syncthreads();
+    for (unsigned step = 1; step < TILE; step *= 2) {
+        const double add = t >= step ? scratch[t - step] : 0.0;
+        __syncthreads();
+        scratch[t] += add;
+        __syncthreads();
+    }
+    const double prefix = before + (t > 0 ? scratch[t - 1] : 0.0);
+    __syncthreads();
+    return prefix;
+}
+
+// A chunk's predicted binade (0: none), whether it is clean, whether it is
+// predicted to cross into the next binade, and its alternative binade,
+// from the predicted sum before it and its own (predicted) size.
+struct Prediction {
+    unsigned e, e_alt;
+    bool clean, crossing;
+};
+
+__device__ __forceinline__ Prediction predict(bool valid, double prefix, double size) {
+    Prediction pr = {0, 0, false, false};
+    if (valid && prefix == 0.0 && size == 0.0) {
+        pr.e = ZERO_BINADE;
+        pr.clean = true;
+    } else if (valid && prefix > 0.0) {
+        const u64 bits = (u64)__double_as_longlong(prefix);
+        const int de = (int)((bits >> 52) & 0x7ff);
+        const int fe = de - 1023 + 127;
+        if (de > 0 && fe >= 1 && fe <= 254) {
+            pr.e = (unsigned)fe;
+            const double lo = __longlong_as_double((long long)((u64)de << 52));
+            const double hi = 2.0 * lo;
+            const double end = prefix + size;
+            // (A sum stuck exactly at 2^e, its terms below half an ulp, is
+            // inside the binade.)
+            pr.clean = (prefix == lo || prefix >= lo * (1.0 + MARGIN)) && end <= hi * (1.0 - MARGIN);
+            pr.crossing = end >= hi;
+            int alt = 0;
+            if (prefix < lo * (1.0 + ALT)) alt = fe - 1;
+            else if (end > hi * (1.0 - ALT)) alt = fe + 1;
+            if (alt >= 1 && alt <= 254) pr.e_alt = (unsigned)alt;
+        }
+    }
+    return pr;
+}
+
+// The map (d0, d1) of chunk c's 64 terms in binade e (ZERO_BINADE: 0,
+// none: SAT).
+__device__ __forceinline__ void chunk_map(const PsnrHvsPlane &P, int c, unsigned e, unsigned &d0,
+                                          unsigned &d1) {
+    if (e == 0) {
+        d0 = d1 = SAT;
+        return;
+    }
+    d0 = d1 = 0;
+    if (e == ZERO_BINADE) return;
+    const float *terms = P.terms + term_index(c, 0);
+    // Most terms are zero (masked): they change nothing.
+    for (int p = 0; p < 64; p++) {
+        const unsigned tb = __float_as_uint(terms[p * GROUP]);
+        if (tb) add_term(tb, e, d0, d1);
+    }
+}
+
+// Tile words: see PsnrHvsPlane.
+#define TILE_WORDS 12
+
+// Pass 1 of the prediction. Grid (ceil(max chunks / TILE), 3): chunk
+// TILE * blockIdx.x + threadIdx.x of plane blockIdx.y. The binade e from
+// a double prefix of the chunk sums; the chunk's map in e; and the chunk's
+// predicted float increment r = d0 ulps (where the map leaves the binade
+// or there is none: the float sum of its terms from the rounded prefix),
+// replacing its sum in sums[c] (the tile's sum of them in tile words 8-9):
+// the float sum drifts from the exact sum by up to 0.3% at 2160p, from the
+// prefix of the r by far less.
+extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_predict(PsnrHvsPlanes planes) {
+    __shared__ double scratch[TILE];
+    const PsnrHvsPlane &P = planes.p[blockIdx.y];
+    const int first = (int)blockIdx.x * TILE;
+    if (first >= P.n) return;  // the whole CUDA block
+    const unsigned t = threadIdx.x;
+    const int c = first + (int)t;
+    const bool valid = c < P.n;
+    double before = 0.0;
+    const int partials = first / THREADS;
+    for (int i = (int)t; i < partials; i += TILE) before += P.partials[i];
+    before = block_sum_f64(before, scratch);
+    const double v = valid ? P.sums[c] : 0.0;
+    const double prefix = tile_prefix(before, v, scratch);
+    const Prediction pr = predict(valid, prefix, v);
+    unsigned own0 = SAT, own1 = SAT;
+    if (valid) chunk_map(P, c, pr.e, own0, own1);
+    double r = v;
+    if (pr.e == ZERO_BINADE) {
+        r = 0.0;
+    } else if (pr.e != 0 && own0 < SAT && !pr.crossing) {
+        r = (double)own0 * __longlong_as_double((long long)((u64)(pr.e - 150 + 1023) << 52));
+    } else if (valid) {
+        // No binade (the first nonzero chunk, where the sum is exactly 0)
+        // or a crossing: the float sum from the rounded prefix.
+        const float start = (float)prefix;
+        float sum = start;
+        const float *terms = P.terms + term_index(c, 0);
+        for (int p = 0; p < 64; p++) sum = fadd(sum, terms[p * GROUP]);
+        r = (double)sum - (double)start;
+    }
+    if (valid) {
+        P.sums[c] = r;
+        unsigned *out = P.chunks + 8 * (u64)c;
+        out[2] = own0;
+        out[3] = own1;
+        out[7] = pr.e;
+    }
+    const double total = block_sum_f64(valid ? r : 0.0, scratch);
+    if (t == 0) {
+        double *tile = (double *)(P.tiles + TILE_WORDS * (u64)blockIdx.x);
+        tile[4] = total;
+    }
+}
+
+// Pass 2 and the runs. Grid as psnr_hvs_predict. The binades again, from
+// the prefix of the predicted increments; the chunk's map in that binade
+// (pass 1's if the same) and, near a boundary, in the alternative binade.
+// Per chunk c, chunks[8 c ..]: the map from c to the end of its clean run
+// (d0, d1), the chunk's own map (d0, d1), its map in the alternative
+// binade (d0, d1), the chunk after the run, and e | e_alt << 8 |
+// clean << 16 (a binade of 0: none, maps SAT; ZERO_BINADE: all terms so
+// far zero).
 extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_maps(PsnrHvsPlanes planes) {
     __shared__ double scratch[TILE];
     __shared__ unsigned map0[TILE], map1[TILE];
@@ -345,68 +477,27 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_maps(PsnrHvsPlanes p
     const int c = first + (int)t;
     const bool valid = c < P.n;
 
-    // The double prefix before the tile (partials of THREADS chunks, in a
-    // fixed order), then the tile's exclusive scan of the chunk sums.
     double before = 0.0;
-    const int partials = first / THREADS;
-    for (int i = (int)t; i < partials; i += TILE) before += P.partials[i];
+    for (int i = (int)t; i < (int)blockIdx.x; i += TILE)
+        before += ((const double *)(P.tiles + TILE_WORDS * (u64)i))[4];
     before = block_sum_f64(before, scratch);
-    const double v = valid ? P.sums[c] : 0.0;
-    scratch[t] = v;
-    __syncthreads();
-    for (unsigned step = 1; step < TILE; step *= 2) {
-        const double add = t >= step ? scratch[t - step] : 0.0;
-        __syncthreads();
-        scratch[t] += add;
-        __syncthreads();
-    }
-    const double prefix = before + (t > 0 ? scratch[t - 1] : 0.0);
-
-    // The predicted binade, cleanliness and the alternative binade.
-    unsigned e = 0, e_alt = 0;
-    bool clean = false, crossing = false;
-    if (valid && prefix == 0.0 && v == 0.0) {
-        e = ZERO_BINADE;
-        clean = true;
-    } else if (valid && prefix > 0.0) {
-        const u64 bits = (u64)__double_as_longlong(prefix);
-        const int de = (int)((bits >> 52) & 0x7ff);
-        const int fe = de - 1023 + 127;
-        if (de > 0 && fe >= 1 && fe <= 254) {
-            e = (unsigned)fe;
-            const double lo = __longlong_as_double((long long)((u64)de << 52));
-            const double hi = 2.0 * lo;
-            const double end = prefix + v;
-            clean = prefix >= lo * (1.0 + MARGIN) && end <= hi * (1.0 - MARGIN);
-            crossing = end >= hi;
-            int alt = 0;
-            if (prefix < lo * (1.0 + ALT)) alt = fe - 1;
-            else if (end > hi * (1.0 - ALT)) alt = fe + 1;
-            if (alt >= 1 && alt <= 254) e_alt = (unsigned)alt;
-        }
-    }
+    const double r = valid ? P.sums[c] : 0.0;
+    const double prefix = tile_prefix(before, r, scratch);
+    const Prediction pr = predict(valid, prefix, r);
+    const unsigned e = pr.e, e_alt = pr.e_alt;
+    const bool clean = pr.clean, crossing = pr.crossing;
 
     // The chunk's maps.
     unsigned own0 = SAT, own1 = SAT, alt0 = SAT, alt1 = SAT;
-    if (e == ZERO_BINADE) {
-        own0 = own1 = 0;
-    } else if (e) {
-        own0 = own1 = 0;
-        const float *terms = P.terms + term_index(c, 0);
-        if (e_alt) {
-            alt0 = alt1 = 0;
-            for (int p = 0; p < 64; p++) {
-                const unsigned tb = __float_as_uint(terms[p * GROUP]);
-                add_term(tb, e, own0, own1);
-                add_term(tb, e_alt, alt0, alt1);
-            }
+    if (valid) {
+        const unsigned *rec = P.chunks + 8 * (u64)c;
+        if (rec[7] == e) {
+            own0 = rec[2];
+            own1 = rec[3];
         } else {
-            // Most terms are zero (masked): they change nothing.
-            for (int p = 0; p < 64; p++) {
-                const unsigned tb = __float_as_uint(terms[p * GROUP]);
-                if (tb) add_term(tb, e, own0, own1);
-            }
+            chunk_map(P, c, e, own0, own1);
         }
+        if (e_alt) chunk_map(P, c, e_alt, alt0, alt1);
     }
 
     // The chunks to prefetch, in order: an inclusive scan of the flags.
@@ -469,7 +560,7 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_maps(PsnrHvsPlanes p
     }
     if (t == 0) {
         const int chunks = P.n - first < TILE ? P.n - first : TILE;
-        unsigned *out = P.tiles + 8 * (u64)blockIdx.x;
+        unsigned *out = P.tiles + TILE_WORDS * (u64)blockIdx.x;
         out[0] = d0;
         out[1] = d1;
         out[2] = (clean && end == chunks ? 1u : 0u) | (unsigned)fetched << 8;
@@ -519,7 +610,7 @@ extern "C" __global__ void __launch_bounds__(TILE) psnr_hvs_walk(PsnrHvsPlanes p
         unsigned d0 = SAT, d1 = SAT;
         int e = 0;
         if ((int)t < window) {
-            const unsigned *r = P.tiles + 8 * (u64)k;
+            const unsigned *r = P.tiles + TILE_WORDS * (u64)k;
             d0 = r[0];
             d1 = r[1];
             e = r[2] & 1 ? (int)r[3] : 0;

@@ -83,6 +83,7 @@ pub(super) struct GpuPsnrHvs {
     bit_depth: u8,
     planes: [PlaneLaunch; 3],
     terms_kernel: Function,
+    predict_kernel: Function,
     maps_kernel: Function,
     walk_kernel: Function,
     maps_dims: LaunchDims,
@@ -100,7 +101,7 @@ fn buffer_sizes(chunks: u64) -> [u64; 5] {
         8 * chunks,
         8 * chunks.div_ceil(u64::from(THREADS)),
         4 * 8 * chunks,
-        4 * 8 * chunks.div_ceil(u64::from(TILE)),
+        4 * 12 * chunks.div_ceil(u64::from(TILE)),
     ]
     .map(|b| b.next_multiple_of(256))
 }
@@ -164,6 +165,7 @@ impl GpuPsnrHvs {
                 "psnr_hvs_terms_{}",
                 sample_suffix(format.bytes_per_sample())
             ))?,
+            predict_kernel: module.function("psnr_hvs_predict")?,
             maps_kernel: module.function("psnr_hvs_maps")?,
             walk_kernel: module.function("psnr_hvs_walk")?,
             maps_dims: LaunchDims {
@@ -219,12 +221,14 @@ impl GpuExtractor for GpuPsnrHvs {
         let mut planes = MapPlanes {
             p: std::array::from_fn(|q| self.planes[q].buffers),
         };
-        let mut params = [arg(&mut planes)];
-        // SAFETY: the parameter is a `PsnrHvsPlanes` by value; its buffers
-        // are ours, written by the launches above, alive until the stream
-        // ran; the grid covers every plane's tiles (extra CUDA blocks
-        // return at once).
-        unsafe { stream.launch(&self.maps_kernel, &self.maps_dims, &mut params)? };
+        for kernel in [&self.predict_kernel, &self.maps_kernel] {
+            let mut params = [arg(&mut planes)];
+            // SAFETY: the parameter is a `PsnrHvsPlanes` by value; its
+            // buffers are ours, written by the launches before, alive until
+            // the stream ran; the grid covers every plane's tiles (extra
+            // CUDA blocks return at once).
+            unsafe { stream.launch(kernel, &self.maps_dims, &mut params)? };
+        }
         let mut out = out;
         let mut params = [arg(&mut planes), arg(&mut out)];
         let walk = LaunchDims {
