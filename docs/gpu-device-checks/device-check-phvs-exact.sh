@@ -22,10 +22,13 @@
 #   psnr_hvs_is_deterministic: 2 lines "three GPU runs bit-identical";
 #   psnr_hvs_kernel_timing: ms/frame at 1080p 8-bit, 2160p 8-bit and 10-bit.
 #     Compare with the previous double-sum version (same test on branch s3,
-#     .gpu-carry/phvs): the exact sum adds a term buffer round trip (64 MB
-#     written and read at 2160p), the maps kernel and a one-block-per-plane
-#     walker; expected extra cost roughly 0.03-0.06 ms at 1080p and
-#     0.06-0.12 ms at 2160p.
+#     .gpu-carry/phvs): the exact sum adds a term buffer round trip (65 MB
+#     written and read at 2160p), two grid-wide map kernels and a
+#     one-block-per-plane walker (launches per frame: 3 term kernels,
+#     psnr_hvs_predict, psnr_hvs_maps, psnr_hvs_walk); expected extra cost
+#     roughly 0.03-0.05 ms at 1080p and 0.06-0.10 ms at 2160p (the walker
+#     about 10 us at 1080p and 15-20 us at 2160p of that). Much more would
+#     point at the walker (serial): report the numbers.
 # A failure prints "CPU <value> GPU <value>" for the first differing
 # feature: report the pair, frame and plane.
 set -u
