@@ -84,3 +84,28 @@ pub fn upscale(src: &HostPicture, format: &PictureFormat) -> HostPicture {
     }
     out
 }
+
+/// Nearest-neighbour scaling of every plane of an 8-bit picture to
+/// `format` (8 or 10 bits; 10-bit samples get two varying low bits), for
+/// extractors that read chroma too.
+pub fn upscale_all_planes(src: &HostPicture, format: &PictureFormat) -> HostPicture {
+    let mut out = HostPicture::new(*format);
+    for id in PlaneId::ALL {
+        let s = src.plane_u8(id);
+        let (w, h) = format.plane_size(id);
+        let stride = out.stride(id);
+        for y in 0..h {
+            let row = s.row(y * s.height / h);
+            for x in 0..w {
+                let v = row[x * s.width / w];
+                if format.bit_depth == 8 {
+                    out.plane_u8_mut(id)[y * stride + x] = v;
+                } else {
+                    let up = u32::from(format.bit_depth - 8);
+                    out.plane_u16_mut(id)[y * stride + x] = (u16::from(v) << up) | (x as u16 & 3);
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,11 +1,12 @@
 //! `psnr_hvs` on the GPU: one thread per overlapping 8x8 block computes its
-//! 64 masked, CSF-weighted DCT error terms bit for bit as the CPU does
-//! (kernels/psnr_hvs.cu); the blocks' sums are added in double in a fixed
-//! order, and the scores come from the CPU extractor's code. The CPU adds
-//! the terms in one running `float` sum, so the plane totals (and the dB
-//! values) differ slightly: within the tolerance of tests/gpu_psnr_hvs.rs.
+//! 64 masked, CSF-weighted DCT error terms bit for bit as the CPU does, and
+//! the plane totals are the CPU's one running `float` sum of those terms,
+//! bit for bit, reproduced in parallel (kernels/psnr_hvs.cu: per-binade
+//! maps of runs of terms, composed, and a walker that checks every map
+//! against the exact sum). The scores come from the CPU extractor's code,
+//! so they equal the CPU's.
 
-use super::float_common::{arg, doubles, sample_suffix, PartialSums};
+use super::float_common::{arg, doubles, sample_suffix};
 use super::readback::Readback;
 use super::GpuExtractor;
 use crate::error::{Error, Result};
@@ -13,15 +14,20 @@ use crate::feature::psnr_hvs::blocks::{block_count, score_of_total};
 use crate::feature::psnr_hvs::csf::Weights;
 use crate::feature::psnr_hvs::{emit_scores, plane_weights, scored_sizes};
 use crate::feature::{FeatureSink, Options};
-use crate::gpu::device::{Function, Gpu, Stream};
-use crate::gpu::driver::LaunchDims;
+use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
+use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
 
-/// Threads per CUDA block, one per 8x8 block (kernels/psnr_hvs.cu).
+/// Threads per CUDA block of `psnr_hvs_terms_*`, one per 8x8 block
+/// (`THREADS` of kernels/psnr_hvs.cu).
 const THREADS: u32 = 64;
+/// 8x8 blocks per tile of `psnr_hvs_maps` and `psnr_hvs_walk` (`TILE`).
+const TILE: u32 = 256;
+/// 8x8 blocks whose terms are stored together, term by term (`GROUP`).
+const GROUP: u64 = 32;
 
 /// `PsnrHvsWeights` of kernels/psnr_hvs.cu, passed by value.
 #[repr(C)]
@@ -40,21 +46,64 @@ impl From<&Weights> for KernelWeights {
     }
 }
 
-/// One plane's launch: its 8x8 blocks across, its grid and its weights.
+/// `PsnrHvsPlane` of kernels/psnr_hvs.cu: one plane's buffers.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct MapPlane {
+    terms: DevicePtr,
+    sums: DevicePtr,
+    partials: DevicePtr,
+    chunks: DevicePtr,
+    tiles: DevicePtr,
+    n: i32,
+    pad: i32,
+}
+
+/// `PsnrHvsPlanes`, passed by value to `psnr_hvs_maps` and `psnr_hvs_walk`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct MapPlanes {
+    p: [MapPlane; 3],
+}
+
+/// One plane's launch: its 8x8 blocks across and in all, its grid, its
+/// weights and its buffers.
 struct PlaneLaunch {
     blocks_x: i32,
+    /// 8x8 blocks of the plane, in raster order.
+    chunks: i32,
     /// Samples scored (64 per block), libvmaf's `pixels`.
     pixels: i32,
     dims: LaunchDims,
     weights: KernelWeights,
+    buffers: MapPlane,
 }
 
 pub(super) struct GpuPsnrHvs {
     bit_depth: u8,
     planes: [PlaneLaunch; 3],
-    kernel: Function,
-    sums: PartialSums,
+    terms_kernel: Function,
+    predict_kernel: Function,
+    maps_kernel: Function,
+    walk_kernel: Function,
+    maps_dims: LaunchDims,
+    /// Every plane's terms, sums, partials, chunk maps and tile maps.
+    _buffer: DeviceBuffer,
     results: Readback,
+}
+
+/// Bytes of each of a plane's buffers (terms, chunk sums, partials, chunk
+/// maps, tile maps) for `chunks` 8x8 blocks, each rounded up to 256.
+fn buffer_sizes(chunks: u64) -> [u64; 5] {
+    let groups = chunks.div_ceil(GROUP);
+    [
+        4 * 64 * GROUP * groups,
+        8 * chunks,
+        8 * chunks.div_ceil(u64::from(THREADS)),
+        4 * 8 * chunks,
+        4 * 12 * chunks.div_ceil(u64::from(TILE)),
+    ]
+    .map(|b| b.next_multiple_of(256))
 }
 
 impl GpuPsnrHvs {
@@ -62,10 +111,11 @@ impl GpuPsnrHvs {
         let sizes = scored_sizes(format)?;
         let weights = plane_weights();
         let mut planes = Vec::with_capacity(3);
+        let mut bytes = 0u64;
         for ((w, h), weights) in sizes.iter().zip(&weights) {
-            let (across, down) = (block_count(*w) as u32, block_count(*h) as u32);
-            let blocks = u64::from(across) * u64::from(down);
-            if down > 65535 || 64 * blocks > i32::MAX as u64 {
+            let (across, down) = (block_count(*w) as u64, block_count(*h) as u64);
+            let blocks = across * down;
+            if 64 * blocks > i32::MAX as u64 {
                 return Err(Error::Extractor {
                     extractor: "psnr_hvs".into(),
                     reason: format!("a {w}x{h} plane is too large for the GPU version"),
@@ -73,31 +123,57 @@ impl GpuPsnrHvs {
             }
             planes.push(PlaneLaunch {
                 blocks_x: across as i32,
+                chunks: blocks as i32,
                 pixels: (64 * blocks) as i32,
                 dims: LaunchDims {
-                    grid: (across.div_ceil(THREADS), down, 1),
+                    grid: ((blocks as u32).div_ceil(THREADS), 1, 1),
                     block: (THREADS, 1, 1),
                     shared_bytes: 0,
                 },
                 weights: weights.into(),
+                buffers: MapPlane {
+                    n: blocks as i32,
+                    ..MapPlane::default()
+                },
             });
+            bytes += buffer_sizes(blocks).iter().sum::<u64>();
         }
-        let planes: [PlaneLaunch; 3] = planes
+        let mut planes: [PlaneLaunch; 3] = planes
             .try_into()
             .unwrap_or_else(|_| unreachable!("three planes"));
-        let stride = planes
+        let buffer = gpu.buffer(bytes as usize)?;
+        let mut at = buffer.ptr();
+        for plane in &mut planes {
+            let [terms, sums, partials, chunks, tiles] = buffer_sizes(plane.chunks as u64);
+            let b = &mut plane.buffers;
+            b.terms = at;
+            b.sums = b.terms + terms;
+            b.partials = b.sums + sums;
+            b.chunks = b.partials + partials;
+            b.tiles = b.chunks + chunks;
+            at = b.tiles + tiles;
+        }
+        let tiles = planes
             .iter()
-            .map(|p| p.dims.grid.0 * p.dims.grid.1)
+            .map(|p| (p.chunks as u32).div_ceil(TILE))
             .max()
             .unwrap_or(1);
         let module = kernels::load(gpu, "psnr_hvs.cu")?;
         Ok(Self {
             bit_depth: format.bit_depth,
-            kernel: module.function(&format!(
-                "psnr_hvs_plane_{}",
+            terms_kernel: module.function(&format!(
+                "psnr_hvs_terms_{}",
                 sample_suffix(format.bytes_per_sample())
             ))?,
-            sums: PartialSums::new(gpu, &module, 3, stride)?,
+            predict_kernel: module.function("psnr_hvs_predict")?,
+            maps_kernel: module.function("psnr_hvs_maps")?,
+            walk_kernel: module.function("psnr_hvs_walk")?,
+            maps_dims: LaunchDims {
+                grid: (tiles, 3, 1),
+                block: (TILE, 1, 1),
+                shared_bytes: 0,
+            },
+            _buffer: buffer,
             results: Readback::new(gpu, 3)?,
             planes,
         })
@@ -115,29 +191,54 @@ impl GpuExtractor for GpuPsnrHvs {
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
         let out = self.results.begin(stream)?.ptr();
-        for (q, (id, plane)) in PlaneId::ALL.into_iter().zip(&self.planes).enumerate() {
+        for (id, plane) in PlaneId::ALL.into_iter().zip(&self.planes) {
             let (r, d) = (frame.reference(id)?, frame.distorted(id)?);
             let (mut rp, mut rpitch) = (r.ptr, r.pitch as u32);
             let (mut dp, mut dpitch) = (d.ptr, d.pitch as u32);
-            let mut blocks_x = plane.blocks_x;
+            let (mut blocks_x, mut chunks) = (plane.blocks_x, plane.chunks);
             let mut weights = plane.weights;
-            let mut partials = self.sums.quantity(q as u32);
-            let mut params: [*mut c_void; 7] = [
+            let b = plane.buffers;
+            let (mut terms, mut sums, mut partials) = (b.terms, b.sums, b.partials);
+            let mut params: [*mut c_void; 10] = [
                 arg(&mut rp),
                 arg(&mut rpitch),
                 arg(&mut dp),
                 arg(&mut dpitch),
                 arg(&mut blocks_x),
+                arg(&mut chunks),
                 arg(&mut weights),
+                arg(&mut terms),
+                arg(&mut sums),
                 arg(&mut partials),
             ];
-            // SAFETY: the parameters match psnr_hvs_plane_* (the weights a
+            // SAFETY: the parameters match psnr_hvs_terms_* (the weights a
             // `PsnrHvsWeights` by value); the blocks lie inside the scored
             // size, inside the plane; the planes are context-owned and the
-            // partials ours, alive until the stream ran.
-            unsafe { stream.launch(&self.kernel, &plane.dims, &mut params)? };
+            // buffers ours (sized by `buffer_sizes`), alive until the
+            // stream ran.
+            unsafe { stream.launch(&self.terms_kernel, &plane.dims, &mut params)? };
         }
-        self.sums.reduce_into(out, stream)?;
+        let mut planes = MapPlanes {
+            p: std::array::from_fn(|q| self.planes[q].buffers),
+        };
+        for kernel in [&self.predict_kernel, &self.maps_kernel] {
+            let mut params = [arg(&mut planes)];
+            // SAFETY: the parameter is a `PsnrHvsPlanes` by value; its
+            // buffers are ours, written by the launches before, alive until
+            // the stream ran; the grid covers every plane's tiles (extra
+            // CUDA blocks return at once).
+            unsafe { stream.launch(kernel, &self.maps_dims, &mut params)? };
+        }
+        let mut out = out;
+        let mut params = [arg(&mut planes), arg(&mut out)];
+        let walk = LaunchDims {
+            grid: (3, 1, 1),
+            block: (TILE, 1, 1),
+            shared_bytes: 0,
+        };
+        // SAFETY: as above, and `out` is the live result buffer of three
+        // words, one double per plane.
+        unsafe { stream.launch(&self.walk_kernel, &walk, &mut params)? };
         self.results.end(index, stream)
     }
 
