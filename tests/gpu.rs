@@ -72,7 +72,8 @@ fn host_pictures_reused_right_after_submit() {
     let Some(gpu) = cuda_gpu() else { return };
     let p = pair("a_576x324_420p8_pan/x264_crf30");
     let (refs, dists) = (p.reference(), p.distorted_pictures());
-    // Every GPU extractor that is bit-identical to the CPU by construction.
+    // Every GPU extractor that is bit-identical to the CPU (ciede differs
+    // in its last bits, the float VIF/ADM/SSIM family in its sums' order).
     let features = [
         ("psnr", "enable_apsnr=true"),
         ("motion", "debug=true"),
@@ -80,6 +81,10 @@ fn host_pictures_reused_right_after_submit() {
         ("adm", "debug=true"),
         ("float_psnr", ""),
         ("float_moment", ""),
+        ("psnr_hvs", ""),
+        ("cambi", "full_ref=true"),
+        ("speed_chroma", ""),
+        ("speed_temporal", ""),
     ];
     let run = |gpu: Option<&Gpu>| {
         let mut b = ContextBuilder::new(p.format());
@@ -131,6 +136,10 @@ fn successive_contexts_of_different_sizes() {
         ("adm", ""),
         ("float_psnr", ""),
         ("float_moment", ""),
+        ("psnr_hvs", ""),
+        ("cambi", ""),
+        ("speed_chroma", ""),
+        ("speed_temporal", ""),
     ];
     for p in [
         pair("a_576x324_420p8_pan/x264_crf42"),
