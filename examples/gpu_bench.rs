@@ -4,7 +4,8 @@
 //! ```sh
 //! cargo build --release --example gpu_bench
 //! target/release/examples/gpu_bench [--frames 500] [--cpu-frames 30] [--threads 16] \
-//!     [--sizes 1080,2160] [--depths 8,10] [--models vmaf_v0.6.1]
+//!     [--sizes 1080,2160] [--depths 8,10] [--models vmaf_v0.6.1] \
+//!     [--extractors vif,cambi/full_ref=true,...]
 //! ```
 //!
 //! Input: the first 8 frames of `examples/data/{ref,dist}_576x324*.y4m`
@@ -27,6 +28,11 @@
 //!
 //! A model whose extractors are not all on the GPU gets host-fed rows only
 //! (the host extractors run beside the GPU ones), and says so.
+//!
+//! `--extractors` adds a second table: each listed GPU extractor alone
+//! (`name` or `name/options`, options as `a=1:b=2`), device time per frame
+//! between timed events, one frame at a time, planes already on the
+//! device. `--models ""` leaves the model table out.
 
 use std::time::{Duration, Instant};
 use vmafx::feature::{self, FeatureSink, Options};
@@ -49,6 +55,8 @@ struct Args {
     sizes: Vec<(u32, u32)>,
     depths: Vec<u8>,
     models: Vec<String>,
+    /// (name, options) of extractors timed alone.
+    extractors: Vec<(String, String)>,
 }
 
 fn parse_args() -> Args {
@@ -59,6 +67,7 @@ fn parse_args() -> Args {
         sizes: vec![(1920, 1080), (3840, 2160)],
         depths: vec![8, 10],
         models: vec!["vmaf_v0.6.1".into()],
+        extractors: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -74,7 +83,16 @@ fn parse_args() -> Args {
                     .map(|d| d.parse().unwrap_or_else(|_| usage(&a)))
                     .collect()
             }
-            "--models" => args.models = list(),
+            "--models" => args.models = list().into_iter().filter(|m| !m.is_empty()).collect(),
+            "--extractors" => {
+                args.extractors = list()
+                    .into_iter()
+                    .map(|e| match e.split_once('/') {
+                        Some((name, options)) => (name.to_string(), options.to_string()),
+                        None => (e, String::new()),
+                    })
+                    .collect()
+            }
             "--sizes" => {
                 args.sizes = list()
                     .iter()
@@ -95,7 +113,8 @@ fn parse_args() -> Args {
 fn usage(arg: &str) -> ! {
     eprintln!(
         "gpu_bench: bad argument {arg}; usage: gpu_bench [--frames N] [--cpu-frames N] \
-         [--threads N] [--sizes 720,1080,2160] [--depths 8,10] [--models a,b]"
+         [--threads N] [--sizes 720,1080,2160] [--depths 8,10] [--models a,b] \
+         [--extractors name,name/a=1:b=2]"
     );
     std::process::exit(2)
 }
@@ -298,21 +317,21 @@ fn device_fed(
     run(n)
 }
 
-/// Mean device milliseconds per frame of the model's extractors (default
-/// options) alone, planes already uploaded; `None` if one has no GPU
-/// version.
+/// Mean device milliseconds per frame of extractors (name, options) alone,
+/// planes already uploaded; `None` if one has no GPU version.
 fn kernels_ms(
     gpu: &Gpu,
     frames: &[(HostPicture, HostPicture)],
     n: usize,
-    names: &[&str],
+    extractors_options: &[(&str, &str)],
 ) -> Result<Option<f64>> {
     let format = *frames[0].0.format();
     let mut extractors = Vec::new();
     let mut needs = PairPlanes::NONE;
-    for name in names {
+    for &(name, options) in extractors_options {
         let info = feature::find(name)?;
-        let options = Options::resolve(name, info.options, &[])?;
+        let pairs = vmafx::feature::options::parse_key_values(name, options)?;
+        let options = Options::resolve(name, info.options, &pairs)?;
         let Some(x) = gpu::feature::create(name, &options, &format, gpu) else {
             return Ok(None);
         };
@@ -369,6 +388,7 @@ fn main() -> Result<()> {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     let mut rows = Vec::new();
+    let mut timed = Vec::new();
     for &(w, h) in &args.sizes {
         for &depth in &args.depths {
             let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, depth)?;
@@ -378,6 +398,18 @@ fn main() -> Result<()> {
                 .map(|(r, d)| (scale(r, format), scale(d, format)))
                 .collect();
             let size = format!("{w}x{h}");
+            if let Some(g) = &gpu {
+                let n = args.frames.min(200);
+                for (name, options) in &args.extractors {
+                    match kernels_ms(g, &frames, n, &[(name, options)])? {
+                        Some(ms) => {
+                            eprintln!("{size} {depth}-bit {name} {options}: {ms:.4} ms/frame");
+                            timed.push((size.clone(), depth, name.clone(), options.clone(), n, ms));
+                        }
+                        None => eprintln!("{name}: no GPU version for these options"),
+                    }
+                }
+            }
             for model in &args.models {
                 let mut row = |feed: &str, frames: usize, fps: f64, note: String| {
                     eprintln!("{size} {depth}-bit {model} {feed}: {fps:.1} fps");
@@ -461,7 +493,8 @@ fn main() -> Result<()> {
                     fps,
                     "unaligned planar, copied on the device".into(),
                 );
-                if let Some(ms) = kernels_ms(g, &frames, args.frames.min(200), &names)? {
+                let defaults: Vec<_> = names.iter().map(|n| (*n, "")).collect();
+                if let Some(ms) = kernels_ms(g, &frames, args.frames.min(200), &defaults)? {
                     row(
                         "cuda kernels only",
                         args.frames.min(200),
@@ -471,6 +504,20 @@ fn main() -> Result<()> {
                 }
             }
         }
+    }
+    if !timed.is_empty() {
+        println!("| size | bits | extractor | options | frames | kernels ms/frame | fps |");
+        println!("|---|---:|---|---|---:|---:|---:|");
+        for (size, depth, name, options, n, ms) in &timed {
+            println!(
+                "| {size} | {depth} | {name} | {options} | {n} | {ms:.4} | {:.0} |",
+                1000.0 / ms
+            );
+        }
+        println!();
+    }
+    if rows.is_empty() {
+        return Ok(());
     }
     println!("| size | bits | model | feed | frames | fps | ms/frame | note |");
     println!("|---|---:|---|---|---:|---:|---:|---|");

@@ -6,16 +6,13 @@
 //! the same bits from run to run, 12- and 16-bit input, synthetic pictures
 //! of odd sizes, pictures smaller than the window at the coarse scales
 //! (libvmaf's reads beyond the scale), the high-resolution speed-up, and the
-//! out-of-range refusal; and a timing of the kernels at 1080p and 2160p.
+//! out-of-range refusal. Kernel times: `gpu_bench --extractors cambi`.
 //! Without a GPU each test prints why it skipped and passes.
 
 mod common;
 
 use common::gpu::*;
-use common::synthetic::{stress_pair, upscale, xorshift};
-use std::time::Instant;
-use vmafx::feature::{self, FeatureSink, Options};
-use vmafx::gpu::planes::SharedPlanes;
+use common::synthetic::{stress_pair, xorshift};
 use vmafx::gpu::Gpu;
 use vmafx::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId};
 
@@ -79,7 +76,11 @@ fn cambi_reads_beyond_small_scales_like_the_cpu() {
     // for a pad of 27.
     for (w, h, options) in [
         (1280, 216, "window_size=127"),
-        (1280, 216, "window_size=127:full_ref=true:src_width=1600:src_height=270"),
+        (
+            1280,
+            216,
+            "window_size=127:full_ref=true:src_width=1600:src_height=270",
+        ),
         (200, 2400, "window_size=127:full_ref=true"),
     ] {
         let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, 8).unwrap();
@@ -154,9 +155,19 @@ fn cambi_on_synthetic_pictures() {
     let cases: &[(u32, u32, u8, &str)] = &[
         (217, 301, 8, "full_ref=true"),
         (217, 301, 10, "full_ref=true:window_size=15"),
-        (333, 216, 10, "full_ref=true:enc_bitdepth=8:max_log_contrast=4"),
+        (
+            333,
+            216,
+            10,
+            "full_ref=true:enc_bitdepth=8:max_log_contrast=4",
+        ),
         (1920, 1080, 8, "cambi_high_res_speedup=1080:full_ref=true"),
-        (1920, 1080, 10, "cambi_high_res_speedup=1080:window_size=127:topk=0.9"),
+        (
+            1920,
+            1080,
+            10,
+            "cambi_high_res_speedup=1080:window_size=127:topk=0.9",
+        ),
     ];
     for &(w, h, bits, options) in cases {
         let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, bits).unwrap();
@@ -187,60 +198,6 @@ fn cambi_refuses_out_of_range_samples() {
             .unwrap_err();
         assert!(err.to_string().contains("1100"), "{options:?}: {err}");
         println!("{options:?}: refused ({err})");
-    }
-}
-
-/// Device milliseconds per frame of the kernels alone, planes already on
-/// the device: a golden frame scaled up, 50 frames, one queued ahead of the
-/// one read.
-#[test]
-fn cambi_kernel_timing() {
-    let Some(gpu) = cuda_gpu() else { return };
-    let p = pair("a_576x324_420p8_pan/x264_crf30");
-    let (r0, d0) = (&p.reference()[0], &p.distorted_pictures()[0]);
-    for (w, h, bits, opts) in [
-        (1920, 1080, 8, ""),
-        (1920, 1080, 8, "full_ref=true"),
-        (1920, 1080, 8, "cambi_high_res_speedup=1080"),
-        (3840, 2160, 8, ""),
-        (3840, 2160, 10, ""),
-        (3840, 2160, 10, "eotf=pq"),
-    ] {
-        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, bits).unwrap();
-        let (r, d) = (upscale(r0, &format), upscale(d0, &format));
-        let info = feature::find("cambi").unwrap();
-        let pairs = vmafx::feature::options::parse_key_values("cambi", opts).unwrap();
-        let options = Options::resolve("cambi", info.options, &pairs).unwrap();
-        let mut x = vmafx::gpu::feature::create("cambi", &options, &format, &gpu)
-            .expect("a GPU version")
-            .unwrap();
-        let stream = gpu.stream().unwrap();
-        let mut planes = SharedPlanes::new(&gpu, format, x.planes()).unwrap();
-        let frame = planes.upload(&gpu, &stream, &r, &d).unwrap();
-        let mut sink = FeatureSink::new();
-        for i in 0..2 {
-            x.enqueue(i, &frame, &stream).unwrap();
-            x.complete(&mut sink).unwrap();
-        }
-        let (t0, t1) = (gpu.timed_event().unwrap(), gpu.timed_event().unwrap());
-        const FRAMES: u32 = 50;
-        let wall = Instant::now();
-        t0.record(&stream).unwrap();
-        for i in 2..FRAMES + 2 {
-            x.enqueue(i, &frame, &stream).unwrap();
-            if i > 2 {
-                x.complete(&mut sink).unwrap();
-            }
-        }
-        t1.record(&stream).unwrap();
-        x.complete(&mut sink).unwrap();
-        t1.synchronize().unwrap();
-        let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / f64::from(FRAMES);
-        let ms = f64::from(t1.elapsed_ms_since(&t0).unwrap()) / f64::from(FRAMES);
-        println!(
-            "cambi kernels {w}x{h} {bits}-bit {opts:?}: {ms:.4} ms/frame device ({:.0} fps), {wall_ms:.4} ms/frame wall",
-            1e3 / ms
-        );
     }
 }
 

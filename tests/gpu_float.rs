@@ -2,17 +2,13 @@
 //! `float_psnr`, `float_moment`) against the CPU ones: same feature names
 //! and order, per-frame values within the documented relative tolerance on
 //! every golden pair (docs/gpu-testing.md), the same bits from run to run,
-//! subsampling, 12- and 16-bit input, and a timing of each extractor's
-//! kernels at 1080p and 2160p. Without a GPU each test prints why it
-//! skipped and passes.
+//! subsampling, and 12- and 16-bit input (kernel times: `gpu_bench
+//! --extractors`). Without a GPU each test prints why it skipped and passes.
 
 mod common;
 
 use common::gpu::*;
 use common::synthetic::*;
-use std::time::Instant;
-use vmafx::feature::{self, FeatureSink, Options};
-use vmafx::gpu::planes::SharedPlanes;
 use vmafx::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId};
 
 /// Relative tolerance of `float_motion` and `float_vif`: the per-pixel
@@ -192,57 +188,6 @@ fn float_extractors_on_stress_pictures() {
         }
     }
     println!("stress pictures (16x16 to 130x19, 8/10/16 bits): within {SUM_ORDER_TOL:e} (worst {worst:.3e})");
-}
-
-/// Device milliseconds per frame of each extractor's kernels alone
-/// (accumulator clear, launches, result copy), planes already on the
-/// device: a golden frame scaled up, 100 frames, one queued ahead of the
-/// one read.
-#[test]
-fn float_kernel_timing() {
-    let Some(gpu) = cuda_gpu() else { return };
-    let p = pair("a_576x324_420p8_pan/x264_crf30");
-    let (r0, d0) = (&p.reference()[0], &p.distorted_pictures()[0]);
-    for (w, h, bits) in [(1920, 1080, 8), (3840, 2160, 8), (3840, 2160, 10)] {
-        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, bits).unwrap();
-        let (r, d) = (upscale(r0, &format), upscale(d0, &format));
-        for name in ["float_motion", "float_vif", "float_psnr", "float_moment"] {
-            let info = feature::find(name).unwrap();
-            let options = Options::resolve(name, info.options, &[]).unwrap();
-            let mut x = vmafx::gpu::feature::create(name, &options, &format, &gpu)
-                .expect("a GPU version")
-                .unwrap();
-            let stream = gpu.stream().unwrap();
-            let mut planes = SharedPlanes::new(&gpu, format, x.planes()).unwrap();
-            let frame = planes.upload(&gpu, &stream, &r, &d).unwrap();
-            let mut sink = FeatureSink::new();
-            // Warm-up (module load, first launches, motion's first frame).
-            for i in 0..2 {
-                x.enqueue(i, &frame, &stream).unwrap();
-                x.complete(&mut sink).unwrap();
-            }
-            let (t0, t1) = (gpu.timed_event().unwrap(), gpu.timed_event().unwrap());
-            const FRAMES: u32 = 100;
-            let wall = Instant::now();
-            t0.record(&stream).unwrap();
-            for i in 2..FRAMES + 2 {
-                x.enqueue(i, &frame, &stream).unwrap();
-                if i > 2 {
-                    x.complete(&mut sink).unwrap();
-                }
-            }
-            t1.record(&stream).unwrap();
-            x.complete(&mut sink).unwrap();
-            t1.synchronize().unwrap();
-            let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / f64::from(FRAMES);
-            let ms = f64::from(t1.elapsed_ms_since(&t0).unwrap()) / f64::from(FRAMES);
-            println!(
-                "{name} kernels {w}x{h} {bits}-bit: {ms:.4} ms/frame device ({:.0} fps), {wall_ms:.4} ms/frame wall",
-                1000.0 / ms
-            );
-            assert!(sink.drain().count() > 0);
-        }
-    }
 }
 
 /// 10-bit pictures shifted up to `format`'s depth, random low bits.

@@ -1,17 +1,14 @@
 //! `psnr_hvs` on the GPU against the CPU extractor: the same feature names,
 //! order and bits on every golden pair (8 and 10 bits, 4:2:0, 4:2:2,
 //! 4:4:4, odd sizes), with subsampling, on golden pictures scaled up to
-//! 1080p and 2160p, the same bits from run to run, and a timing of the
-//! kernels at 1080p and 2160p. Without a GPU each test prints why it
+//! 1080p and 2160p, and the same bits from run to run (kernel times:
+//! `gpu_bench --extractors psnr_hvs`). Without a GPU each test prints why it
 //! skipped and passes.
 
 mod common;
 
 use common::gpu::*;
 use common::synthetic::upscale_all_planes;
-use std::time::Instant;
-use vmafx::feature::{self, FeatureSink, Options};
-use vmafx::gpu::planes::SharedPlanes;
 use vmafx::{ChromaSubsampling, PictureFormat};
 
 // Every block's 64 error terms are the CPU's bit for bit, and the plane
@@ -85,55 +82,5 @@ fn psnr_hvs_is_deterministic() {
             assert_identical(&format!("{} run {}", p.name(), run + 2), &first, &again);
         }
         println!("{}: three GPU runs bit-identical", p.name());
-    }
-}
-
-/// Device milliseconds per frame of the kernels alone, planes already on
-/// the device: a golden frame scaled up, 100 frames, one queued ahead of
-/// the one read.
-#[test]
-fn psnr_hvs_kernel_timing() {
-    let Some(gpu) = cuda_gpu() else { return };
-    let p = pair("a_576x324_420p8_pan/x264_crf30");
-    let (r0, d0) = (&p.reference()[0], &p.distorted_pictures()[0]);
-    for (w, h, bits) in [(1920, 1080, 8), (3840, 2160, 8), (3840, 2160, 10)] {
-        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, bits).unwrap();
-        let (r, d) = (
-            upscale_all_planes(r0, &format),
-            upscale_all_planes(d0, &format),
-        );
-        let info = feature::find("psnr_hvs").unwrap();
-        let options = Options::resolve("psnr_hvs", info.options, &[]).unwrap();
-        let mut x = vmafx::gpu::feature::create("psnr_hvs", &options, &format, &gpu)
-            .expect("a GPU version")
-            .unwrap();
-        let stream = gpu.stream().unwrap();
-        let mut planes = SharedPlanes::new(&gpu, format, x.planes()).unwrap();
-        let frame = planes.upload(&gpu, &stream, &r, &d).unwrap();
-        let mut sink = FeatureSink::new();
-        for i in 0..2 {
-            x.enqueue(i, &frame, &stream).unwrap();
-            x.complete(&mut sink).unwrap();
-        }
-        let (t0, t1) = (gpu.timed_event().unwrap(), gpu.timed_event().unwrap());
-        const FRAMES: u32 = 100;
-        let wall = Instant::now();
-        t0.record(&stream).unwrap();
-        for i in 2..FRAMES + 2 {
-            x.enqueue(i, &frame, &stream).unwrap();
-            if i > 2 {
-                x.complete(&mut sink).unwrap();
-            }
-        }
-        t1.record(&stream).unwrap();
-        x.complete(&mut sink).unwrap();
-        t1.synchronize().unwrap();
-        let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / f64::from(FRAMES);
-        let ms = f64::from(t1.elapsed_ms_since(&t0).unwrap()) / f64::from(FRAMES);
-        println!(
-            "psnr_hvs kernels {w}x{h} {bits}-bit: {ms:.4} ms/frame device ({:.0} fps), {wall_ms:.4} ms/frame wall",
-            1000.0 / ms
-        );
-        assert!(sink.drain().count() > 0);
     }
 }

@@ -1,17 +1,14 @@
 //! Integer `vif` on the GPU against the CPU extractor: same feature names,
 //! same order, bit-identical per-frame values, on every golden pair (every
 //! option), on 12- and 16-bit pictures made from the 10-bit pair, and on
-//! synthetic stress pictures at the smallest and odd sizes. Plus a timing
-//! of the kernels alone at 1080p and 2160p. Without a GPU each test prints
-//! why it skipped and passes.
+//! synthetic stress pictures at the smallest and odd sizes (kernel times:
+//! `gpu_bench --extractors vif`). Without a GPU each test prints why it
+//! skipped and passes.
 
 mod common;
 
 use common::gpu::*;
 use common::synthetic::*;
-use std::time::Instant;
-use vmafx::feature::{self, FeatureSink, Options};
-use vmafx::gpu::planes::SharedPlanes;
 use vmafx::gpu::Gpu;
 use vmafx::{ChromaSubsampling, ContextBuilder, HostPicture, PictureFormat, PlaneId};
 
@@ -124,50 +121,4 @@ fn vif_refuses_small_pictures_like_the_cpu() {
         b.build().err().expect("15x32 is refused").to_string()
     };
     assert_eq!(build(None), build(Some(&gpu)));
-}
-
-/// Device milliseconds per frame of the vif kernels alone (accumulator
-/// clear, four launches, result copy), planes already on the device: a
-/// golden frame scaled up, 100 frames, one queued ahead of the one read.
-#[test]
-fn vif_kernel_timing() {
-    let Some(gpu) = cuda_gpu() else { return };
-    let p = pair("a_576x324_420p8_pan/x264_crf30");
-    let (r0, d0) = (&p.reference()[0], &p.distorted_pictures()[0]);
-    for (w, h, bits) in [(1920, 1080, 8), (3840, 2160, 8), (3840, 2160, 10)] {
-        let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, bits).unwrap();
-        let (r, d) = (upscale(r0, &format), upscale(d0, &format));
-        let info = feature::find("vif").unwrap();
-        let options = Options::resolve("vif", info.options, &[]).unwrap();
-        let mut vif = vmafx::gpu::feature::create("vif", &options, &format, &gpu)
-            .expect("vif has a GPU version")
-            .unwrap();
-        let stream = gpu.stream().unwrap();
-        let mut planes = SharedPlanes::new(&gpu, format, vif.planes()).unwrap();
-        let frame = planes.upload(&gpu, &stream, &r, &d).unwrap();
-        let mut sink = FeatureSink::new();
-        // Warm-up (module load, first launches), not timed.
-        vif.enqueue(0, &frame, &stream).unwrap();
-        vif.complete(&mut sink).unwrap();
-        let (t0, t1) = (gpu.timed_event().unwrap(), gpu.timed_event().unwrap());
-        const FRAMES: u32 = 100;
-        let wall = Instant::now();
-        t0.record(&stream).unwrap();
-        for i in 1..=FRAMES {
-            vif.enqueue(i, &frame, &stream).unwrap();
-            if i > 1 {
-                vif.complete(&mut sink).unwrap();
-            }
-        }
-        t1.record(&stream).unwrap();
-        vif.complete(&mut sink).unwrap();
-        t1.synchronize().unwrap();
-        let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / f64::from(FRAMES);
-        let ms = f64::from(t1.elapsed_ms_since(&t0).unwrap()) / f64::from(FRAMES);
-        println!(
-            "vif kernels {w}x{h} {bits}-bit: {ms:.4} ms/frame device ({:.0} fps), {wall_ms:.4} ms/frame wall",
-            1000.0 / ms
-        );
-        assert_eq!(sink.drain().count(), 4 * (FRAMES as usize + 1));
-    }
 }

@@ -297,7 +297,6 @@ impl Cambi {
         }
         Ok(pooling::combine_scales(&scores, geometry.window))
     }
-
 }
 
 /// The resolved options and contrast tables of an instance (shared with

@@ -354,10 +354,10 @@ impl GpuCambi {
             ];
             let dims = LaunchDims {
                 grid: (
-                        (w.max(in_w) as u32).div_ceil(16),
-                        (h.max(in_h) as u32).div_ceil(16),
-                        1,
-                    ),
+                    (w.max(in_w) as u32).div_ceil(16),
+                    (h.max(in_h) as u32).div_ceil(16),
+                    1,
+                ),
                 block: (256, 1, 1),
                 shared_bytes: 0,
             };
@@ -571,8 +571,7 @@ impl GpuCambi {
 
     /// A picture's score from its per-scale top-k sums.
     fn score(&self, plan: &Plan, sums: &[f64]) -> f64 {
-        let scores: [f64; NUM_SCALES] =
-            std::array::from_fn(|s| sums[s] / f64::from(plan.set.k[s]));
+        let scores: [f64; NUM_SCALES] = std::array::from_fn(|s| sums[s] / f64::from(plan.set.k[s]));
         combine_scales(&scores, plan.geometry.window)
     }
 }
