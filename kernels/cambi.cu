@@ -356,6 +356,11 @@ extern "C" __global__ void __launch_bounds__(TW)
     for (unsigned i = t; i < tables.band * (TW / 2); i += TW) cambi_shared[i] = 0;
     for (unsigned i = t; i < BINS1; i += TW) local_bins[i] = 0;
 
+    // This thread's pooling counts as a run of one bin (a column's
+    // consecutive c-values mostly share their top bits): one shared atomic
+    // per change of bin instead of one per value.
+    unsigned run_bin = 0, run_count = 0;
+
     RowWalk walk;
     walk.lo = rows_lo(y0, pad);
     walk.hi = walk.lo - 1;
@@ -482,12 +487,20 @@ extern "C" __global__ void __launch_bounds__(TW)
                     }
                 }
                 sc.c_values[(u64)i * w + x] = c_value;
-                if (c_value != 0.0f)
-                    atomicAdd(&local_bins[__float_as_uint(c_value) >> 20], 1u);
+                if (c_value != 0.0f) {
+                    const unsigned bin = __float_as_uint(c_value) >> 20;
+                    if (bin != run_bin) {
+                        if (run_count != 0) atomicAdd(&local_bins[run_bin], run_count);
+                        run_bin = bin;
+                        run_count = 0;
+                    }
+                    ++run_count;
+                }
             }
         }
         __syncthreads();
     }
+    if (run_count != 0) atomicAdd(&local_bins[run_bin], run_count);
     __syncthreads();
     for (unsigned i = t; i < BINS1; i += TW) {
         if (local_bins[i] != 0) atomicAdd(&sc.bins[i], local_bins[i]);
