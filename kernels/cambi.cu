@@ -10,40 +10,55 @@
 //   cambi_spatial_mask  7x7 count of flat samples > threshold (shared tile).
 //   cambi_prep        per scale: decimate (keep even samples) the image and
 //                     the mask, then the separable 3-tap mode filter.
-//   cambi_c_values    per scale: the banding contrast of every pixel from
-//                     sliding histograms (below), and a histogram of the
-//                     c-values' top float bits for the pooling.
+//   cambi_c_values    the banding contrast of every pixel from sliding
+//                     histograms (below), and a histogram of the c-values'
+//                     top float bits for the pooling. One launch covers
+//                     every scale (1-D grid, the scales' blocks one after
+//                     another, CLaunch), so the coarse scales' few blocks
+//                     run beside scale 0's instead of one short grid each.
 //   cambi_select_*    pooling: the sum of each scale's top-k c-values by a
 //                     three-level radix select on the float bit patterns
 //                     (c-values are >= 0, so bits order like values; 11 +
 //                     10 + 10 bits), the values above the k-th one summed in
 //                     double (per-thread grid-stride order, fixed block
 //                     tree, per-block partials added in order): the same
-//                     bits on every run. The host divides by k and combines
-//                     the scales with the CPU's functions.
+//                     bits on every run. Each scale gets blocks in
+//                     proportion to its size (ScaleSet::first, one 1-D
+//                     grid), each thread reading 4 values per iteration
+//                     with independent loads. The host divides by k and
+//                     combines the scales with the CPU's functions.
 //
 // Working planes: like the CPU (plane.rs) the image and mask live in one
 // buffer of the largest geometry, shrunk scale by scale. Where a scale is
 // narrower or shorter than half the window, libvmaf's loops read samples
 // beyond it that earlier steps (or frames) left there; the host then keeps
-// canonical buffers and copies each scale back into them ("exact" mode),
-// otherwise it ping-pongs between two buffers.
+// canonical buffers, copies each scale back into them and launches the
+// c-values scale by scale ("exact" mode). Otherwise every scale is
+// filtered into its own planes and one launch scores all five.
 //
-// C-values design: a block owns TW = 64 adjacent columns and a run of rows;
-// each thread owns one column's histogram hist[value][column] over the
-// window around its pixel (u16 counts in dynamic shared memory, laid out so
-// a warp's accesses fall in distinct banks whatever the values). Moving
-// down a row, the block stages the keys of the leaving and entering rows
-// (TW + 2 pad columns, as (out, in) pairs) in shared memory, and each
-// thread walks the 2 pad + 1 pairs of its window, merging runs of equal
-// pairs, so flat areas (equal keys, or unmasked samples) cost one compare
-// per column. The c-value then reads at most 2 num_diffs + 1 counts of its
-// own column. The rows a histogram covers follow libvmaf's three loops
-// exactly (rows_lo/rows_hi, RowWalk below), including pictures smaller
-// than the window. The keys of BATCH steps' rows are staged at once (their
-// global loads overlap; two barriers per batch). Cost ~ (2 pad + 1) shared
-// loads per pixel; the first row of a block builds its window from scratch
-// (amortized over 4 windows of rows).
+// C-values design: a block owns TW = 64 adjacent columns and a run of rows
+// of one scale; each thread owns one column's histogram hist[value][column]
+// over the window around its pixel (u16 counts in dynamic shared memory,
+// laid out so a warp's accesses fall in distinct banks whatever the
+// values). The block walks libvmaf's row order (RowWalk: rows_lo/rows_hi,
+// including pictures smaller than the window) in batches of BATCH steps:
+//   1. the keys (histogram row or UNCOUNTED) of the batch's entering rows,
+//      TW + 2 pad columns each, are loaded into a ring of 2 pad + 1 + BATCH
+//      rows in shared memory, LOADS independent global loads per thread at
+//      a time: each row is read from global memory once (a row leaves, and
+//      its c-values are computed, while it is still in the ring);
+//   2. the batch's (leaving, entering) key pairs are built from the ring;
+//   3. each thread walks the 2 pad + 1 pairs of its window per step,
+//      merging runs of equal pairs (flat areas, equal keys or unmasked
+//      samples, cost one compare per column), and between steps computes
+//      its pixel's c-value from at most 2 num_diffs + 1 counts of its
+//      column (the pixel's key from the ring). Pooling-bin increments are
+//      kept as a per-thread run of one bin and added on change.
+// Three barriers per batch. Cost ~ (2 pad + 1) shared loads per pixel plus
+// two shared read-modify-writes per run of changed pairs; the first row of
+// a block builds its window from scratch (amortized over 4 windows of
+// rows). Occupancy is bounded by the histograms: band * 128 bytes per block
+// (bt1886 defaults: band 564, ~100 KB with the ring: 2 blocks per SM).
 
 #include "common.cuh"
 #include "float_common.cuh"

@@ -1,19 +1,20 @@
 //! `cambi` on the GPU (kernels/cambi.cu): per picture one launch resizes,
 //! requantizes and anti-dithers the luma (and checks its range), one
 //! computes the spatial mask, then per scale one decimates and
-//! mode-filters and one computes the c-values from sliding histograms;
-//! three launches find each scale's top-k sum by a radix select on the
-//! c-values' bits. Every value up to the c-values is the CPU's bit for bit;
-//! the top-k sums are added in double in a fixed order, and the host
-//! finishes the scores with the CPU extractor's functions (options, tables,
-//! scale weights, clipping and outputs all come from
-//! `crate::feature::cambi`).
+//! mode-filters, and one launch computes every scale's c-values from
+//! sliding histograms; three launches find each scale's top-k sum by a
+//! radix select on the c-values' bits. Every value up to the c-values is
+//! the CPU's bit for bit; the top-k sums are added in double in a fixed
+//! order, and the host finishes the scores with the CPU extractor's
+//! functions (options, tables, scale weights, clipping and outputs all
+//! come from `crate::feature::cambi`).
 //!
 //! The working planes follow the CPU's buffer model (`plane.rs`): when a
 //! scale of either geometry is narrower or shorter than half the window,
 //! libvmaf's loops read samples left beyond the scale by earlier steps or
-//! frames, so the extractor keeps canonical planes and copies each scale
-//! back into them ("exact" mode); otherwise it ping-pongs between two.
+//! frames, so the extractor keeps canonical planes, copies each scale back
+//! into them and scores the scales one launch each ("exact" mode);
+//! otherwise each scale has its own planes and one launch scores them all.
 
 use super::float_common::{arg, doubles, sample_suffix};
 use super::readback::Readback;
@@ -407,10 +408,10 @@ impl GpuCambi {
             ];
             let dims = LaunchDims {
                 grid: (
-                        (w.max(in_w) as u32).div_ceil(16),
-                        (h.max(in_h) as u32).div_ceil(16),
-                        1,
-                    ),
+                    (w.max(in_w) as u32).div_ceil(16),
+                    (h.max(in_h) as u32).div_ceil(16),
+                    1,
+                ),
                 block: (256, 1, 1),
                 shared_bytes: 0,
             };
@@ -448,7 +449,12 @@ impl GpuCambi {
             // copied back, and scored before the next overwrites it.
             let (img, msk) = (self.image[0].ptr(), self.mask[0].ptr());
             for (s, scale) in plan.scales.iter().enumerate() {
-                self.prep(scale, [img, msk], [self.image[1].ptr(), self.mask[1].ptr()], stream)?;
+                self.prep(
+                    scale,
+                    [img, msk],
+                    [self.image[1].ptr(), self.mask[1].ptr()],
+                    stream,
+                )?;
                 self.commit(&self.image, scale, stream)?;
                 if scale.decimate {
                     self.commit(&self.mask, scale, stream)?;
@@ -461,8 +467,17 @@ impl GpuCambi {
             let (mut img, mut msk) = (self.image[0].ptr(), self.mask[0].ptr());
             let mut planes = [[0; 2]; NUM_SCALES];
             for (s, scale) in plan.scales.iter().enumerate() {
-                let dst_msk = if scale.decimate { self.mask[1 + s].ptr() } else { msk };
-                self.prep(scale, [img, msk], [self.image[1 + s].ptr(), dst_msk], stream)?;
+                let dst_msk = if scale.decimate {
+                    self.mask[1 + s].ptr()
+                } else {
+                    msk
+                };
+                self.prep(
+                    scale,
+                    [img, msk],
+                    [self.image[1 + s].ptr(), dst_msk],
+                    stream,
+                )?;
                 img = self.image[1 + s].ptr();
                 msk = dst_msk;
                 planes[s] = [img, msk];
@@ -569,8 +584,7 @@ impl GpuCambi {
         let mut params: [*mut c_void; 2] = [arg(&mut launch), arg(&mut tables)];
         let staged = TW + 2 * pad as u32;
         let ring_words = (launch.ring as u32 * staged).div_ceil(2);
-        let shared_words =
-            self.band * (TW / 2) + ring_words + BATCH * staged + 8 + BINS[0] as u32;
+        let shared_words = self.band * (TW / 2) + ring_words + BATCH * staged + 8 + BINS[0] as u32;
         let dims = LaunchDims {
             grid: (blocks, 1, 1),
             block: (TW, 1, 1),
@@ -635,8 +649,7 @@ impl GpuCambi {
 
     /// A picture's score from its per-scale top-k sums.
     fn score(&self, plan: &Plan, sums: &[f64]) -> f64 {
-        let scores: [f64; NUM_SCALES] =
-            std::array::from_fn(|s| sums[s] / f64::from(plan.set.k[s]));
+        let scores: [f64; NUM_SCALES] = std::array::from_fn(|s| sums[s] / f64::from(plan.set.k[s]));
         combine_scales(&scores, plan.geometry.window)
     }
 }
