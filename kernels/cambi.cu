@@ -10,40 +10,55 @@
 //   cambi_spatial_mask  7x7 count of flat samples > threshold (shared tile).
 //   cambi_prep        per scale: decimate (keep even samples) the image and
 //                     the mask, then the separable 3-tap mode filter.
-//   cambi_c_values    per scale: the banding contrast of every pixel from
-//                     sliding histograms (below), and a histogram of the
-//                     c-values' top float bits for the pooling.
+//   cambi_c_values    the banding contrast of every pixel from sliding
+//                     histograms (below), and a histogram of the c-values'
+//                     top float bits for the pooling. One launch covers
+//                     every scale (1-D grid, the scales' blocks one after
+//                     another, CLaunch), so the coarse scales' few blocks
+//                     run beside scale 0's instead of one short grid each.
 //   cambi_select_*    pooling: the sum of each scale's top-k c-values by a
 //                     three-level radix select on the float bit patterns
 //                     (c-values are >= 0, so bits order like values; 11 +
 //                     10 + 10 bits), the values above the k-th one summed in
 //                     double (per-thread grid-stride order, fixed block
 //                     tree, per-block partials added in order): the same
-//                     bits on every run. The host divides by k and combines
-//                     the scales with the CPU's functions.
+//                     bits on every run. Each scale gets blocks in
+//                     proportion to its size (ScaleSet::first, one 1-D
+//                     grid), each thread reading 4 values per iteration
+//                     with independent loads. The host divides by k and
+//                     combines the scales with the CPU's functions.
 //
 // Working planes: like the CPU (plane.rs) the image and mask live in one
 // buffer of the largest geometry, shrunk scale by scale. Where a scale is
 // narrower or shorter than half the window, libvmaf's loops read samples
 // beyond it that earlier steps (or frames) left there; the host then keeps
-// canonical buffers and copies each scale back into them ("exact" mode),
-// otherwise it ping-pongs between two buffers.
+// canonical buffers, copies each scale back into them and launches the
+// c-values scale by scale ("exact" mode). Otherwise every scale is
+// filtered into its own planes and one launch scores all five.
 //
-// C-values design: a block owns TW = 64 adjacent columns and a run of rows;
-// each thread owns one column's histogram hist[value][column] over the
-// window around its pixel (u16 counts in dynamic shared memory, laid out so
-// a warp's accesses fall in distinct banks whatever the values). Moving
-// down a row, the block stages the keys of the leaving and entering rows
-// (TW + 2 pad columns, as (out, in) pairs) in shared memory, and each
-// thread walks the 2 pad + 1 pairs of its window, merging runs of equal
-// pairs, so flat areas (equal keys, or unmasked samples) cost one compare
-// per column. The c-value then reads at most 2 num_diffs + 1 counts of its
-// own column. The rows a histogram covers follow libvmaf's three loops
-// exactly (rows_lo/rows_hi, RowWalk below), including pictures smaller
-// than the window. The keys of BATCH steps' rows are staged at once (their
-// global loads overlap; two barriers per batch). Cost ~ (2 pad + 1) shared
-// loads per pixel; the first row of a block builds its window from scratch
-// (amortized over 4 windows of rows).
+// C-values design: a block owns TW = 64 adjacent columns and a run of rows
+// of one scale; each thread owns one column's histogram hist[value][column]
+// over the window around its pixel (u16 counts in dynamic shared memory,
+// laid out so a warp's accesses fall in distinct banks whatever the
+// values). The block walks libvmaf's row order (RowWalk: rows_lo/rows_hi,
+// including pictures smaller than the window) in batches of BATCH steps:
+//   1. the keys (histogram row or UNCOUNTED) of the batch's entering rows,
+//      TW + 2 pad columns each, are loaded into a ring of 2 pad + 1 + BATCH
+//      rows in shared memory, LOADS independent global loads per thread at
+//      a time: each row is read from global memory once (a row leaves, and
+//      its c-values are computed, while it is still in the ring);
+//   2. the batch's (leaving, entering) key pairs are built from the ring;
+//   3. each thread walks the 2 pad + 1 pairs of its window per step,
+//      merging runs of equal pairs (flat areas, equal keys or unmasked
+//      samples, cost one compare per column), and between steps computes
+//      its pixel's c-value from at most 2 num_diffs + 1 counts of its
+//      column (the pixel's key from the ring). Pooling-bin increments are
+//      kept as a per-thread run of one bin and added on change.
+// Three barriers per batch. Cost ~ (2 pad + 1) shared loads per pixel plus
+// two shared read-modify-writes per run of changed pairs; the first row of
+// a block builds its window from scratch (amortized over 4 windows of
+// rows). Occupancy is bounded by the histograms: band * 128 bytes per block
+// (bt1886 defaults: band 564, ~100 KB with the ring: 2 blocks per SM).
 
 #include "common.cuh"
 #include "float_common.cuh"
@@ -268,15 +283,6 @@ __device__ __forceinline__ unsigned hist_index(unsigned v, unsigned t) {
 
 extern __shared__ unsigned int cambi_shared[];
 
-__device__ __forceinline__ unsigned staged_key(const unsigned short *__restrict__ img,
-                                               const unsigned short *__restrict__ msk,
-                                               int stride, int r, int c, int key_cols,
-                                               const Tables &t) {
-    if (r < 0 || c < 0 || c >= key_cols) return UNCOUNTED;
-    const u64 at = (u64)r * stride + c;
-    return sample_key(img[at], msk[at], t);
-}
-
 // Applies a run of `run` equal (leaving, entering) key pairs to the column's
 // histogram.
 __device__ __forceinline__ void apply_pair(unsigned short *hist, unsigned t, unsigned pair,
@@ -314,39 +320,70 @@ __device__ __forceinline__ int walk_next(RowWalk &w, int pad, int h, int key_row
     return WALK_ROW;
 }
 
-// Steps staged at once (one pair of barriers per batch).
+// Steps staged at once (three barriers per batch).
 #define BATCH 8
+// Keys loaded per thread and round (issued together).
+#define LOADS 8
 
-// Grid: (ceil(w / TW), ceil(h / rows_per_block)), TW threads. Dynamic
-// shared memory: band * TW u16 counts, BATCH * (TW + 2 pad) staged pairs
-// (+ 8 words the unrolled scan may read past them), BINS1 pooling counts.
+// One scale of a c-values launch: its planes, outputs and blocks.
+struct CScale {
+    const unsigned short *img, *msk;
+    float *c_values;
+    unsigned *bins; // BINS1 pooling counts
+    int w, h, key_cols, key_rows, rows_per_block;
+    int col_blocks; // blocks across the scale
+    int first;      // first block of the scale in the launch
+    int unused;
+};
+
+struct CLaunch {
+    CScale s[SCALES];
+    int scales, stride, pad, ring; // ring: rows of keys kept (>= 2 pad + 1 + BATCH)
+};
+
+// Grid: the scales' blocks one after another (1-D), TW threads each. A
+// block owns TW columns and rows_per_block rows of one scale. Dynamic
+// shared memory: band * TW u16 counts, ring * (TW + 2 pad) u16 keys
+// (rounded up to words), BATCH * (TW + 2 pad) staged pairs (+ 8 words the
+// unrolled scan may read past them), BINS1 pooling counts.
 extern "C" __global__ void __launch_bounds__(TW)
-    cambi_c_values(const unsigned short *__restrict__ img,
-                   const unsigned short *__restrict__ msk, int stride, int w, int h, int pad,
-                   int key_cols, int key_rows, int rows_per_block, Tables tables,
-                   float *c_values, unsigned *bins) {
+    cambi_c_values(CLaunch launch, Tables tables) {
+    int si = 0;
+    while (si + 1 < launch.scales && (int)blockIdx.x >= launch.s[si + 1].first) ++si;
+    const CScale &sc = launch.s[si];
+    const unsigned short *__restrict__ img = sc.img;
+    const unsigned short *__restrict__ msk = sc.msk;
+    const int stride = launch.stride, pad = launch.pad, ring = launch.ring;
+    const int w = sc.w, h = sc.h, key_cols = sc.key_cols, key_rows = sc.key_rows;
+    const int block = (int)blockIdx.x - sc.first;
     unsigned short *hist = (unsigned short *)cambi_shared;
     const int staged = TW + 2 * pad;
     // band * TW u16 = band * TW / 2 words (TW even).
-    unsigned *pairs = cambi_shared + tables.band * (TW / 2);
+    unsigned short *keys = (unsigned short *)(cambi_shared + tables.band * (TW / 2));
+    unsigned *pairs = cambi_shared + tables.band * (TW / 2) + (ring * staged + 1) / 2;
     unsigned *local_bins = pairs + BATCH * staged + 8;
     const unsigned t = threadIdx.x;
-    const int x0 = blockIdx.x * TW;
+    const int x0 = (block % sc.col_blocks) * TW;
     const int x = x0 + (int)t;
-    const int y0 = blockIdx.y * rows_per_block;
-    const int y1 = imin(y0 + rows_per_block, h);
+    const int y0 = (block / sc.col_blocks) * sc.rows_per_block;
+    const int y1 = imin(y0 + sc.rows_per_block, h);
 
     for (unsigned i = t; i < tables.band * (TW / 2); i += TW) cambi_shared[i] = 0;
     for (unsigned i = t; i < BINS1; i += TW) local_bins[i] = 0;
+
+    // This thread's pooling counts as a run of one bin (a column's
+    // consecutive c-values mostly share their top bits): one shared atomic
+    // per change of bin instead of one per value.
+    unsigned run_bin = 0, run_count = 0;
 
     RowWalk walk;
     walk.lo = rows_lo(y0, pad);
     walk.hi = walk.lo - 1;
     walk.i = y0;
     while (walk.i < y1) {
-        // Stage the keys of the next BATCH steps' leaving and entering rows.
+        // The next BATCH steps: their rows and the entering rows' range.
         RowWalk ahead = walk;
-        int n = 0;
+        int n = 0, first_in = walk.hi + 1, last_in = walk.hi;
         for (;;) {
             const RowWalk before = ahead;
             int out_r = -1, in_r = -1;
@@ -357,14 +394,51 @@ extern "C" __global__ void __launch_bounds__(TW)
                 ahead = before;
                 break;
             }
-            unsigned *p = pairs + n * staged;
-            for (int j = (int)t; j < staged; j += TW) {
-                const int c = x0 - pad + j;
-                const unsigned o = staged_key(img, msk, stride, out_r, c, key_cols, tables);
-                const unsigned in = staged_key(img, msk, stride, in_r, c, key_cols, tables);
-                p[j] = o | (in << 16);
-            }
+            if (in_r >= 0) last_in = in_r;
             ++n;
+        }
+        // Keys of the entering rows into the ring (row r at slot r % ring),
+        // LOADS independent loads per thread at a time. Rows in the ring:
+        // the histograms' (at most 2 pad + 1) and these (at most BATCH).
+        const int load_total = (last_in - first_in + 1) * staged;
+        for (int base = 0; base < load_total; base += LOADS * TW) {
+            unsigned k[LOADS];
+#pragma unroll
+            for (int q = 0; q < LOADS; ++q) {
+                const int idx = base + q * TW + (int)t;
+                const int r = first_in + idx / staged, c = x0 - pad + idx % staged;
+                k[q] = UNCOUNTED;
+                if (idx < load_total && c >= 0 && c < key_cols) {
+                    const u64 at = (u64)r * stride + c;
+                    k[q] = sample_key(img[at], msk[at], tables);
+                }
+            }
+#pragma unroll
+            for (int q = 0; q < LOADS; ++q) {
+                const int idx = base + q * TW + (int)t;
+                if (idx < load_total)
+                    keys[((first_in + idx / staged) % ring) * staged + idx % staged] =
+                        (unsigned short)k[q];
+            }
+        }
+        __syncthreads();
+        // The batch's (leaving, entering) pairs from the ring.
+        {
+            RowWalk replay = walk;
+            int b = 0;
+            while (b < n) {
+                int out_r = -1, in_r = -1;
+                if (walk_next(replay, pad, h, key_rows, y1, out_r, in_r) != WALK_STEP) continue;
+                const unsigned short *ko = keys + (out_r >= 0 ? out_r % ring : 0) * staged;
+                const unsigned short *ki = keys + (in_r >= 0 ? in_r % ring : 0) * staged;
+                unsigned *p = pairs + b * staged;
+                for (int j = (int)t; j < staged; j += TW) {
+                    const unsigned o = out_r >= 0 ? ko[j] : UNCOUNTED;
+                    const unsigned in = in_r >= 0 ? ki[j] : UNCOUNTED;
+                    p[j] = o | (in << 16);
+                }
+                ++b;
+            }
         }
         __syncthreads();
         // Replay the same walk: apply each step to this thread's column,
@@ -405,10 +479,11 @@ extern "C" __global__ void __launch_bounds__(TW)
                 ++b;
                 continue;
             }
+            // Row walk.i - 1: its keys are in the ring (it lies in the
+            // histograms' rows).
             const int i = walk.i - 1;
             if (x < w) {
-                const u64 at = (u64)i * stride + x;
-                const unsigned key = sample_key(img[at], msk[at], tables);
+                const unsigned key = keys[(i % ring) * staged + (int)t + pad];
                 float c_value = 0.0f;
                 if (key != UNCOUNTED) {
                     const unsigned p0 = hist[hist_index(key, t)];
@@ -426,16 +501,24 @@ extern "C" __global__ void __launch_bounds__(TW)
                         if (value > c_value) c_value = value;
                     }
                 }
-                c_values[(u64)i * w + x] = c_value;
-                if (c_value != 0.0f)
-                    atomicAdd(&local_bins[__float_as_uint(c_value) >> 20], 1u);
+                sc.c_values[(u64)i * w + x] = c_value;
+                if (c_value != 0.0f) {
+                    const unsigned bin = __float_as_uint(c_value) >> 20;
+                    if (bin != run_bin) {
+                        if (run_count != 0) atomicAdd(&local_bins[run_bin], run_count);
+                        run_bin = bin;
+                        run_count = 0;
+                    }
+                    ++run_count;
+                }
             }
         }
         __syncthreads();
     }
+    if (run_count != 0) atomicAdd(&local_bins[run_bin], run_count);
     __syncthreads();
     for (unsigned i = t; i < BINS1; i += TW) {
-        if (local_bins[i] != 0) atomicAdd(&bins[i], local_bins[i]);
+        if (local_bins[i] != 0) atomicAdd(&sc.bins[i], local_bins[i]);
     }
 }
 
@@ -444,10 +527,21 @@ extern "C" __global__ void __launch_bounds__(TW)
 
 // Where each scale's c-values are and how many the pooling takes.
 struct ScaleSet {
-    unsigned offset[SCALES]; // first c-value of the scale
-    unsigned count[SCALES];  // w * h
-    unsigned k[SCALES];      // values pooled, >= 1
+    unsigned offset[SCALES];    // first c-value of the scale
+    unsigned count[SCALES];     // w * h
+    unsigned k[SCALES];         // values pooled, >= 1
+    unsigned first[SCALES + 1]; // the scale's select blocks: first[s] .. first[s + 1]
 };
+
+// The scale of select block `b` (1-D grid over every scale's blocks).
+__device__ __forceinline__ int select_scale(const ScaleSet &set, unsigned b) {
+    int s = 0;
+    while (s + 1 < SCALES && b >= set.first[s + 1]) ++s;
+    return s;
+}
+
+// Values per thread and iteration of the select scans (independent loads).
+#define SELECT_UNROLL 4
 
 // Finds, among `n` bins of `counts` (in shared memory), the bin holding the
 // `k`-th largest value counting from the top bin: writes the bin (-1 when
@@ -516,23 +610,33 @@ __device__ void select_levels(const unsigned *bins1, const unsigned *bins2, unsi
     *sel = s;
 }
 
-// Level 2 counts: bits 19..10 of the values in level-1 bin b1. Grid
-// (blocks, SCALES).
+// Level 2 counts: bits 19..10 of the values in level-1 bin b1. Grid: every
+// scale's blocks (ScaleSet::first).
 extern "C" __global__ void __launch_bounds__(SELECT_THREADS)
     cambi_select_level2(const float *c_values, ScaleSet set, const unsigned *bins1,
                         unsigned *bins2) {
     __shared__ unsigned local[BINS2];
-    const int s = blockIdx.y;
+    const int s = select_scale(set, blockIdx.x);
+    const unsigned block = blockIdx.x - set.first[s], blocks = set.first[s + 1] - set.first[s];
     Selection sel;
     select_levels(bins1 + s * BINS1, 0, set.k[s], false, &sel);
     if (sel.b1 < 0) return;
     for (int i = threadIdx.x; i < BINS2; i += SELECT_THREADS) local[i] = 0;
     __syncthreads();
     const unsigned *v = (const unsigned *)(c_values + set.offset[s]);
-    for (unsigned i = blockIdx.x * SELECT_THREADS + threadIdx.x; i < set.count[s];
-         i += gridDim.x * SELECT_THREADS) {
-        const unsigned bits = v[i];
-        if ((int)(bits >> 20) == sel.b1 && bits != 0) atomicAdd(&local[(bits >> 10) & 1023u], 1u);
+    const unsigned n = set.count[s], step = blocks * SELECT_THREADS;
+    for (unsigned i0 = block * SELECT_THREADS + threadIdx.x; i0 < n; i0 += SELECT_UNROLL * step) {
+        unsigned bits[SELECT_UNROLL];
+#pragma unroll
+        for (int q = 0; q < SELECT_UNROLL; ++q) {
+            const unsigned i = i0 + q * step;
+            bits[q] = i < n ? v[i] : 0u;
+        }
+#pragma unroll
+        for (int q = 0; q < SELECT_UNROLL; ++q) {
+            if ((int)(bits[q] >> 20) == sel.b1 && bits[q] != 0)
+                atomicAdd(&local[(bits[q] >> 10) & 1023u], 1u);
+        }
     }
     __syncthreads();
     for (int i = threadIdx.x; i < BINS2; i += SELECT_THREADS) {
@@ -541,32 +645,42 @@ extern "C" __global__ void __launch_bounds__(SELECT_THREADS)
 }
 
 // Level 3 counts (bits 9..0 of the values in level-2 bin b2 of bin b1) and
-// the double sum of every value above them; one partial per block.
+// the double sum of every value above them; one partial per block (each
+// thread adds its values in index order, then the block's fixed tree).
 extern "C" __global__ void __launch_bounds__(SELECT_THREADS)
     cambi_select_level3(const float *c_values, ScaleSet set, const unsigned *bins1,
                         const unsigned *bins2, unsigned *bins3, double *partials) {
     __shared__ unsigned local[BINS3];
     __shared__ double scratch[SELECT_THREADS];
-    const int s = blockIdx.y;
+    const int s = select_scale(set, blockIdx.x);
+    const unsigned block = blockIdx.x - set.first[s], blocks = set.first[s + 1] - set.first[s];
     Selection sel;
     select_levels(bins1 + s * BINS1, bins2 + s * BINS2, set.k[s], true, &sel);
     for (int i = threadIdx.x; i < BINS3; i += SELECT_THREADS) local[i] = 0;
     __syncthreads();
     const unsigned *v = (const unsigned *)(c_values + set.offset[s]);
+    const unsigned n = set.count[s], step = blocks * SELECT_THREADS;
     double sum = 0.0;
-    for (unsigned i = blockIdx.x * SELECT_THREADS + threadIdx.x; i < set.count[s];
-         i += gridDim.x * SELECT_THREADS) {
-        const unsigned bits = v[i];
-        if (bits == 0) continue;
-        const int b1 = (int)(bits >> 20), b2 = (int)((bits >> 10) & 1023u);
-        if (b1 > sel.b1 || (b1 == sel.b1 && b2 > sel.b2)) {
-            sum += (double)__uint_as_float(bits);
-        } else if (b1 == sel.b1 && b2 == sel.b2) {
-            atomicAdd(&local[bits & 1023u], 1u);
+    for (unsigned i0 = block * SELECT_THREADS + threadIdx.x; i0 < n; i0 += SELECT_UNROLL * step) {
+        unsigned bits[SELECT_UNROLL];
+#pragma unroll
+        for (int q = 0; q < SELECT_UNROLL; ++q) {
+            const unsigned i = i0 + q * step;
+            bits[q] = i < n ? v[i] : 0u;
+        }
+#pragma unroll
+        for (int q = 0; q < SELECT_UNROLL; ++q) {
+            if (bits[q] == 0) continue;
+            const int b1 = (int)(bits[q] >> 20), b2 = (int)((bits[q] >> 10) & 1023u);
+            if (b1 > sel.b1 || (b1 == sel.b1 && b2 > sel.b2)) {
+                sum += (double)__uint_as_float(bits[q]);
+            } else if (b1 == sel.b1 && b2 == sel.b2) {
+                atomicAdd(&local[bits[q] & 1023u], 1u);
+            }
         }
     }
     const double total = block_sum_f64(sum, scratch);
-    if (threadIdx.x == 0) partials[s * gridDim.x + blockIdx.x] = total;
+    if (threadIdx.x == 0) partials[blockIdx.x] = total;
     for (int i = threadIdx.x; i < BINS3; i += SELECT_THREADS) {
         if (local[i] != 0) atomicAdd(&bins3[s * BINS3 + i], local[i]);
     }
@@ -576,8 +690,7 @@ extern "C" __global__ void __launch_bounds__(SELECT_THREADS)
 // above the k-th value and the k-th value itself as often as it is taken.
 extern "C" __global__ void __launch_bounds__(SELECT_THREADS)
     cambi_select_finish(ScaleSet set, const unsigned *bins1, const unsigned *bins2,
-                        const unsigned *bins3, const double *partials, unsigned blocks,
-                        double *out) {
+                        const unsigned *bins3, const double *partials, double *out) {
     __shared__ double scratch[SELECT_THREADS];
     __shared__ unsigned counts[BINS3];
     __shared__ unsigned seg[SELECT_THREADS];
@@ -587,7 +700,8 @@ extern "C" __global__ void __launch_bounds__(SELECT_THREADS)
     Selection sel;
     select_levels(bins1 + s * BINS1, bins2 + s * BINS2, set.k[s], true, &sel);
     double sum = 0.0;
-    for (unsigned i = threadIdx.x; i < blocks; i += SELECT_THREADS) sum += partials[s * blocks + i];
+    for (unsigned i = set.first[s] + threadIdx.x; i < set.first[s + 1]; i += SELECT_THREADS)
+        sum += partials[i];
     double total = block_sum_f64(sum, scratch);
     if (sel.b1 >= 0) {
         for (int i = threadIdx.x; i < BINS3; i += SELECT_THREADS) counts[i] = bins3[s * BINS3 + i];

@@ -1,19 +1,20 @@
 //! `cambi` on the GPU (kernels/cambi.cu): per picture one launch resizes,
 //! requantizes and anti-dithers the luma (and checks its range), one
 //! computes the spatial mask, then per scale one decimates and
-//! mode-filters and one computes the c-values from sliding histograms;
-//! three launches find each scale's top-k sum by a radix select on the
-//! c-values' bits. Every value up to the c-values is the CPU's bit for bit;
-//! the top-k sums are added in double in a fixed order, and the host
-//! finishes the scores with the CPU extractor's functions (options, tables,
-//! scale weights, clipping and outputs all come from
-//! `crate::feature::cambi`).
+//! mode-filters, and one launch computes every scale's c-values from
+//! sliding histograms; three launches find each scale's top-k sum by a
+//! radix select on the c-values' bits. Every value up to the c-values is
+//! the CPU's bit for bit; the top-k sums are added in double in a fixed
+//! order, and the host finishes the scores with the CPU extractor's
+//! functions (options, tables, scale weights, clipping and outputs all
+//! come from `crate::feature::cambi`).
 //!
 //! The working planes follow the CPU's buffer model (`plane.rs`): when a
 //! scale of either geometry is narrower or shorter than half the window,
 //! libvmaf's loops read samples left beyond the scale by earlier steps or
-//! frames, so the extractor keeps canonical planes and copies each scale
-//! back into them ("exact" mode); otherwise it ping-pongs between two.
+//! frames, so the extractor keeps canonical planes, copies each scale back
+//! into them and scores the scales one launch each ("exact" mode);
+//! otherwise each scale has its own planes and one launch scores them all.
 
 use super::float_common::{arg, doubles, sample_suffix};
 use super::readback::Readback;
@@ -38,8 +39,9 @@ const TW: u32 = 64;
 const BATCH: u32 = 8;
 /// Threads of the select kernels (`SELECT_THREADS`).
 const SELECT_THREADS: u32 = 256;
-/// Blocks per scale of the select kernels (level 3's partials per scale).
-const SELECT_BLOCKS: u32 = 64;
+/// C-values each select thread reads (a scale's select blocks, and level
+/// 3's partials, follow from it).
+const SELECT_PER_THREAD: usize = 32;
 /// Radix-select bins per scale and level (`BINS1`..`BINS3`).
 const BINS: [usize; 3] = [2048, 1024, 1024];
 /// Result words: the distorted picture's per-scale sums, the reference's,
@@ -78,6 +80,37 @@ struct ScaleSet {
     offset: [u32; NUM_SCALES],
     count: [u32; NUM_SCALES],
     k: [u32; NUM_SCALES],
+    /// Select blocks of scale s: `first[s]..first[s + 1]`.
+    first: [u32; NUM_SCALES + 1],
+}
+
+/// `struct CScale` of the kernel: one scale of a c-values launch.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CScale {
+    img: DevicePtr,
+    msk: DevicePtr,
+    c_values: DevicePtr,
+    bins: DevicePtr,
+    w: i32,
+    h: i32,
+    key_cols: i32,
+    key_rows: i32,
+    rows_per_block: i32,
+    col_blocks: i32,
+    first: i32,
+    unused: i32,
+}
+
+/// `struct CLaunch` of the kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CLaunch {
+    s: [CScale; NUM_SCALES],
+    scales: i32,
+    stride: i32,
+    pad: i32,
+    ring: i32,
 }
 
 /// One scale of a geometry.
@@ -121,6 +154,8 @@ impl Plan {
             set.offset[s] = offset as u32;
             set.count[s] = (w * h) as u32;
             set.k[s] = top_k_count(w * h, config.topk) as u32;
+            let blocks = (w * h).div_ceil(SELECT_THREADS as usize * SELECT_PER_THREAD);
+            set.first[s + 1] = set.first[s] + blocks.max(1) as u32;
             offset += w * h;
             Scale {
                 width: w,
@@ -149,6 +184,11 @@ impl Plan {
     fn c_values_len(&self) -> usize {
         self.scales.iter().map(|s| s.width * s.height).sum()
     }
+
+    /// Select blocks over all scales (level 3's partials).
+    fn select_blocks(&self) -> u32 {
+        self.set.first[NUM_SCALES]
+    }
 }
 
 struct Kernels {
@@ -170,8 +210,12 @@ pub(super) struct GpuCambi {
     stride: usize,
     /// Canonical planes and copies each scale back (see the module doc).
     exact: bool,
-    image: [DeviceBuffer; 2],
-    mask: [DeviceBuffer; 2],
+    /// Exact mode: the canonical planes and a scratch one. Otherwise: the
+    /// preprocessed image (spatial mask), then one plane per scale (the
+    /// scale's mask plane only where it decimates), so that one launch
+    /// computes every scale's c-values.
+    image: Vec<DeviceBuffer>,
+    mask: Vec<DeviceBuffer>,
     c_values: DeviceBuffer,
     bins: DeviceBuffer,
     partials: DeviceBuffer,
@@ -266,9 +310,19 @@ impl GpuCambi {
             band: band as u32,
         };
 
-        let plane = || gpu.buffer(stride * rows * 2);
-        let image = [plane()?, plane()?];
-        let mask = [plane()?, plane()?];
+        let plane = |rows: usize| gpu.buffer(stride * rows * 2);
+        let (mut image, mut mask) = (vec![plane(rows)?], vec![plane(rows)?]);
+        if exact {
+            image.push(plane(rows)?);
+            mask.push(plane(rows)?);
+        } else {
+            for s in 0..NUM_SCALES {
+                let h = plans.iter().map(|p| p.scales[s].height).max().unwrap_or(1);
+                image.push(plane(h)?);
+                mask.push(plane(h)?);
+            }
+        }
+        let select_blocks = plans.iter().map(Plan::select_blocks).max().unwrap_or(1);
         // Like the CPU's planes, they start zeroed (samples beyond a scale
         // may be read before anything was written there).
         let stream = gpu.stream()?;
@@ -297,7 +351,7 @@ impl GpuCambi {
             mask,
             c_values: gpu.buffer(c_values_len * 4)?,
             bins: gpu.buffer(NUM_SCALES * BINS.iter().sum::<usize>() * 4)?,
-            partials: gpu.buffer(NUM_SCALES * SELECT_BLOCKS as usize * 8)?,
+            partials: gpu.buffer(select_blocks as usize * 8)?,
             _indices: indices,
             _table_data: table_data,
             tables: kernel_tables,
@@ -388,42 +442,66 @@ impl GpuCambi {
             unsafe { stream.launch(&self.kernels.mask, &dims, &mut params)? };
         }
         let pad = g.window >> 1;
-        // Indices of the current image and mask planes.
-        let (mut img, mut msk) = (0usize, 0usize);
-        for (s, scale) in plan.scales.iter().enumerate() {
-            let (dst_img, dst_msk) = match (self.exact, scale.decimate) {
-                (true, _) => (1, 1),
-                (false, true) => (1 - img, 1 - msk),
-                (false, false) => (1 - img, msk),
-            };
-            self.prep(scale, [img, msk], [dst_img, dst_msk], stream)?;
-            if self.exact {
+        let bins = |s: usize| self.bins.ptr() + (s * BINS[0] * 4) as u64;
+        let values = |s: usize| self.c_values.ptr() + u64::from(plan.set.offset[s]) * 4;
+        if self.exact {
+            // Canonical planes 0, scratch 1: each scale is filtered into 1,
+            // copied back, and scored before the next overwrites it.
+            let (img, msk) = (self.image[0].ptr(), self.mask[0].ptr());
+            for (s, scale) in plan.scales.iter().enumerate() {
+                self.prep(
+                    scale,
+                    [img, msk],
+                    [self.image[1].ptr(), self.mask[1].ptr()],
+                    stream,
+                )?;
                 self.commit(&self.image, scale, stream)?;
                 if scale.decimate {
                     self.commit(&self.mask, scale, stream)?;
                 }
-            } else {
-                img = dst_img;
-                msk = dst_msk;
+                let one = [(scale, [img, msk], values(s), bins(s))];
+                self.c_values_launch(&one, pad, stream)?;
             }
-            let offset = u64::from(plan.set.offset[s]) * 4;
-            let bins = self.bins.ptr() + (s * BINS[0] * 4) as u64;
-            self.c_values_launch(scale, pad, [img, msk], offset, bins, stream)?;
+        } else {
+            // Every scale in its own planes, then one c-values launch.
+            let (mut img, mut msk) = (self.image[0].ptr(), self.mask[0].ptr());
+            let mut planes = [[0; 2]; NUM_SCALES];
+            for (s, scale) in plan.scales.iter().enumerate() {
+                let dst_msk = if scale.decimate {
+                    self.mask[1 + s].ptr()
+                } else {
+                    msk
+                };
+                self.prep(
+                    scale,
+                    [img, msk],
+                    [self.image[1 + s].ptr(), dst_msk],
+                    stream,
+                )?;
+                img = self.image[1 + s].ptr();
+                msk = dst_msk;
+                planes[s] = [img, msk];
+            }
+            let all: Vec<_> = plan
+                .scales
+                .iter()
+                .enumerate()
+                .map(|(s, scale)| (scale, planes[s], values(s), bins(s)))
+                .collect();
+            self.c_values_launch(&all, pad, stream)?;
         }
         self.select(plan, sums, stream)
     }
 
-    /// Decimates (if the scale does) and mode-filters into the `dst`
-    /// planes.
+    /// Decimates (if the scale does) and mode-filters the `src` planes
+    /// into the `dst` planes (the mask only when decimating).
     fn prep(
         &self,
         scale: &Scale,
-        [img, msk]: [usize; 2],
-        [dst_img, dst_msk]: [usize; 2],
+        [mut src_img, mut src_msk]: [DevicePtr; 2],
+        [mut out_img, mut out_msk]: [DevicePtr; 2],
         stream: &Stream,
     ) -> Result<()> {
-        let (mut src_img, mut src_msk) = (self.image[img].ptr(), self.mask[msk].ptr());
-        let (mut out_img, mut out_msk) = (self.image[dst_img].ptr(), self.mask[dst_msk].ptr());
         let mut stride = self.stride as i32;
         let (mut w, mut h) = (scale.width as i32, scale.height as i32);
         let mut decimate = i32::from(scale.decimate);
@@ -452,7 +530,7 @@ impl GpuCambi {
     }
 
     /// Copies the scale's area of plane 1 into the canonical plane 0.
-    fn commit(&self, planes: &[DeviceBuffer; 2], scale: &Scale, stream: &Stream) -> Result<()> {
+    fn commit(&self, planes: &[DeviceBuffer], scale: &Scale, stream: &Stream) -> Result<()> {
         let copy = Copy2d {
             src: Memory::Device(planes[1].ptr()),
             src_pitch: self.stride * 2,
@@ -465,55 +543,57 @@ impl GpuCambi {
         unsafe { stream.copy_2d(&copy) }
     }
 
+    /// One launch computing the c-values of `scales`: each with its image
+    /// and mask planes, c-values and level-1 bins.
     fn c_values_launch(
         &self,
-        scale: &Scale,
+        scales: &[(&Scale, [DevicePtr; 2], DevicePtr, DevicePtr)],
         pad: usize,
-        [img, msk]: [usize; 2],
-        offset: u64,
-        bins: DevicePtr,
         stream: &Stream,
     ) -> Result<()> {
-        let (mut src_img, mut src_msk) = (self.image[img].ptr(), self.mask[msk].ptr());
-        let mut stride = self.stride as i32;
-        let (mut w, mut h) = (scale.width as i32, scale.height as i32);
-        let mut pad_arg = pad as i32;
-        let (mut key_cols, mut key_rows) = (scale.key_cols as i32, scale.key_rows as i32);
-        // A block builds its first row's window from scratch: give it
-        // about four windows of rows to amortize that.
-        let rows_per_block = (4 * (2 * pad + 1)).max(32).min(scale.height);
-        let mut rpb = rows_per_block as i32;
+        let mut launch = CLaunch {
+            scales: scales.len() as i32,
+            stride: self.stride as i32,
+            pad: pad as i32,
+            ring: (2 * pad as u32 + 1 + BATCH) as i32,
+            ..CLaunch::default()
+        };
+        let mut blocks = 0u32;
+        for (c, &(scale, [img, msk], values, bins)) in launch.s.iter_mut().zip(scales) {
+            // A block builds its first row's window from scratch: give it
+            // about four windows of rows to amortize that.
+            let rows_per_block = (4 * (2 * pad + 1)).max(32).min(scale.height);
+            let col_blocks = (scale.width as u32).div_ceil(TW);
+            *c = CScale {
+                img,
+                msk,
+                c_values: values,
+                bins,
+                w: scale.width as i32,
+                h: scale.height as i32,
+                key_cols: scale.key_cols as i32,
+                key_rows: scale.key_rows as i32,
+                rows_per_block: rows_per_block as i32,
+                col_blocks: col_blocks as i32,
+                first: blocks as i32,
+                unused: 0,
+            };
+            blocks += col_blocks * scale.height.div_ceil(rows_per_block) as u32;
+        }
         let mut tables = self.tables;
-        let mut out = self.c_values.ptr() + offset;
-        let mut bins = bins;
-        let mut params: [*mut c_void; 12] = [
-            arg(&mut src_img),
-            arg(&mut src_msk),
-            arg(&mut stride),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut pad_arg),
-            arg(&mut key_cols),
-            arg(&mut key_rows),
-            arg(&mut rpb),
-            arg(&mut tables),
-            arg(&mut out),
-            arg(&mut bins),
-        ];
-        let shared_words =
-            self.band * (TW / 2) + BATCH * (TW + 2 * pad as u32) + 8 + BINS[0] as u32;
+        let mut params: [*mut c_void; 2] = [arg(&mut launch), arg(&mut tables)];
+        let staged = TW + 2 * pad as u32;
+        let ring_words = (launch.ring as u32 * staged).div_ceil(2);
+        let shared_words = self.band * (TW / 2) + ring_words + BATCH * staged + 8 + BINS[0] as u32;
         let dims = LaunchDims {
-            grid: (
-                (scale.width as u32).div_ceil(TW),
-                scale.height.div_ceil(rows_per_block) as u32,
-                1,
-            ),
+            grid: (blocks, 1, 1),
             block: (TW, 1, 1),
             shared_bytes: shared_words * 4,
         };
-        // SAFETY: the parameters match cambi_c_values (Tables is a repr(C)
-        // copy of the kernel's struct); our buffers, alive until the stream
-        // ran; the dynamic shared memory is what the kernel lays out.
+        // SAFETY: the parameters match cambi_c_values (CLaunch and Tables
+        // are repr(C) copies of the kernel's structs); our buffers, alive
+        // until the stream ran; the dynamic shared memory is what the
+        // kernel lays out.
         unsafe { stream.launch(&self.kernels.c_values, &dims, &mut params) }
     }
 
@@ -523,7 +603,7 @@ impl GpuCambi {
         let bins2 = bins1 + (NUM_SCALES * BINS[0] * 4) as u64;
         let bins3 = bins2 + (NUM_SCALES * BINS[1] * 4) as u64;
         let grid = LaunchDims {
-            grid: (SELECT_BLOCKS, NUM_SCALES as u32, 1),
+            grid: (plan.select_blocks(), 1, 1),
             block: (SELECT_THREADS, 1, 1),
             shared_bytes: 0,
         };
@@ -548,15 +628,13 @@ impl GpuCambi {
             // SAFETY: the parameters match cambi_select_level3; our buffers.
             unsafe { stream.launch(&self.kernels.level3, &grid, &mut params)? };
         }
-        let mut blocks = SELECT_BLOCKS;
         let mut out = sums;
-        let mut params: [*mut c_void; 7] = [
+        let mut params: [*mut c_void; 6] = [
             arg(&mut set),
             arg(&mut b1),
             arg(&mut b2),
             arg(&mut b3),
             arg(&mut partials),
-            arg(&mut blocks),
             arg(&mut out),
         ];
         let dims = LaunchDims {
