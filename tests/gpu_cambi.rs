@@ -12,7 +12,7 @@
 mod common;
 
 use common::gpu::*;
-use common::synthetic::{stress_pair, xorshift};
+use common::synthetic::{stress_pair, widen, xorshift};
 use vmafx::gpu::Gpu;
 use vmafx::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId};
 
@@ -126,7 +126,7 @@ fn cambi_at_12_and_16_bits() {
         let (refs, dists) = (p.reference(), p.distorted_pictures());
         for bits in [12u8, 16] {
             let format = PictureFormat::new(p.width, p.height, p.subsampling, bits).unwrap();
-            let (r, d) = (widen(&refs, &format, 1), widen(&dists, &format, 2));
+            let (r, d) = (widen(&refs, &format, 1, 6), widen(&dists, &format, 2, 6));
             for options in ["full_ref=true", "enc_bitdepth=8"] {
                 let what = format!("{} at {bits} bits, cambi {options:?}", p.name());
                 compare_pictures(&gpu, &what, &[("cambi", options)], &r, &d);
@@ -251,30 +251,4 @@ fn compare_pictures(
     let on_gpu = score_pictures(features, refs, dists, Some(gpu));
     let worst = assert_close_scores(what, &cpu, &on_gpu, TOL);
     println!("{what}: within {TOL:e} (worst {:.3e})", max_of(&worst));
-}
-
-/// 10-bit pictures at `format`'s wider depth: samples shifted up, low bits
-/// pseudo-random.
-fn widen(pictures: &[HostPicture], format: &PictureFormat, seed: u32) -> Vec<HostPicture> {
-    let mut next = xorshift(seed);
-    let up = u32::from(format.bit_depth - 10);
-    pictures
-        .iter()
-        .take(6)
-        .map(|src| {
-            let mut out = HostPicture::new(*format);
-            for plane in PlaneId::ALL {
-                let s = src.plane_u16(plane);
-                let stride = out.stride(plane);
-                let dst = out.plane_u16_mut(plane);
-                for y in 0..s.height {
-                    for (x, &v) in s.row(y).iter().enumerate() {
-                        let low = next() & ((1 << up) - 1);
-                        dst[y * stride + x] = ((u32::from(v) << up) | low) as u16;
-                    }
-                }
-            }
-            out
-        })
-        .collect()
 }

@@ -8,6 +8,7 @@
 mod common;
 
 use common::gpu::*;
+use common::synthetic::{widen, xorshift};
 use vmafx::feature::options::parse_key_values;
 use vmafx::gpu::Gpu;
 use vmafx::{
@@ -65,7 +66,7 @@ fn ciede_at_12_and_16_bits() {
         let (refs, dists) = (p.reference(), p.distorted_pictures());
         for bits in [12u8, 16] {
             let format = PictureFormat::new(p.width, p.height, p.subsampling, bits).unwrap();
-            let (r, d) = (widen(&refs, &format, 1), widen(&dists, &format, 2));
+            let (r, d) = (widen(&refs, &format, 1, 12), widen(&dists, &format, 2, 12));
             for options in ["", "fix_422_chroma=true"] {
                 let what = format!("{} at {bits} bits, ciede {options:?}", p.name());
                 let features = [("ciede", options)];
@@ -133,16 +134,6 @@ fn score_pictures(
     ctx.finish().unwrap()
 }
 
-fn xorshift(seed: u32) -> impl FnMut() -> u32 {
-    let mut state = seed.wrapping_mul(0x9e37_79b9) | 1;
-    move || {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        state
-    }
-}
-
 /// A random reference, and a distorted picture equal to it in a third of
 /// its samples and random elsewhere.
 fn random_pair(format: &PictureFormat, seed: u32) -> (HostPicture, HostPicture) {
@@ -172,30 +163,4 @@ fn random_pair(format: &PictureFormat, seed: u32) -> (HostPicture, HostPicture) 
         }
     }
     (r, d)
-}
-
-/// 10-bit pictures at `format`'s wider depth: samples shifted up, low bits
-/// pseudo-random.
-fn widen(pictures: &[HostPicture], format: &PictureFormat, seed: u32) -> Vec<HostPicture> {
-    let mut next = xorshift(seed);
-    let up = u32::from(format.bit_depth - 10);
-    pictures
-        .iter()
-        .take(12)
-        .map(|src| {
-            let mut out = HostPicture::new(*format);
-            for plane in PlaneId::ALL {
-                let s = src.plane_u16(plane);
-                let stride = out.stride(plane);
-                let dst = out.plane_u16_mut(plane);
-                for y in 0..s.height {
-                    for (x, &v) in s.row(y).iter().enumerate() {
-                        let low = next() & ((1 << up) - 1);
-                        dst[y * stride + x] = ((u32::from(v) << up) | low) as u16;
-                    }
-                }
-            }
-            out
-        })
-        .collect()
 }

@@ -11,7 +11,7 @@
 mod common;
 
 use common::gpu::*;
-use common::synthetic::xorshift;
+use common::synthetic::{widen, xorshift};
 use std::collections::BTreeMap;
 use vmafx::gpu::Gpu;
 use vmafx::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId};
@@ -155,7 +155,7 @@ fn speed_at_12_and_16_bits() {
         let (refs, dists) = (p.reference(), p.distorted_pictures());
         for bits in [12u8, 16] {
             let format = PictureFormat::new(p.width, p.height, p.subsampling, bits).unwrap();
-            let (r, d) = (widen(&refs, &format, 1), widen(&dists, &format, 2));
+            let (r, d) = (widen(&refs, &format, 1, 8), widen(&dists, &format, 2, 8));
             for features in [
                 &BOTH[..],
                 &[
@@ -307,30 +307,4 @@ fn moving_pictures(
         dists.push(d);
     }
     (refs, dists)
-}
-
-/// 10-bit pictures at `format`'s wider depth: samples shifted up, low bits
-/// pseudo-random.
-fn widen(pictures: &[HostPicture], format: &PictureFormat, seed: u32) -> Vec<HostPicture> {
-    let mut next = xorshift(seed);
-    let up = u32::from(format.bit_depth - 10);
-    pictures
-        .iter()
-        .take(8)
-        .map(|src| {
-            let mut out = HostPicture::new(*format);
-            for plane in PlaneId::ALL {
-                let s = src.plane_u16(plane);
-                let stride = out.stride(plane);
-                let dst = out.plane_u16_mut(plane);
-                for y in 0..s.height {
-                    for (x, &v) in s.row(y).iter().enumerate() {
-                        let low = next() & ((1 << up) - 1);
-                        dst[y * stride + x] = ((u32::from(v) << up) | low) as u16;
-                    }
-                }
-            }
-            out
-        })
-        .collect()
 }

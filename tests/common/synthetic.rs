@@ -109,3 +109,35 @@ pub fn upscale_all_planes(src: &HostPicture, format: &PictureFormat) -> HostPict
     }
     out
 }
+
+/// The first `frames` 10-bit pictures at `format`'s wider depth: samples
+/// shifted up, low bits pseudo-random (12- and 16-bit input from the 10-bit
+/// golden pairs).
+pub fn widen(
+    pictures: &[HostPicture],
+    format: &PictureFormat,
+    seed: u32,
+    frames: usize,
+) -> Vec<HostPicture> {
+    let mut next = xorshift(seed);
+    let up = u32::from(format.bit_depth - 10);
+    pictures
+        .iter()
+        .take(frames)
+        .map(|src| {
+            let mut out = HostPicture::new(*format);
+            for plane in PlaneId::ALL {
+                let s = src.plane_u16(plane);
+                let stride = out.stride(plane);
+                let dst = out.plane_u16_mut(plane);
+                for y in 0..s.height {
+                    for (x, &v) in s.row(y).iter().enumerate() {
+                        let low = next() & ((1 << up) - 1);
+                        dst[y * stride + x] = ((u32::from(v) << up) | low) as u16;
+                    }
+                }
+            }
+            out
+        })
+        .collect()
+}
