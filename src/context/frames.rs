@@ -17,7 +17,12 @@ use crate::import::{Acquire, Frame};
 use std::collections::VecDeque;
 use std::time::Instant;
 
-const SIDES: [&str; 2] = ["reference", "distorted"];
+pub(super) const SIDES: [&str; 2] = ["reference", "distorted"];
+
+/// How errors name a frame's acquire fence, host- or device-waited.
+pub(super) fn acquire_name(kind: &str, index: u32, side: &str) -> String {
+    format!("{kind} (acquire of frame {index}, {side})")
+}
 
 /// How far one side of a queued pair has come.
 pub(super) enum Side {
@@ -81,7 +86,7 @@ impl FrameQueue {
         frame: &Frame,
         read: Option<PlaneMask>,
     ) -> Result<Side> {
-        let name = |kind: &str| format!("{kind} (acquire of frame {index}, {side})");
+        let name = |kind: &str| acquire_name(kind, index, side);
         let pending = {
             let mut acquire = frame.acquire();
             if let Acquire::GlSync(sync) = *acquire {

@@ -3,6 +3,7 @@
 //! reader.
 
 use super::held::Graveyard;
+use crate::context::frames::{acquire_name, SIDES};
 use crate::error::{Error, Result};
 use crate::gpu::device::{Gpu, Stream};
 use crate::gpu::driver::{Handle, SemaphoreKind};
@@ -15,12 +16,6 @@ pub(crate) enum DeviceWait {
     Semaphore(ExternalSemaphore, u64),
 }
 
-/// How errors name a frame's acquire fence (as the host waits name theirs).
-pub(crate) fn acquire_name(kind: &str, index: u32, side: usize) -> String {
-    let which = if side == 0 { "reference" } else { "distorted" };
-    format!("{kind} (acquire of frame {index}, {which})")
-}
-
 /// What the library stream must wait for before reading the frame (its
 /// semaphore imported now), with the fence's name. Host fences were waited
 /// before the frame got here.
@@ -31,8 +26,8 @@ pub(crate) fn acquire_wait(
     side: usize,
 ) -> Result<Option<(DeviceWait, String)>> {
     let mut acquire = frame.acquire();
-    let which = if side == 0 { "reference" } else { "distorted" };
-    let name = acquire_name(acquire.kind(), index, side);
+    let which = SIDES[side];
+    let name = acquire_name(acquire.kind(), index, which);
     match &*acquire {
         Acquire::None => Ok(None),
         Acquire::DeviceEvent(raw) => Ok(Some((DeviceWait::Event(*raw), name))),
