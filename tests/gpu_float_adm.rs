@@ -1,16 +1,12 @@
 //! `float_adm` on the GPU against the CPU extractor: same feature names
 //! and order, per-frame values within a relative 1e-5 on every golden pair
-//! (default options, the options models set, subsampling), the same bits
-//! from run to run, and the whole `vmaf_float_v0.6.1` model on the GPU
-//! against the CPU engine. Without a GPU each test prints why it skipped
-//! and passes.
+//! (default options, the options models set, subsampling), and the same
+//! bits from run to run (whole models: `tests/gpu_models.rs`). Without a GPU
+//! each test prints why it skipped and passes.
 
 mod common;
 
 use common::gpu::*;
-use vmafx::gpu::feature::AVAILABLE;
-use vmafx::model::{Model, ModelSpec};
-use vmafx::{ContextBuilder, FeatureScores};
 
 /// Per-pixel values are the CPU's but for the decouple's division (the CPU
 /// refines x86's `rcpss` estimate, the GPU the exact reciprocal), and the
@@ -66,47 +62,4 @@ fn float_adm_gives_the_same_bits_every_run() {
     let second = score(p, &features, 1, Some(&gpu));
     assert_identical(&format!("{} run to run", p.name()), &first, &second);
     println!("{}: two GPU runs bit-identical", p.name());
-}
-
-fn model_scores(p: &common::Pair, gpu: Option<&vmafx::gpu::Gpu>) -> FeatureScores {
-    let model = Model::load(&ModelSpec::version("vmaf_float_v0.6.1")).unwrap();
-    let mut b = ContextBuilder::new(p.format()).model(model);
-    if let Some(g) = gpu {
-        b = b.gpu(g.clone());
-    }
-    let mut ctx = b.build().unwrap();
-    for (r, d) in p.reference().into_iter().zip(p.distorted_pictures()) {
-        ctx.submit(r, d).unwrap();
-    }
-    ctx.finish().unwrap()
-}
-
-/// Every extractor of `vmaf_float_v0.6.1` has a GPU version, and the model
-/// scored on the GPU agrees with the CPU engine.
-#[test]
-fn vmaf_float_model_on_the_gpu_within_tolerance() {
-    let model = Model::load(&ModelSpec::version("vmaf_float_v0.6.1")).unwrap();
-    for r in model.feature_requests().unwrap() {
-        assert!(
-            AVAILABLE.contains(&r.extractor.name),
-            "{} has no GPU version",
-            r.extractor.name
-        );
-    }
-    let Some(gpu) = cuda_gpu() else { return };
-    for needle in ["a_576x324_420p8_pan", "c_576x324_420p10"] {
-        let p = pair(needle);
-        let cpu = model_scores(p, None);
-        let on_gpu = model_scores(p, Some(&gpu));
-        let worst = assert_close_scores(
-            &format!("{} vmaf_float_v0.6.1", p.name()),
-            &cpu,
-            &on_gpu,
-            TOL,
-        );
-        println!("{} vmaf_float_v0.6.1 worst relative differences:", p.name());
-        for (name, (d, at)) in &worst {
-            println!("  {name:28} {d:.3e}  ({at})");
-        }
-    }
 }
