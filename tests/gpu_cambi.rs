@@ -102,19 +102,16 @@ fn cambi_with_subsampling() {
 #[test]
 fn cambi_is_deterministic() {
     let Some(gpu) = cuda_gpu() else { return };
-    for p in [
-        pair("b_1280x720_420p8_zoom"),
-        pair("c_576x324_420p10_zoom"),
-        pair("e_321x179_420p8_zoom"),
-    ] {
-        let features = [("cambi", "full_ref=true")];
-        let first = score(p, &features, 1, Some(&gpu));
-        for run in 0..2 {
-            let again = score(p, &features, 1, Some(&gpu));
-            assert_identical(&format!("{} run {}", p.name(), run + 2), &first, &again);
-        }
-        println!("{}: three GPU runs bit-identical", p.name());
-    }
+    let features = [("cambi", "full_ref=true")];
+    assert_runs_identical(
+        &gpu,
+        &[
+            pair("b_1280x720_420p8_zoom"),
+            pair("c_576x324_420p10_zoom"),
+            pair("e_321x179_420p8_zoom"),
+        ],
+        &features,
+    );
 }
 
 /// 12- and 16-bit pictures: the 10-bit pairs' samples shifted up, with

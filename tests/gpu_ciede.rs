@@ -43,18 +43,12 @@ fn ciede_with_subsampling() {
 #[test]
 fn ciede_is_deterministic() {
     let Some(gpu) = cuda_gpu() else { return };
-    for p in [
+    let pairs = [
         pair("b_1280x720_420p8_zoom"),
         pair("d_352x288_422p10_pan"),
         pair("e_321x179_420p8_zoom"),
-    ] {
-        let first = score(p, &[("ciede", "")], 1, Some(&gpu));
-        for run in 0..2 {
-            let again = score(p, &[("ciede", "")], 1, Some(&gpu));
-            assert_identical(&format!("{} run {}", p.name(), run + 2), &first, &again);
-        }
-        println!("{}: three GPU runs bit-identical", p.name());
-    }
+    ];
+    assert_runs_identical(&gpu, &pairs, &[("ciede", "")]);
 }
 
 /// 12- and 16-bit pictures: the 10-bit pairs' samples shifted up, with

@@ -56,10 +56,5 @@ fn float_adm_subsample_3_within_tolerance() {
 #[test]
 fn float_adm_gives_the_same_bits_every_run() {
     let Some(gpu) = cuda_gpu() else { return };
-    let p = pair("b_1280x720");
-    let features = [("float_adm", "debug=true")];
-    let first = score(p, &features, 1, Some(&gpu));
-    let second = score(p, &features, 1, Some(&gpu));
-    assert_identical(&format!("{} run to run", p.name()), &first, &second);
-    println!("{}: two GPU runs bit-identical", p.name());
+    assert_runs_identical(&gpu, &[pair("b_1280x720")], &[("float_adm", "debug=true")]);
 }

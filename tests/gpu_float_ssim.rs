@@ -64,12 +64,9 @@ fn float_ssim_and_ms_ssim_are_deterministic() {
         ("float_ssim", "enable_lcs=true"),
         ("float_ms_ssim", "enable_lcs=true"),
     ];
-    for p in [pair("b_1280x720_420p8_zoom"), pair("c_576x324_420p10_zoom")] {
-        let first = score(p, &features, 1, Some(&gpu));
-        for run in 0..2 {
-            let again = score(p, &features, 1, Some(&gpu));
-            assert_identical(&format!("{} run {}", p.name(), run + 2), &first, &again);
-        }
-        println!("{}: three GPU runs bit-identical", p.name());
-    }
+    assert_runs_identical(
+        &gpu,
+        &[pair("b_1280x720_420p8_zoom"), pair("c_576x324_420p10_zoom")],
+        &features,
+    );
 }

@@ -75,12 +75,9 @@ fn psnr_hvs_bit_identical_at_1080p_and_2160p() {
 #[test]
 fn psnr_hvs_is_deterministic() {
     let Some(gpu) = cuda_gpu() else { return };
-    for p in [pair("b_1280x720_420p8_zoom"), pair("d_352x288_422p10_pan")] {
-        let first = score(p, &FEATURES, 1, Some(&gpu));
-        for run in 0..2 {
-            let again = score(p, &FEATURES, 1, Some(&gpu));
-            assert_identical(&format!("{} run {}", p.name(), run + 2), &first, &again);
-        }
-        println!("{}: three GPU runs bit-identical", p.name());
-    }
+    assert_runs_identical(
+        &gpu,
+        &[pair("b_1280x720_420p8_zoom"), pair("d_352x288_422p10_pan")],
+        &FEATURES,
+    );
 }

@@ -132,18 +132,15 @@ fn speed_is_deterministic() {
         ("speed_chroma", MODEL_OPTION_SETS[2]),
         ("speed_temporal", TEMPORAL_OPTION_SETS[1]),
     ];
-    for p in [
-        pair("b_1280x720_420p8_zoom"),
-        pair("d_352x288_422p10_pan"),
-        pair("a_576x324_420p8_pan"),
-    ] {
-        let first = score(p, &features, 1, Some(&gpu));
-        for run in 0..2 {
-            let again = score(p, &features, 1, Some(&gpu));
-            assert_identical(&format!("{} run {}", p.name(), run + 2), &first, &again);
-        }
-        println!("{}: three GPU runs bit-identical", p.name());
-    }
+    assert_runs_identical(
+        &gpu,
+        &[
+            pair("b_1280x720_420p8_zoom"),
+            pair("d_352x288_422p10_pan"),
+            pair("a_576x324_420p8_pan"),
+        ],
+        &features,
+    );
 }
 
 /// 12- and 16-bit pictures: the 10-bit pairs' samples shifted up, with

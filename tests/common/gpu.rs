@@ -169,6 +169,19 @@ pub fn assert_close_scores(
     worst
 }
 
+/// Three GPU runs of `features` on each pair give the same bits (fixed-order
+/// sums, no float atomics).
+pub fn assert_runs_identical(gpu: &Gpu, pairs: &[&Pair], features: &[(&str, &str)]) {
+    for p in pairs {
+        let first = score(p, features, 1, Some(gpu));
+        for run in 0..2 {
+            let again = score(p, features, 1, Some(gpu));
+            assert_identical(&format!("{} run {}", p.name(), run + 2), &first, &again);
+        }
+        println!("{}: three GPU runs bit-identical", p.name());
+    }
+}
+
 /// [`check_all_pairs`] within a relative `rel_tol`: prints and returns the
 /// worst relative difference per feature over every golden pair.
 pub fn check_all_pairs_close(
