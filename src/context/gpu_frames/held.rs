@@ -17,12 +17,11 @@ use std::time::{Duration, Instant};
 /// frames and the imports made for them.
 pub(crate) struct Held {
     /// Each device acquire fence's name, and an event recorded right after
-    /// the stream's wait for it.
+    /// the stream's wait for it (waits queued in order: the first not done
+    /// names the fence the stream still waits for).
     pub(crate) acquires: Vec<(String, Event)>,
     /// When the pair was queued: its fences' time limit runs from here.
     pub(crate) since: Instant,
-    /// Recorded after the pair's acquire waits.
-    pub(crate) acquired: Event,
     pub(crate) done: Event,
     pub(crate) _frames: [Frame; 2],
     pub(crate) imports: Imported,
@@ -34,6 +33,18 @@ pub(crate) struct Held {
 pub(crate) struct Imported {
     pub(crate) memory: Vec<Arc<ExternalMemory>>,
     pub(crate) semaphores: Vec<ExternalSemaphore>,
+}
+
+impl Held {
+    /// The first acquire fence the stream still waits for, if any.
+    fn pending_acquire(&self) -> Result<Option<&str>> {
+        for (name, event) in &self.acquires {
+            if !event.is_done()? {
+                return Ok(Some(name));
+            }
+        }
+        Ok(None)
+    }
 }
 
 impl Drop for Held {
@@ -119,7 +130,7 @@ impl ImportedFrames {
     pub(crate) fn empty_graveyard_if_idle(&mut self) -> Result<()> {
         self.release_finished()?;
         for held in &self.held {
-            if !held.acquired.is_done()? {
+            if held.pending_acquire()?.is_some() {
                 return Ok(());
             }
         }
@@ -147,18 +158,10 @@ impl ImportedFrames {
         self.check_stuck()?;
         let waited = self.held.len().saturating_sub(keep);
         for held in self.held.iter().take(waited) {
-            loop {
-                let mut pending = None;
-                for (name, event) in &held.acquires {
-                    if !event.is_done()? {
-                        pending = Some(name);
-                        break;
-                    }
-                }
-                let Some(name) = pending else { break };
+            while let Some(name) = held.pending_acquire()? {
                 let elapsed = held.since.elapsed();
                 if elapsed >= self.fence_timeout {
-                    self.stuck = Some((name.clone(), self.fence_timeout.as_millis() as u64));
+                    self.stuck = Some((name.to_string(), self.fence_timeout.as_millis() as u64));
                     return self.check_stuck();
                 }
                 std::thread::sleep((self.fence_timeout - elapsed).min(Duration::from_micros(200)));

@@ -168,8 +168,6 @@ impl GpuEngine {
             waited.record(self.lanes.entry())?;
             acquires.push((name, waited));
         }
-        let acquired = self.gpu.event()?;
-        acquired.record(self.lanes.entry())?;
         let mut sources = [Vec::new(), Vec::new()];
         for (side, frame) in frames.iter().enumerate() {
             sources[side] =
@@ -216,7 +214,6 @@ impl GpuEngine {
         self.imported.held.push_back(Held {
             acquires,
             since: std::time::Instant::now(),
-            acquired,
             done,
             _frames: [frames[0].clone(), frames[1].clone()],
             imports,
