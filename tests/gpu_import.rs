@@ -362,34 +362,49 @@ fn a_frame_read_by_two_contexts_is_released_after_both() {
     let pair = pair("a_576x324_420p8_pan/x264_crf18");
     let (refs, dists) = (pair.reference(), pair.distorted_pictures());
     let format = pair.format();
-    let pool = FramePool::new(&gpu, format.width, format.height, PixelFormat::Nv12, 2).unwrap();
+    let pool = FramePool::new(&gpu, format.width, format.height, PixelFormat::Nv12, 4).unwrap();
     let producer = gpu.stream().unwrap();
-    let fence = HostFence::new();
-    let frames = [&refs[0], &dists[0]].map(|p| {
+    let write = |p: &HostPicture, acquire: Acquire, releases: Vec<Release>| {
         let slot = pool.take(Duration::ZERO).unwrap();
         slot.write_from_host(&producer, p).unwrap();
-        slot.into_frame(Acquire::None, vec![Release::Host(fence.clone())])
-            .unwrap()
-    });
+        slot.into_frame(acquire, releases).unwrap()
+    };
+    // The shared pair, and a pair only the second context scores first,
+    // held back by a host fence: the second context reads the shared pair
+    // only after the test opens that gate (frames are scored in order), so
+    // it is still reading when the first context finishes, however fast
+    // the device.
+    let fence = HostFence::new();
+    let shared =
+        [&refs[0], &dists[0]].map(|p| write(p, Acquire::None, vec![Release::Host(fence.clone())]));
+    let gate = HostFence::new();
+    let held = [&refs[0], &dists[0]].map(|p| write(p, Acquire::Host(gate.clone()), vec![]));
     let mut first = builder(format, FEATURES, Some(&gpu)).build().unwrap();
     let mut second = builder(format, FEATURES, Some(&gpu)).build().unwrap();
-    first.submit_frames(&frames[0], &frames[1]).unwrap();
-    second.submit_frames(&frames[0], &frames[1]).unwrap();
-    drop(frames);
+    first.submit_frames(&shared[0], &shared[1]).unwrap();
+    second.submit_frames(&held[0], &held[1]).unwrap();
+    second.submit_frames(&shared[0], &shared[1]).unwrap();
+    drop((shared, held));
     let a = first.finish().unwrap();
     assert!(
         !fence.is_signalled(),
-        "the second context still reads the frames"
+        "released while the second context has not read the frames"
     );
     assert_eq!(pool.free_count(), 0);
+    gate.signal();
     let b = second.finish().unwrap();
     assert!(fence.is_signalled());
-    assert_eq!(pool.free_count(), 2);
-    assert_identical("two contexts", &a, &b);
+    assert_eq!(pool.free_count(), 4);
     assert_identical(
-        "against host upload",
+        "first context against host upload",
         &score_pictures(FEATURES, &refs[..1], &dists[..1], None),
         &a,
+    );
+    let twice = |p: &HostPicture| vec![p.clone(), p.clone()];
+    assert_identical(
+        "second context against host upload",
+        &score_pictures(FEATURES, &twice(&refs[0]), &twice(&dists[0]), None),
+        &b,
     );
     println!("one frame pair, two GPU contexts: released after both, scores identical");
 }
