@@ -12,7 +12,11 @@
 //
 // Exactness: the integer widths, wrapping and rounding of the CPU code;
 // the double arithmetic of the statistic goes through the _rn intrinsics
-// so no multiply-add is fused (the CPU rounds every operation).
+// so no multiply-add is fused (the CPU rounds every operation). Integer
+// sums wider than 32 bits run as double multiply-adds where every term and
+// partial sum is an integer below 2^53 (so exact): the FP64 pipe is
+// otherwise idle, while 64-bit integer multiply-adds take four cycles of
+// the pipe the 32-bit ones already keep busy (ncu, docs/performance.md).
 
 #include "common.cuh"
 
@@ -75,9 +79,6 @@ __device__ __forceinline__ int mirror(int i, int n) {
 __device__ __forceinline__ unsigned round_shift(unsigned v, unsigned shift) {
     return shift == 0 ? v : (v + (1u << (shift - 1))) >> shift;
 }
-__device__ __forceinline__ u64 round_shift(u64 v, unsigned shift) {
-    return shift == 0 ? v : (v + (1ull << (shift - 1))) >> shift;
-}
 
 // (a * b + 2^31) >> 32 of 32-bit values.
 __device__ __forceinline__ unsigned product_q32(unsigned a, unsigned b) {
@@ -92,48 +93,80 @@ __device__ __forceinline__ int log2_q11(u64 v, const unsigned short *table) {
     unsigned mantissa = (unsigned)(v >> (shift & 63));
     return (int)__ldg(table + (mantissa & 0x7fff)) + 2048 * shift;
 }
+// The same for 2^16 <= v < 2^32, in 32-bit operations.
+__device__ __forceinline__ int log2_q11(unsigned v, const unsigned short *table) {
+    int shift = 31 - __clz((int)v) - 15;
+    return (int)__ldg(table + ((v >> (shift & 31)) & 0x7fff)) + 2048 * shift;
+}
+
+// A thread's share of the four sums: at most 4 pixels (HPIX) per thread
+// and scale, so the log sums fit 32 bits; the flat pixels' sigma2 sum
+// (up to 2^31 a pixel) needs 64.
+struct PixelSums {
+    int num_log, den_log, flat_count;
+    i64 flat_sigma2;
+};
 
 // The VIF statistic of one pixel into the four sums (stats.rs add_block).
 __device__ __forceinline__ void add_pixel(unsigned mu1, unsigned mu2, unsigned xx, unsigned yy,
                                           unsigned xy, const unsigned short *table,
-                                          double gain_limit, i64 sums[4]) {
+                                          double gain_limit, PixelSums &sums) {
     int sigma1_sq = (int)(xx - product_q32(mu1, mu1));
     int sigma2_sq = (int)(yy - product_q32(mu2, mu2));
     sigma2_sq = sigma2_sq < 0 ? 0 : sigma2_sq;
     int sigma12 = (int)(xy - product_q32(mu1, mu2));
     if (sigma1_sq < SIGMA_NSQ) {
         // A reference flatter than the noise: a count and a separate sum.
-        sums[2] += sigma2_sq;
-        sums[3] += 1;
+        sums.flat_sigma2 += sigma2_sq;
+        sums.flat_count += 1;
         return;
     }
-    u64 den_arg = (unsigned)SIGMA_NSQ + (unsigned)sigma1_sq;
-    sums[1] += log2_q11(den_arg, table) - 2048 * 17;
+    // Below 2^32: sigma1_sq is a positive int here.
+    const unsigned den_arg = (unsigned)SIGMA_NSQ + (unsigned)sigma1_sq;
+    sums.den_log += log2_q11(den_arg, table) - 2048 * 17;
     if (sigma12 > 0 && sigma2_sq > 0) {
         double s1 = (double)sigma1_sq, s2 = (double)sigma2_sq, s12 = (double)sigma12;
         double g = __ddiv_rn(s12, __dadd_rn(s1, VIF_EPS));
         int sv_sq = __double2int_rz(__dsub_rn(s2, __dmul_rn(g, s12)));
         sv_sq = sv_sq < 0 ? 0 : sv_sq;
         g = g < gain_limit ? g : gain_limit;
-        u64 noise = (unsigned)sv_sq + (unsigned)SIGMA_NSQ;
+        const unsigned noise = (unsigned)sv_sq + (unsigned)SIGMA_NSQ;
         u64 num_arg = (u64)__double2ll_rz(__dmul_rn(__dmul_rn(g, g), s1)) + noise;
-        sums[0] += log2_q11(num_arg, table) - log2_q11(noise, table);
+        sums.num_log += log2_q11(num_arg, table) - log2_q11(noise, table);
     }
 }
 
 // The vertical second moments: 32-bit wrapping sums for 8-bit samples (the
-// true sums fit), 64-bit ones narrowed after the shift otherwise.
+// true sums fit); for wider samples double sums (products below 2^32 times
+// weights below 2^16: every partial sum is an integer below 2^48, exact),
+// on the FP64 pipe rather than as 64-bit integer multiply-adds, which take
+// four cycles of the busiest pipe. `term` turns a product into the sums'
+// type once per input row; `narrow` is the rounding shift back to 32 bits.
 template <bool WIDE> struct SquareAcc;
 template <> struct SquareAcc<false> {
     typedef unsigned T;
+    static __device__ __forceinline__ unsigned term(unsigned ab) { return ab; }
     static __device__ __forceinline__ unsigned mad(unsigned c, unsigned ab, unsigned acc) {
         return acc + c * ab;
     }
+    static __device__ __forceinline__ unsigned narrow(unsigned v, unsigned shift) {
+        return round_shift(v, shift);
+    }
 };
 template <> struct SquareAcc<true> {
-    typedef u64 T;
-    static __device__ __forceinline__ u64 mad(unsigned c, unsigned ab, u64 acc) {
-        return acc + (u64)c * ab;
+    typedef double T;
+    // (2^52 + v) - 2^52: exact, no conversion instruction.
+    static __device__ __forceinline__ double term(unsigned ab) {
+        return __dsub_rn(__hiloint2double(0x43300000, (int)ab), 0x1p52);
+    }
+    static __device__ __forceinline__ double mad(unsigned c, double ab, double acc) {
+        return __fma_rn((double)c, ab, acc);
+    }
+    // (v + 2^(shift-1)) >> shift as floor(v * 2^-shift + 0.5): exact, the
+    // result has at most 48 significant bits and is below 2^32.
+    static __device__ __forceinline__ unsigned narrow(double v, unsigned shift) {
+        return shift == 0 ? __double2uint_rz(v)
+                          : __double2uint_rz(__fma_rn(v, __hiloint2double((1023 - (int)shift) << 20, 0), 0.5));
     }
 };
 
@@ -173,17 +206,27 @@ __device__ __forceinline__ void horizontal_means(const unsigned *row, unsigned (
     }
 }
 
-// Horizontal pass of a second moment: 64-bit sums, rounded back to 32 bits.
+// Horizontal pass of a second moment, rounded back to 32 bits. The sums
+// need up to 48 bits (32-bit values times Q16 weights): they run as double
+// multiply-adds, exact since every term and partial sum is an integer
+// below 2^53, on the FP64 pipe, which is otherwise idle (64-bit integer
+// multiply-adds took four cycles of the busiest pipe). Words become
+// doubles through the 2^52 bias: (2^52 + w) - 2^52 is exact.
 template <int TAPS, int WIN>
 __device__ __forceinline__ void horizontal_moments(const unsigned *row, unsigned (&out)[HPIX]) {
     unsigned w[WIN];
     load_window<WIN>(row, w);
+    double d[WIN];
+#pragma unroll
+    for (int i = 0; i < WIN; i++) d[i] = __dsub_rn(__hiloint2double(0x43300000, (int)w[i]), 0x1p52);
 #pragma unroll
     for (int p = 0; p < HPIX; p++) {
-        u64 sum = 0;
+        double sum = 0.0;
 #pragma unroll
-        for (int k = 0; k < TAPS; k++) sum += (u64)coef<TAPS>(k) * w[p + k];
-        out[p] = (unsigned)round_shift(sum, 16);
+        for (int k = 0; k < TAPS; k++) sum = __fma_rn((double)coef<TAPS>(k), d[p + k], sum);
+        // (sum + 2^15) >> 16: sum * 2^-16 + 0.5 is exact (at most 48
+        // significant bits), the truncation floors it.
+        out[p] = __double2uint_rz(__fma_rn(sum, 0x1p-16, 0.5));
     }
 }
 
@@ -287,7 +330,8 @@ vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int
 #pragma unroll
         for (int j = 0; j < TAPS + VROWS - 1; j++) {
             const unsigned a = in_ref[r0 + j][c], b = in_dis[r0 + j][c];
-            const unsigned aa = a * a, bb = b * b, ab = a * b;
+            const Acc aa = SquareAcc<WIDE>::term(a * a), bb = SquareAcc<WIDE>::term(b * b),
+                      ab = SquareAcc<WIDE>::term(a * b);
 #pragma unroll
             for (int q = 0; q < VROWS; q++) {
                 const int k = j - q;
@@ -314,9 +358,9 @@ vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int
         for (int q = 0; q < VROWS; q++) {
             s.v.mu1[r0 + q][c] = round_shift(mu1[q], bits);
             s.v.mu2[r0 + q][c] = round_shift(mu2[q], bits);
-            s.v.xx[r0 + q][c] = (unsigned)round_shift(xx[q], square_shift);
-            s.v.yy[r0 + q][c] = (unsigned)round_shift(yy[q], square_shift);
-            s.v.xy[r0 + q][c] = (unsigned)round_shift(xy[q], square_shift);
+            s.v.xx[r0 + q][c] = SquareAcc<WIDE>::narrow(xx[q], square_shift);
+            s.v.yy[r0 + q][c] = SquareAcc<WIDE>::narrow(yy[q], square_shift);
+            s.v.xy[r0 + q][c] = SquareAcc<WIDE>::narrow(xy[q], square_shift);
         }
         const int dc = c - HALF + DHALF;
         if (DTAPS > 0 && dc >= 0 && dc < DEC_W) {
@@ -330,7 +374,8 @@ vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int
     __syncthreads();
 
     // Horizontal pass and the statistic, HPIX pixels of a row per item.
-    i64 acc[4] = {0, 0, 0, 0};
+    static_assert(TILE_H * (TILE_W / HPIX) <= THREADS, "one item per thread: PixelSums' bounds");
+    PixelSums acc = {0, 0, 0, 0};
     for (int i = tid; i < TILE_H * (TILE_W / HPIX); i += THREADS) {
         const int r = i / (TILE_W / HPIX), c0 = i % (TILE_W / HPIX) * HPIX;
         if (y0 + r >= height || x0 + c0 >= width) continue;
@@ -369,8 +414,9 @@ vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int
 
     // The block's sums into the frame's (two's complement: wrapping 64-bit
     // adds give the exact signed total).
+    const i64 thread_sums[4] = {acc.num_log, acc.den_log, acc.flat_sigma2, acc.flat_count};
     for (int q = 0; q < 4; q++) {
-        u64 total = block_sum_u64((u64)acc[q], s.reduce);
+        u64 total = block_sum_u64((u64)thread_sums[q], s.reduce);
         if (tid == 0 && total != 0) atomicAdd(sums + q, total);
     }
 }
