@@ -297,24 +297,45 @@ fn device_fed(
     model: &str,
     layout: PixelFormat,
     unaligned: bool,
-) -> Result<f64> {
+) -> Result<(f64, f64)> {
     let format = *frames[0].0.format();
     let mut keep = Vec::new();
     let on_device = device_frames(gpu, frames, layout, unaligned, &mut keep)?;
-    let run = |n: usize| -> Result<f64> {
+    let run = |n: usize| -> Result<(f64, f64)> {
         let mut ctx = builder(format, model, Some(gpu), 1)?
             .allow_device_copy(unaligned)
             .build()?;
-        let start = Instant::now();
+        let (start, cpu_start) = (Instant::now(), process_cpu_seconds());
         for i in 0..n {
             let (r, d) = &on_device[i % on_device.len()];
             ctx.submit_frames(r, d)?;
         }
         ctx.finish()?;
-        Ok(n as f64 / start.elapsed().as_secs_f64())
+        let wall = start.elapsed().as_secs_f64();
+        Ok((n as f64 / wall, (process_cpu_seconds() - cpu_start) / wall))
     };
     run(2)?;
     run(n)
+}
+
+/// User + system CPU seconds of this process so far (from /proc/self/stat,
+/// in clock ticks of 1/100 s; 0 where there is no /proc): beside the wall
+/// time it tells whether the submitting host, not the device, sets the pace.
+fn process_cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces): state is the
+    // first, utime and stime the 12th and 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
 }
 
 /// Mean device milliseconds per frame of extractors (name, options) alone,
@@ -472,26 +493,27 @@ fn main() -> Result<()> {
                 } else {
                     PixelFormat::P010
                 };
-                let fps = device_fed(g, &frames, args.frames, model, planar, false)?;
+                let cpu = |load: f64| format!("; host CPU {:.0} %", load * 100.0);
+                let (fps, load) = device_fed(g, &frames, args.frames, model, planar, false)?;
                 row(
                     "cuda device planar",
                     args.frames,
                     fps,
-                    "bound in place".into(),
+                    format!("bound in place{}", cpu(load)),
                 );
-                let fps = device_fed(g, &frames, args.frames, model, semi, false)?;
+                let (fps, load) = device_fed(g, &frames, args.frames, model, semi, false)?;
                 row(
                     &format!("cuda device {semi}"),
                     args.frames,
                     fps,
-                    "one layout pass".into(),
+                    format!("one layout pass{}", cpu(load)),
                 );
-                let fps = device_fed(g, &frames, args.frames, model, planar, true)?;
+                let (fps, load) = device_fed(g, &frames, args.frames, model, planar, true)?;
                 row(
                     "cuda device copied",
                     args.frames,
                     fps,
-                    "unaligned planar, copied on the device".into(),
+                    format!("unaligned planar, copied on the device{}", cpu(load)),
                 );
                 let defaults: Vec<_> = names.iter().map(|n| (*n, "")).collect();
                 if let Some(ms) = kernels_ms(g, &frames, args.frames.min(200), &defaults)? {
