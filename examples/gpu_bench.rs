@@ -4,7 +4,7 @@
 //! ```sh
 //! cargo build --release --example gpu_bench
 //! target/release/examples/gpu_bench [--frames 500] [--cpu-frames 30] [--threads 16] \
-//!     [--sizes 1080,2160] [--depths 8,10] [--models vmaf_v0.6.1] \
+//!     [--sizes 1080,2160 (also 360, 720)] [--depths 8,10] [--models vmaf_v0.6.1] \
 //!     [--extractors vif,cambi/full_ref=true,...]
 //! ```
 //!
@@ -97,6 +97,8 @@ fn parse_args() -> Args {
                 args.sizes = list()
                     .iter()
                     .map(|h| match h.as_str() {
+                        // 360: kernels so short that the host's queueing shows.
+                        "360" => (640, 360),
                         "720" => (1280, 720),
                         "1080" => (1920, 1080),
                         "2160" => (3840, 2160),
