@@ -29,6 +29,13 @@ __device__ __constant__ int DB2_HI[4] = {-4240, -7345, 27411, -15826};
 // rows high).
 #define TILE_W 32
 #define THREADS 256
+// Blocks per SM the register allocation must allow.
+#ifndef FINE_BLOCKS
+#define FINE_BLOCKS 3
+#endif
+#ifndef COARSE_BLOCKS
+#define COARSE_BLOCKS 3
+#endif
 // Per-row sums of a scale: ADM numerator (h, v, d), AIM numerator (h, v,
 // d), reference energy (h, v, d).
 #define SUMS 9
@@ -403,9 +410,9 @@ struct Scoring {
 
 // values[k], k < N, without dynamic indexing (which would go to local
 // memory).
-template <int N>
-__device__ inline int pick(const int *values, int k) {
-    int v = values[0];
+template <int N, typename V>
+__device__ inline V pick(const V *values, int k) {
+    V v = values[0];
     #pragma unroll
     for (int m = 1; m < N; m++) v = k == m ? values[m] : v;
     return v;
@@ -447,8 +454,6 @@ __device__ void scale_tile(const Src &src, int bw, int bh, typename Src::A *appr
     const int RING = 2 * (TILE_W + 2) + 2 * ROWS;
     __shared__ int mask_num[ROWS + 2][TILE_W + 2];
     __shared__ int mask_aim[ROWS + 2][TILE_W + 2];
-    __shared__ u64 red[SUMS][ROWS][TPR];
-    __shared__ int last[ROWS];
 
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TPR + tx;
     int r0 = blockIdx.y * ROWS, c0 = blockIdx.x * TILE_W;
@@ -546,29 +551,27 @@ __device__ void scale_tile(const Src &src, int bw, int bh, typename Src::A *appr
         }
     }
 
-    // Row sums over the tile (integer: any order gives the same bits).
+    // Row sums over the tile: a tile row is TPR consecutive lanes of one
+    // warp, so the sums meet by shuffles (integer: any order gives the
+    // same bits), and the row's lanes add them to the frame's row sums.
     #pragma unroll
-    for (int k = 0; k < SUMS; k++) red[k][ty][tx] = sums[k];
-    __syncthreads();
-    for (int step = TPR / 2; step > 0; step /= 2) {
-        if (tx < step) {
-            #pragma unroll
-            for (int k = 0; k < SUMS; k++) red[k][ty][tx] += red[k][ty][tx + step];
-        }
-        __syncthreads();
+    for (int k = 0; k < SUMS; k++) {
+        #pragma unroll
+        for (int m = TPR / 2; m > 0; m /= 2) sums[k] += lane_xor(sums[k], m, TPR);
     }
     u64 *row = s.row_sums + (row_scored ? (u64)(i - s.top) * SUMS : 0);
     if (row_scored) {
-        for (int k = tx; k < SUMS; k += TPR) atomicAdd(row + k, red[k][ty][0]);
+        for (int k = tx; k < SUMS; k += TPR) atomicAdd(row + k, pick<SUMS>(sums, k));
     }
+    // The row's adds are visible before its tile count rises.
     __threadfence();
-    __syncthreads();
-    if (tx == 0) {
-        last[ty] = row_scored &&
-                   atomicAdd(s.row_tiles + (i - s.top), 1u) == (u32)s.tiles_per_row - 1;
+    lane_sync();
+    u32 last = 0;
+    if (tx == 0 && row_scored) {
+        last = atomicAdd(s.row_tiles + (i - s.top), 1u) == (u32)s.tiles_per_row - 1;
     }
-    __syncthreads();
-    if (last[ty]) {
+    last = lane_get(last, 0, TPR);
+    if (last) {
         // The row is complete: take its sums (resetting them for the next
         // frame), round and shift them per row like the CPU, add them up.
         for (int k = tx; k < SUMS; k += TPR) {
@@ -599,7 +602,7 @@ __device__ void scale_tile(const Src &src, int bw, int bh, typename Src::A *appr
 // Scale 0 from the luma planes; CPT 4 (32 x 32 tiles) for large bands, 1
 // (32 x 8) for small ones.
 #define SCALE0(name, T, CPT)                                                                \
-    extern "C" __global__ void __launch_bounds__(THREADS)                                   \
+    extern "C" __global__ void __launch_bounds__(THREADS, FINE_BLOCKS)                      \
         name(const T *ref, u32 ref_pitch, const T *dis, u32 dis_pitch, int w, int h,        \
              int bit_depth, int bw, int bh, int overrun, short *approx, SCORING_PARAMS) {   \
         Picture<T> src = {{ref, dis}, {ref_pitch, dis_pitch}, w, h, bit_depth, bw, overrun}; \
@@ -616,7 +619,7 @@ SCALE0(adm_scale0_u16_t1, unsigned short, 1)
 // scale-0 approximation (nothing precedes it in libvmaf's scratch); scale 2
 // reads scale 1's, with scale 1's input before it; scale 3 likewise.
 #define SCALE_COARSE(name, In, Prev, CPT)                                                   \
-    extern "C" __global__ void __launch_bounds__(THREADS)                                   \
+    extern "C" __global__ void __launch_bounds__(THREADS, COARSE_BLOCKS)                    \
         name(const In *in, int iw, int ih, int bw, int bh, i64 vadd, int vshift, i64 hadd,  \
              int hshift, int overrun, const Prev *prev, int prev_iw, int prev_ih,           \
              int prev_oh, i64 prev_add, int prev_shift, int *approx, SCORING_PARAMS) {      \
