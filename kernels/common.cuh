@@ -19,17 +19,35 @@ typedef long long i64;
 #define lane_sync() __syncwarp()
 #endif
 
-// Sums `value` over the block (blockDim.x a power of two, at most 1024)
-// through shared memory; thread 0 gets the total. Every thread must call.
-__device__ inline u64 block_sum_u64(u64 value, u64 *scratch) {
-    unsigned t = threadIdx.x;
-    scratch[t] = value;
-    __syncthreads();
-    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-        if (t < half) scratch[t] += scratch[t + half];
-        __syncthreads();
+// Sums each of `values` over the block (1-D, blockDim.x a power of two,
+// at most 1024): within groups of up to 32 lanes by shuffles, then the
+// groups' sums through `scratch` (N * 32 entries suffice), so two block
+// barriers in all. Every thread gets the totals; every thread must call.
+// Integer sums: any order gives the same bits.
+template <int N>
+__device__ inline void block_sums_u64(u64 (&values)[N], u64 *scratch) {
+    const unsigned t = threadIdx.x;
+    const unsigned width = blockDim.x < 32 ? blockDim.x : 32, groups = blockDim.x / width;
+#pragma unroll
+    for (int q = 0; q < N; q++) {
+        for (unsigned m = width / 2; m > 0; m /= 2) values[q] += lane_xor(values[q], m, width);
     }
-    u64 total = scratch[0];
+    if (t % width == 0) {
+#pragma unroll
+        for (int q = 0; q < N; q++) scratch[q * groups + t / width] = values[q];
+    }
     __syncthreads();
-    return total;
+#pragma unroll
+    for (int q = 0; q < N; q++) {
+        u64 total = 0;
+        for (unsigned g = 0; g < groups; g++) total += scratch[q * groups + g];
+        values[q] = total;
+    }
+    __syncthreads();
+}
+
+__device__ inline u64 block_sum_u64(u64 value, u64 *scratch) {
+    u64 values[1] = {value};
+    block_sums_u64<1>(values, scratch);
+    return values[0];
 }

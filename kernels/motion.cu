@@ -57,12 +57,15 @@ __device__ void motion_sad(const T *prev, unsigned prev_pitch, const T *cur, uns
     const int mx = loads ? mirror(px, w) : 0;
     const bool outputs = t >= HALO && t < THREADS - HALO && px < w;
     const Acc round = (Acc)1 << (bit_depth - 1);
-    int d0 = 0, d1 = 0, d2 = 0, d3 = 0, d4 = 0;
+    // d_next runs a row ahead, so each row's load is in flight while the
+    // previous row is filtered.
+    int d0 = 0, d1 = 0, d2 = 0, d3 = 0, d4 = 0, d_next = 0;
     if (loads) {
         d1 = difference(prev, prev_pitch, cur, cur_pitch, mirror(y0 - 2, h), mx);
         d2 = difference(prev, prev_pitch, cur, cur_pitch, mirror(y0 - 1, h), mx);
         d3 = difference(prev, prev_pitch, cur, cur_pitch, y0, mx);
         d4 = difference(prev, prev_pitch, cur, cur_pitch, mirror(y0 + 1, h), mx);
+        d_next = difference(prev, prev_pitch, cur, cur_pitch, mirror(y0 + 2, h), mx);
     }
     u64 acc = 0;
     for (int y = y0; y < y_end; y++) {
@@ -70,7 +73,10 @@ __device__ void motion_sad(const T *prev, unsigned prev_pitch, const T *cur, uns
         d1 = d2;
         d2 = d3;
         d3 = d4;
-        if (loads) d4 = difference(prev, prev_pitch, cur, cur_pitch, mirror(y + 2, h), mx);
+        d4 = d_next;
+        if (loads && y + 1 < y_end) {
+            d_next = difference(prev, prev_pitch, cur, cur_pitch, mirror(y + 3, h), mx);
+        }
         const Acc v = (Acc)FILTER[0] * (Acc)(d0 + d4) + (Acc)FILTER[1] * (Acc)(d1 + d3) +
                       (Acc)FILTER[2] * (Acc)d2;
         const int yv = (int)((v + round) >> bit_depth);

@@ -618,10 +618,12 @@ vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int
 
     // The block's sums into the frame's (two's complement: wrapping 64-bit
     // adds give the exact signed total).
-    const i64 thread_sums[4] = {acc.num_log, acc.den_log, acc.flat_sigma2, acc.flat_count};
-    for (int q = 0; q < 4; q++) {
-        u64 total = block_sum_u64((u64)thread_sums[q], s.reduce);
-        if (tid == 0 && total != 0) atomicAdd(sums + q, total);
+    u64 totals[4] = {(u64)acc.num_log, (u64)acc.den_log, (u64)acc.flat_sigma2,
+                     (u64)acc.flat_count};
+    block_sums_u64<4>(totals, s.reduce);
+    if (tid < 4) {
+        const u64 total = tid == 0 ? totals[0] : tid == 1 ? totals[1] : tid == 2 ? totals[2] : totals[3];
+        if (total != 0) atomicAdd(sums + tid, total);
     }
 }
 
