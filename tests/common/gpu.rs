@@ -4,7 +4,7 @@
 use super::{Pair, PAIRS};
 use vmafx::feature::options::parse_key_values;
 use vmafx::gpu::{self, cuda, DeviceSelector, Gpu, GpuBackend};
-use vmafx::{ContextBuilder, FeatureScores, HostPicture, PictureFormat};
+use vmafx::{ContextBuilder, FeatureScores, HostPicture, PictureFormat, PlaneId};
 
 /// The CUDA device, or why there is none (printed as the skip reason).
 pub fn cuda_gpu() -> Option<Gpu> {
@@ -78,6 +78,38 @@ pub fn score_threads(
         .unwrap();
     for (r, d) in pair.reference().into_iter().zip(pair.distorted_pictures()) {
         ctx.submit(r, d).unwrap();
+    }
+    ctx.finish().unwrap()
+}
+
+/// 200 frames cycling `pair`'s pictures. With `overwrite`, after each
+/// submit the test allocates same-sized pictures and fills them with
+/// garbage (the allocator hands back the blocks the submitted pictures just
+/// freed) and keeps them until the next submit: host pictures are the
+/// caller's again once `submit` returns, so the engine must have copied
+/// what the device reads.
+pub fn score_cycled(
+    pair: &Pair,
+    features: &[(&str, &str)],
+    gpu: Option<&Gpu>,
+    overwrite: bool,
+) -> FeatureScores {
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let mut ctx = builder(pair.format(), features, gpu).build().unwrap();
+    let mut garbage = Vec::new();
+    for i in 0..200 {
+        let k = i % refs.len();
+        ctx.submit(refs[k].clone(), dists[k].clone()).unwrap();
+        garbage.clear();
+        if overwrite {
+            for seed in [i as u8, !(i as u8)] {
+                let mut g = HostPicture::new(pair.format());
+                for plane in PlaneId::ALL {
+                    g.plane_u8_mut(plane).fill(seed);
+                }
+                garbage.push(g);
+            }
+        }
     }
     ctx.finish().unwrap()
 }
