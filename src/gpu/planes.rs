@@ -353,15 +353,19 @@ impl SharedPlanes {
 
 /// Bytes per piece of a parallel staging copy.
 const STAGING_PIECE: usize = 1 << 20;
+/// Bytes a copy thread must have to be worth starting: below that, one
+/// thread copies faster than threads start (a 640x360 pair, 0.7 MB, is one
+/// memcpy of tens of microseconds; starting a thread costs about as much).
+const BYTES_PER_THREAD: usize = 2 << 20;
 
 /// Copies each (destination, source) piece, on several threads when there
-/// are many: one core's memcpy cannot feed a 2160p frame pair (25 MB) at
-/// the rate the device scores it.
+/// are many bytes: one core's memcpy cannot feed a 2160p frame pair (25 MB)
+/// at the rate the device scores it.
 fn copy_pieces(pieces: Vec<(&mut [u8], &[u8])>) {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8)
-        .min(pieces.len() / 2)
+    let bytes: usize = pieces.iter().map(|(_, s)| s.len()).sum();
+    let threads = (bytes / BYTES_PER_THREAD)
+        .min(copy_threads())
+        .min(pieces.len())
         .max(1);
     if threads == 1 {
         pieces.into_iter().for_each(|(d, s)| d.copy_from_slice(s));
@@ -376,6 +380,17 @@ fn copy_pieces(pieces: Vec<(&mut [u8], &[u8])>) {
             scope.spawn(move || share.into_iter().for_each(|(d, s)| d.copy_from_slice(s)));
         }
     });
+}
+
+/// The most threads a staging copy uses: the cores this process may run
+/// on, at most 8. Asked once (on Linux the answer reads cgroup files).
+fn copy_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8)
+    })
 }
 
 /// A plane's stored bytes (rows `pitch` bytes apart).
