@@ -17,6 +17,10 @@ mod contract_tests;
 pub mod cuda;
 pub mod device;
 pub mod driver;
+#[cfg(test)]
+pub(crate) mod emu;
+#[cfg(test)]
+mod emu_tests;
 pub mod external;
 pub mod feature;
 pub mod hip;

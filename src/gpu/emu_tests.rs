@@ -1,0 +1,335 @@
+//! The integer extractors' kernels, run by the real GPU engine on the
+//! emulated device (`emu.rs`), against the CPU engine on golden pairs:
+//! every per-frame value must have the same bits. No GPU needed; g++ is
+//! (without it the tests print `skipped: ...` and pass, unless
+//! `VMAFX_REQUIRE_GXX=1`).
+
+use super::emu::{self, EmuDriver, Patch};
+use super::Gpu;
+use crate::feature::options::parse_key_values;
+use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
+use crate::{ContextBuilder, FeatureScores};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Frames scored per pair: enough for motion's history and a subsample.
+const FRAMES: usize = 4;
+
+/// (folder, distorted file, width, height, subsampling, bit depth).
+type Pair = (&'static str, &'static str, u32, u32, ChromaSubsampling, u8);
+
+const PAN_8BIT: Pair = (
+    "a_576x324_420p8_pan",
+    "x264_crf30",
+    576,
+    324,
+    ChromaSubsampling::Yuv420,
+    8,
+);
+const ZOOM_10BIT: Pair = (
+    "c_576x324_420p10_zoom",
+    "x265_main10_crf30",
+    576,
+    324,
+    ChromaSubsampling::Yuv420,
+    10,
+);
+/// Odd sizes: every tile edge and mirror case.
+const ODD_8BIT: Pair = (
+    "e_321x179_420p8_zoom",
+    "vp9_crf45",
+    321,
+    179,
+    ChromaSubsampling::Yuv420,
+    8,
+);
+const PAN_422_10BIT: Pair = (
+    "d_352x288_422p10_pan",
+    "x264_422p10_crf30",
+    352,
+    288,
+    ChromaSubsampling::Yuv422,
+    10,
+);
+const PAIRS: [Pair; 4] = [PAN_8BIT, ZOOM_10BIT, ODD_8BIT, PAN_422_10BIT];
+
+/// The emulated device, or None (printed) when g++ is missing and not
+/// required.
+fn device(defines: &[&str], patches: &[Patch]) -> Option<Gpu> {
+    match emu::unavailable() {
+        None => Some(EmuDriver::gpu(defines, patches)),
+        Some(why) if std::env::var_os("VMAFX_REQUIRE_GXX").is_some_and(|v| v == "1") => {
+            panic!("VMAFX_REQUIRE_GXX=1 but {why}")
+        }
+        Some(why) => {
+            println!("skipped: {why}");
+            None
+        }
+    }
+}
+
+/// The first FRAMES frames of a golden .yuv.zst.
+fn frames(path: &Path, format: PictureFormat) -> Vec<HostPicture> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut zst = zstd::stream::read::Decoder::new(file).unwrap();
+    let mut bytes = vec![0u8; format.frame_bytes()];
+    (0..FRAMES)
+        .map(|_| {
+            zst.read_exact(&mut bytes).unwrap();
+            let mut p = HostPicture::new(format);
+            p.fill_from_packed(&bytes);
+            p
+        })
+        .collect()
+}
+
+/// `$VMAFX_TEST_ROOT/tests/golden` when set (test binaries carried to
+/// another machine), else the source tree's.
+fn golden_dir() -> PathBuf {
+    std::env::var_os("VMAFX_TEST_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+        .join("tests/golden")
+}
+
+fn builder(
+    format: PictureFormat,
+    features: &[(&str, &str)],
+    subsample: u32,
+    gpu: Option<&Gpu>,
+) -> ContextBuilder {
+    let mut b = ContextBuilder::new(format).subsample(subsample);
+    for (name, opts) in features {
+        b = b.feature(name, parse_key_values(name, opts).unwrap());
+    }
+    if let Some(g) = gpu {
+        b = b.gpu(g.clone());
+    }
+    b
+}
+
+fn score(
+    pair: &Pair,
+    features: &[(&str, &str)],
+    subsample: u32,
+    gpu: Option<&Gpu>,
+) -> crate::Result<FeatureScores> {
+    let (folder, distorted, w, h, sub, bits) = *pair;
+    let format = PictureFormat::new(w, h, sub, bits).unwrap();
+    let dir = golden_dir().join(folder);
+    let refs = frames(&dir.join("ref.yuv.zst"), format);
+    let dists = frames(&dir.join(format!("{distorted}.yuv.zst")), format);
+    let mut ctx = builder(format, features, subsample, gpu).build()?;
+    for (r, d) in refs.into_iter().zip(dists) {
+        ctx.submit(r, d)?;
+    }
+    ctx.finish()
+}
+
+/// The first difference: frames, names, order or bits.
+fn difference(cpu: &FeatureScores, gpu: &FeatureScores) -> Option<String> {
+    if cpu.frames.len() != gpu.frames.len() {
+        return Some(format!("{} frames, {}", cpu.frames.len(), gpu.frames.len()));
+    }
+    for ((ci, cv), (gi, gv)) in cpu.frames.iter().zip(&gpu.frames) {
+        let names = |v: &[(String, f64)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        if ci != gi || names(cv) != names(gv) {
+            return Some(format!(
+                "frame {ci}: {:?}, frame {gi}: {:?}",
+                names(cv),
+                names(gv)
+            ));
+        }
+        for ((n, c), (_, g)) in cv.iter().zip(gv) {
+            if c.to_bits() != g.to_bits() {
+                return Some(format!(
+                    "frame {ci} {n}: CPU {c:.17e} emulated GPU {g:.17e}"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// `features` on `pairs`, CPU against the emulated device: the first
+/// difference or failure, None when all agree (or g++ is missing).
+fn compare(
+    features: &[(&str, &str)],
+    pairs: &[Pair],
+    subsample: u32,
+    defines: &[&str],
+    patches: &[Patch],
+) -> Option<String> {
+    let gpu = device(defines, patches)?;
+    for pair in pairs {
+        let what = format!("{}/{} {features:?} subsample {subsample}", pair.0, pair.1);
+        let cpu = score(pair, features, subsample, None).unwrap();
+        assert!(!cpu.frames.is_empty() && !cpu.frames[0].1.is_empty());
+        let emulated = match score(pair, features, subsample, Some(&gpu)) {
+            Ok(s) => s,
+            Err(e) => return Some(format!("{what}: {e}")),
+        };
+        if let Some(d) = difference(&cpu, &emulated) {
+            return Some(format!("{what}: {d}"));
+        }
+        println!("{what}: {} frames bit-identical", cpu.frames.len());
+    }
+    None
+}
+
+fn check(features: &[(&str, &str)], pairs: &[Pair], subsample: u32, defines: &[&str]) {
+    if let Some(d) = compare(features, pairs, subsample, defines, &[]) {
+        panic!("{d}");
+    }
+}
+
+/// A deliberate kernel bug must make the comparison fail (or the launch:
+/// `expect` is in the message).
+fn check_caught(
+    features: &[(&str, &str)],
+    pair: Pair,
+    defines: &[&str],
+    patch: Patch,
+    expect: &str,
+) {
+    if device(&[], &[]).is_none() {
+        return;
+    }
+    match compare(features, &[pair], 1, defines, &[patch]) {
+        Some(d) => {
+            assert!(d.contains(expect), "{patch:?}: {d}");
+            println!("{patch:?} caught: {d}");
+        }
+        None => panic!("{patch:?}: not caught"),
+    }
+}
+
+#[test]
+fn psnr_kernels_match_the_cpu() {
+    check(&[("psnr", "")], &PAIRS, 1, &[]);
+}
+
+#[test]
+fn motion_kernels_match_the_cpu() {
+    check(&[("motion", "")], &PAIRS, 1, &[]);
+}
+
+#[test]
+fn vif_kernels_match_the_cpu() {
+    check(&[("vif", "")], &PAIRS, 1, &[]);
+}
+
+#[test]
+fn vif_debug_kernels_match_the_cpu() {
+    check(&[("vif", "debug=true")], &[PAN_8BIT, ZOOM_10BIT], 1, &[]);
+}
+
+/// vif.cu's tensor-core pass (8-bit scale 0 on sm_80+), its mma.sync
+/// emulated lane by lane from the PTX fragment layouts.
+#[test]
+fn vif_tensor_core_path_matches_the_cpu() {
+    check(&[("vif", "")], &[PAN_8BIT, ODD_8BIT], 1, &["VIF_EMU_MMA"]);
+}
+
+#[test]
+fn adm_kernels_match_the_cpu() {
+    check(&[("adm", "")], &PAIRS, 1, &[]);
+}
+
+#[test]
+fn adm_debug_kernels_match_the_cpu() {
+    check(&[("adm", "debug=true")], &[PAN_8BIT, ZOOM_10BIT], 1, &[]);
+}
+
+#[test]
+fn all_four_with_subsample_match_the_cpu() {
+    let all = [("psnr", ""), ("motion", ""), ("vif", ""), ("adm", "")];
+    check(&all, &[ODD_8BIT], 2, &[]);
+}
+
+// The emulation catches bugs: a changed constant, a missing barrier, lanes
+// that skip a warp operation.
+
+#[test]
+fn a_wrong_filter_tap_is_caught() {
+    let patch = ("vif.cu", "case 0: return 489;", "case 0: return 490;");
+    check_caught(&[("vif", "")], ODD_8BIT, &[], patch, "vif");
+}
+
+#[test]
+fn a_missing_block_barrier_is_caught() {
+    // The masks of the tile's border ring are read before all are written.
+    let patch = (
+        "adm.cu",
+        "    __syncthreads();\n\n#pragma unroll",
+        "\n#pragma unroll",
+    );
+    check_caught(&[("adm", "")], ODD_8BIT, &[], patch, "adm");
+}
+
+#[test]
+fn a_divergent_warp_is_caught() {
+    // Half a warp at __syncthreads, half at a shuffle: a deadlock on a GPU
+    // too; the launch fails instead of hanging.
+    let patch = (
+        "psnr.cu",
+        "u64 row = block_sum_u64(acc, scratch);",
+        "if (threadIdx.x % 32 < 16) __syncthreads();\n        u64 row = block_sum_u64(acc, scratch);",
+    );
+    check_caught(&[("psnr", "")], PAN_8BIT, &[], patch, "deadlock");
+}
+
+#[test]
+fn a_wrong_tensor_core_fragment_is_caught() {
+    // The A fragments' rows g and g + 8 swapped.
+    let patch = (
+        "vif.cu",
+        "const int row = g + 8 * (q & 1),",
+        "const int row = g + 8 * (1 - (q & 1)),",
+    );
+    check_caught(&[("vif", "")], PAN_8BIT, &["VIF_EMU_MMA"], patch, "vif");
+}
+
+/// layout.cu: golden pictures as device frames in a decoder layout (the
+/// chroma split, P010's shift) score as the host pictures on the CPU.
+#[test]
+fn device_frames_through_the_layout_kernels_match_the_cpu() {
+    use crate::gpu::pool::FramePool;
+    use crate::import::{Acquire, PixelFormat};
+    use std::time::Duration;
+    let Some(gpu) = device(&[], &[]) else { return };
+    let features = [("psnr", "enable_chroma=true"), ("motion", "")];
+    for (pair, layout) in [
+        (ODD_8BIT, PixelFormat::Nv12),
+        (ZOOM_10BIT, PixelFormat::P010),
+    ] {
+        let (folder, distorted, w, h, sub, bits) = pair;
+        let format = PictureFormat::new(w, h, sub, bits).unwrap();
+        let dir = golden_dir().join(folder);
+        let refs = frames(&dir.join("ref.yuv.zst"), format);
+        let dists = frames(&dir.join(format!("{distorted}.yuv.zst")), format);
+        let mut cpu = builder(format, &features, 1, None).build().unwrap();
+        let mut emulated = builder(format, &features, 1, Some(&gpu)).build().unwrap();
+        let pool = FramePool::new(&gpu, w, h, layout, 2 * FRAMES).unwrap();
+        let stream = gpu.stream().unwrap();
+        for (r, d) in refs.iter().zip(&dists) {
+            cpu.submit(r.clone(), d.clone()).unwrap();
+            let [fr, fd] = [r, d].map(|p| {
+                let frame = pool.take(Duration::from_secs(1)).unwrap();
+                frame.write_from_host(&stream, p).unwrap();
+                frame.into_frame(Acquire::None, vec![]).unwrap()
+            });
+            emulated.submit_frames(&fr, &fd).unwrap();
+        }
+        let (counts, _) = emulated.transfer_counts().unwrap();
+        assert!(
+            counts.passes > 0,
+            "{layout}: no layout pass ran: {counts:?}"
+        );
+        let (cpu, emulated) = (cpu.finish().unwrap(), emulated.finish().unwrap());
+        if let Some(d) = difference(&cpu, &emulated) {
+            panic!("{folder}/{distorted} as {layout}: {d}");
+        }
+        println!("{folder}/{distorted} as {layout}: bit-identical");
+    }
+}
