@@ -247,6 +247,78 @@ fn all_four_with_subsample_match_the_cpu() {
     check(&all, &[ODD_8BIT], 2, &[]);
 }
 
+/// The other extractors that are bit-identical on the device (exact sums:
+/// integers, fixed-order doubles, psnr_hvs' exact float sums).
+#[test]
+fn other_exact_kernels_match_the_cpu() {
+    let exact = [
+        ("cambi", ""),
+        ("cambi", "full_ref=true"),
+        ("speed_chroma", ""),
+        ("speed_temporal", ""),
+        ("psnr_hvs", ""),
+        ("float_psnr", ""),
+        ("float_moment", ""),
+    ];
+    for feature in exact {
+        check(&[feature], &[PAN_8BIT, ZOOM_10BIT, ODD_8BIT], 1, &[]);
+    }
+}
+
+/// The extractors that agree with the CPU within a relative 1e-5 on the
+/// device (sums in another order, the device's math functions) must do so
+/// here too: a kernel bug is far larger than that.
+#[test]
+fn float_kernels_are_within_tolerance() {
+    const TOL: f64 = 1e-5;
+    let Some(gpu) = device(&[], &[]) else { return };
+    let close = [
+        ("float_vif", "debug=true"),
+        ("float_adm", "debug=true"),
+        ("float_motion", "debug=true"),
+        ("float_ssim", "enable_lcs=true"),
+        ("float_ms_ssim", "enable_lcs=true"),
+        ("ciede", ""),
+    ];
+    for feature in close {
+        for pair in [PAN_8BIT, ZOOM_10BIT, ODD_8BIT] {
+            let cpu = score(&pair, &[feature], 1, None).unwrap();
+            let emulated = score(&pair, &[feature], 1, Some(&gpu)).unwrap();
+            let worst = worst_relative_difference(&cpu, &emulated);
+            assert!(
+                worst <= TOL,
+                "{}/{} {feature:?}: relative difference {worst:.3e} > {TOL:e}",
+                pair.0,
+                pair.1
+            );
+            println!("{}/{} {feature:?}: within {worst:.3e}", pair.0, pair.1);
+        }
+    }
+}
+
+/// The largest relative difference of any per-frame value; names, order
+/// and frame count must match.
+fn worst_relative_difference(cpu: &FeatureScores, gpu: &FeatureScores) -> f64 {
+    assert_eq!(cpu.frames.len(), gpu.frames.len(), "frame count");
+    let mut worst = 0.0f64;
+    for ((ci, cv), (gi, gv)) in cpu.frames.iter().zip(&gpu.frames) {
+        assert_eq!(ci, gi, "frame index");
+        assert!(!cv.is_empty());
+        assert_eq!(cv.len(), gv.len(), "frame {ci}: feature count");
+        for ((cn, c), (gn, g)) in cv.iter().zip(gv) {
+            assert_eq!(cn, gn, "frame {ci}: feature names");
+            let d = if c == g {
+                0.0
+            } else {
+                (c - g).abs() / c.abs().max(g.abs())
+            };
+            assert!(!d.is_nan(), "frame {ci} {cn}: CPU {c} emulated GPU {g}");
+            worst = worst.max(d);
+        }
+    }
+    worst
+}
+
 // The emulation catches bugs: a changed constant, a missing barrier, lanes
 // that skip a warp operation.
 
