@@ -3,7 +3,8 @@
 //! the real engine through this [`Driver`]. Device memory is host memory,
 //! and every stream operation runs at once, in call order (a valid CUDA
 //! schedule: the device merely seems infinitely fast). `emu_tests.rs`
-//! checks the integer extractors bit for bit against the CPU engine.
+//! checks every GPU extractor against the CPU engine: bit for bit where
+//! the device is, within the device's tolerance for the float family.
 //!
 //! A module image is its expanded source; loading it builds a shared
 //! library once per source (and runtime) hash, kept in
