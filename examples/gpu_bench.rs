@@ -32,11 +32,14 @@
 //! `--extractors` adds a second table: each listed GPU extractor alone
 //! (`name` or `name/options`, options as `a=1:b=2`), device time per frame
 //! between timed events, one frame at a time, planes already on the
-//! device. `--models ""` leaves the model table out.
+//! device; and a third: the same per kernel (a second run, every launch
+//! between timed events, `Gpu::with_kernel_times`). `--models ""` leaves
+//! the model table out.
 
 use std::time::{Duration, Instant};
 use vmafx::feature::{self, FeatureSink, Options};
 use vmafx::gpu::driver::{Copy2d, Memory as CopySource};
+use vmafx::gpu::kernel_times::{KernelTime, KernelTimes};
 use vmafx::gpu::planes::{PairPlanes, SharedPlanes};
 use vmafx::gpu::pool::FramePool;
 use vmafx::gpu::{self, DeviceSelector, Gpu, GpuBackend};
@@ -348,6 +351,31 @@ fn kernels_ms(
     n: usize,
     extractors_options: &[(&str, &str)],
 ) -> Result<Option<f64>> {
+    Ok(kernels_timed(gpu, frames, n, extractors_options, None)?.map(|(ms, _)| ms))
+}
+
+/// Mean device milliseconds per frame of each kernel of extractors (name,
+/// options) alone: every launch between timed events
+/// ([`Gpu::with_kernel_times`]), one frame at a time.
+fn kernel_breakdown(
+    gpu: &Gpu,
+    frames: &[(HostPicture, HostPicture)],
+    n: usize,
+    extractors_options: &[(&str, &str)],
+) -> Result<Vec<KernelTime>> {
+    let (timed, times) = gpu.with_kernel_times();
+    let per_kernel = kernels_timed(&timed, frames, n, extractors_options, Some(&times))?;
+    Ok(per_kernel.map_or(Vec::new(), |(_, k)| k))
+}
+
+/// [`kernels_ms`], and with `times` (of `gpu`) each kernel's mean time.
+fn kernels_timed(
+    gpu: &Gpu,
+    frames: &[(HostPicture, HostPicture)],
+    n: usize,
+    extractors_options: &[(&str, &str)],
+    times: Option<&KernelTimes>,
+) -> Result<Option<(f64, Vec<KernelTime>)>> {
     let format = *frames[0].0.format();
     let mut extractors = Vec::new();
     let mut needs = PairPlanes::NONE;
@@ -382,10 +410,20 @@ fn kernels_ms(
         t1.synchronize()?;
         if i > 0 {
             total += f64::from(t1.elapsed_ms_since(&t0)?);
+        } else if let Some(t) = times {
+            // The first frame (module loads, first touches) is left out.
+            t.take()?;
         }
         sink.drain().for_each(drop);
     }
-    Ok(Some(total / n as f64))
+    let mut per_kernel = match times {
+        Some(t) => t.take()?,
+        None => Vec::new(),
+    };
+    for k in &mut per_kernel {
+        k.ms /= n as f64;
+    }
+    Ok(Some((total / n as f64, per_kernel)))
 }
 
 fn main() -> Result<()> {
@@ -412,6 +450,7 @@ fn main() -> Result<()> {
     );
     let mut rows = Vec::new();
     let mut timed = Vec::new();
+    let mut per_kernel = Vec::new();
     for &(w, h) in &args.sizes {
         for &depth in &args.depths {
             let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, depth)?;
@@ -428,6 +467,9 @@ fn main() -> Result<()> {
                         Some(ms) => {
                             eprintln!("{size} {depth}-bit {name} {options}: {ms:.4} ms/frame");
                             timed.push((size.clone(), depth, name.clone(), options.clone(), n, ms));
+                            for k in kernel_breakdown(g, &frames, n, &[(name, options)])? {
+                                per_kernel.push((size.clone(), depth, name.clone(), n, k));
+                            }
                         }
                         None => eprintln!("{name}: no GPU version for these options"),
                     }
@@ -536,6 +578,19 @@ fn main() -> Result<()> {
             println!(
                 "| {size} | {depth} | {name} | {options} | {n} | {ms:.4} | {:.0} |",
                 1000.0 / ms
+            );
+        }
+        println!();
+    }
+    if !per_kernel.is_empty() {
+        println!("| size | bits | extractor | kernel | launches/frame | ms/frame |");
+        println!("|---|---:|---|---|---:|---:|");
+        for (size, depth, name, n, k) in &per_kernel {
+            println!(
+                "| {size} | {depth} | {name} | {} | {} | {:.4} |",
+                k.name,
+                k.launches as f64 / *n as f64,
+                k.ms
             );
         }
         println!();

@@ -375,3 +375,69 @@ fn motion_wider_than_its_kernel_runs_on_the_host() {
         "{log:?}"
     );
 }
+
+/// A device made by `with_kernel_times` brackets each launch with timed
+/// events on the launch's stream and reports every kernel by name, in the
+/// order they first ran, with its launch count; the plain device records
+/// nothing extra.
+#[test]
+fn kernel_times_bracket_every_launch() {
+    let (driver, gpu) = MockDriver::gpu();
+    let (timed, times) = gpu.with_kernel_times();
+    let mut b = ContextBuilder::new(format()).gpu(timed);
+    for (name, opts) in [("psnr", ""), ("motion", "")] {
+        b = b.feature(name, parse_key_values(name, opts).unwrap());
+    }
+    let mut ctx = b.build().unwrap();
+    for i in 0..4u8 {
+        ctx.submit(picture(i + 1), picture(i + 7)).unwrap();
+    }
+    ctx.finish().unwrap();
+    let log = driver.log();
+    let launches: Vec<usize> = (0..log.len())
+        .filter(|&i| matches!(log[i], Call::Launch { .. }))
+        .collect();
+    assert_eq!(
+        launches.len(),
+        4 * 3 + 3,
+        "psnr: 3 planes a frame; motion from frame 1"
+    );
+    for &i in &launches {
+        let Call::Launch { stream, .. } = &log[i] else {
+            unreachable!()
+        };
+        for neighbour in [i - 1, i + 1] {
+            assert!(
+                matches!(&log[neighbour], Call::EventRecord { stream: s, .. } if s == stream),
+                "launch at {i} not bracketed by records on its stream: {:?}",
+                &log[i - 1..=i + 1]
+            );
+        }
+    }
+    let names: Vec<(String, u32)> = times
+        .take()
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.name, t.launches))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("psnr_sse_u8".to_string(), 12),
+            ("motion_sad_u8".to_string(), 3)
+        ]
+    );
+    assert!(times.take().unwrap().is_empty(), "taken once");
+
+    // Without timing: no records around launches.
+    let plain = run(&[("psnr", "")], 2, 1);
+    for (i, c) in plain.iter().enumerate() {
+        if matches!(c, Call::Launch { .. }) {
+            assert!(
+                !matches!(plain[i - 1], Call::EventRecord { .. }),
+                "{:?}",
+                &plain[i - 1..=i]
+            );
+        }
+    }
+}

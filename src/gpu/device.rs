@@ -3,6 +3,7 @@
 //! release themselves on drop, so error paths cannot leak.
 
 use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, MemoryInfo};
+use super::kernel_times::Launches;
 use crate::error::Result;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -11,11 +12,28 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Gpu {
     driver: Arc<dyn Driver>,
+    /// Where launches leave their timed events ([`Gpu::with_kernel_times`]).
+    launches: Option<Arc<Launches>>,
 }
 
 impl Gpu {
     pub(crate) fn new(driver: Arc<dyn Driver>) -> Self {
-        Self { driver }
+        Self {
+            driver,
+            launches: None,
+        }
+    }
+
+    pub(super) fn driver_arc(&self) -> Arc<dyn Driver> {
+        self.driver.clone()
+    }
+
+    /// The same device, its launches timed into `launches`.
+    pub(super) fn timed(&self, launches: Arc<Launches>) -> Gpu {
+        Self {
+            driver: self.driver.clone(),
+            launches: Some(launches),
+        }
     }
 
     pub fn backend(&self) -> &'static str {
@@ -244,9 +262,16 @@ impl Stream {
         dims: &LaunchDims,
         params: &mut [*mut c_void],
     ) -> Result<()> {
-        self.gpu
-            .driver
-            .launch(function.handle, dims, self.handle, params)
+        let driver = &self.gpu.driver;
+        let Some(launches) = &self.gpu.launches else {
+            return driver.launch(function.handle, dims, self.handle, params);
+        };
+        let (start, end) = launches.events()?;
+        // Kept (and destroyed) by `launches` whatever happens next.
+        launches.push(function.name.clone(), start, end);
+        driver.event_record(start, self.handle)?;
+        driver.launch(function.handle, dims, self.handle, params)?;
+        driver.event_record(end, self.handle)
     }
 }
 
@@ -335,6 +360,7 @@ impl Module {
         Ok(Function {
             // SAFETY: our module is alive.
             handle: unsafe { self.gpu.driver.function(self.handle, name)? },
+            name: name.into(),
             _module: self.clone(),
         })
     }
@@ -350,6 +376,8 @@ impl Drop for Module {
 /// A kernel entry point.
 pub struct Function {
     handle: Handle,
+    /// The kernel's name (for [`super::kernel_times`]).
+    name: Arc<str>,
     _module: Arc<Module>,
 }
 

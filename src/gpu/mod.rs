@@ -8,6 +8,7 @@
 //! * [`external`]: RAII imports of a producer's frames: external memory and
 //!   semaphores (Vulkan), registered host memory, GL textures.
 //! * [`kernels`]: kernels/*.cu compiled at run time, cached on disk.
+//! * [`kernel_times`]: device time per kernel, for tuning.
 //! * [`planes`]: a frame's planes uploaded once into context-owned buffers.
 //! * [`feature`]: GPU extractors, same names and outputs as the CPU ones.
 
@@ -26,6 +27,7 @@ pub mod feature;
 pub mod hip;
 #[cfg(test)]
 mod import_contract_tests;
+pub mod kernel_times;
 pub mod kernels;
 pub mod lanes;
 #[cfg(test)]
