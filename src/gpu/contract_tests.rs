@@ -441,3 +441,49 @@ fn kernel_times_bracket_every_launch() {
         }
     }
 }
+
+/// Device frames bound in place: after the first pairs, each pair's `done`
+/// event is one a released pair handed back, so a frame costs no event
+/// creation (nor destruction) on the runtime.
+#[test]
+fn device_frames_reuse_their_done_events() {
+    use crate::gpu::pool::FramePool;
+    use crate::import::{Acquire, PixelFormat};
+    let (driver, gpu) = MockDriver::gpu();
+    let layout = PixelFormat::Planar {
+        subsampling: ChromaSubsampling::Yuv420,
+        bit_depth: 8,
+    };
+    let pool = FramePool::new(&gpu, W, H, layout, 8).unwrap();
+    let frames: Vec<_> = (0..8)
+        .map(|i| {
+            let slot = pool.take(std::time::Duration::ZERO).unwrap();
+            slot.write_from_host(&gpu.stream().unwrap(), &picture(i + 1))
+                .unwrap();
+            slot.into_frame(Acquire::None, vec![]).unwrap()
+        })
+        .collect();
+    let mut b = ContextBuilder::new(format()).gpu(gpu);
+    for (name, opts) in [("psnr", ""), ("motion", "")] {
+        b = b.feature(name, parse_key_values(name, opts).unwrap());
+    }
+    let mut ctx = b.build().unwrap();
+    for i in 0..20usize {
+        driver.mark(i as u32);
+        ctx.submit_frames(&frames[2 * i % 8], &frames[(2 * i + 1) % 8])
+            .unwrap();
+    }
+    let log = driver.log();
+    let later = log.iter().position(|c| *c == Call::Mark(5)).unwrap();
+    let created = log[later..]
+        .iter()
+        .filter(|c| matches!(c, Call::EventCreate(_)))
+        .count();
+    let destroyed = log[later..]
+        .iter()
+        .filter(|c| matches!(c, Call::EventDestroy(_)))
+        .count();
+    assert_eq!((created, destroyed), (0, 0), "frames 5-19");
+    let scores = ctx.finish().unwrap();
+    assert_eq!(scores.frames.len(), 20);
+}

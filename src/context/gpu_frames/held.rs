@@ -22,7 +22,9 @@ pub(crate) struct Held {
     pub(crate) acquires: Vec<(String, Event)>,
     /// When the pair was queued: its fences' time limit runs from here.
     pub(crate) since: Instant,
-    pub(crate) done: Event,
+    /// Recorded after the pair's last reader; `None` once handed back for
+    /// reuse ([`ImportedFrames::release_finished`]).
+    pub(crate) done: Option<Event>,
     pub(crate) _frames: [Frame; 2],
     pub(crate) imports: Imported,
     pub(crate) graveyard: Graveyard,
@@ -102,16 +104,29 @@ pub(crate) struct ImportedFrames {
     /// Copy (on the device) layouts that cannot be read in place instead of
     /// refusing them.
     pub(crate) allow_device_copy: bool,
+    /// `done` events of released pairs, recorded again for later pairs
+    /// (an event a frame would cost two runtime calls a frame).
+    pub(crate) spare_events: Vec<Event>,
 }
 
 impl ImportedFrames {
+    /// An event for a pair's `done`: a spare one, else a new one.
+    pub(crate) fn done_event(&mut self, gpu: &crate::gpu::Gpu) -> Result<Event> {
+        match self.spare_events.pop() {
+            Some(event) => Ok(event),
+            None => gpu.event(),
+        }
+    }
+
     /// Drops the frames whose readers have finished: their release signals
     /// fire (after those of any other context still reading them).
     pub(crate) fn release_finished(&mut self) -> Result<()> {
-        while let Some(held) = self.held.front() {
-            if !held.done.is_done()? {
-                break;
+        while let Some(held) = self.held.front_mut() {
+            match &held.done {
+                Some(done) if !done.is_done()? => break,
+                _ => {}
             }
+            self.spare_events.extend(held.done.take());
             self.held.pop_front();
         }
         Ok(())

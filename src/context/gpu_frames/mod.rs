@@ -179,12 +179,16 @@ impl GpuEngine {
             format: frames[side].desc().format,
             planes: &sources[side],
         });
+        // Taken here (the closure below holds the binder); a failure is
+        // handled with the closure's.
+        let done = self.imported.done_event(&self.gpu);
         let binder = self
             .imported
             .binder
             .as_mut()
             .expect("loaded before the waits");
         let queued = (|| {
+            let done = done?;
             let planes = self.planes.bind(
                 binder,
                 self.lanes.entry(),
@@ -195,7 +199,6 @@ impl GpuEngine {
             let set = planes.set();
             enqueue_all(&mut self.on_gpu, index, &planes, &self.lanes, wanted)?;
             self.planes.release(set, self.lanes.exit())?;
-            let done = self.gpu.event()?;
             done.record(self.lanes.exit())?;
             Ok(done)
         })();
@@ -214,7 +217,7 @@ impl GpuEngine {
         self.imported.held.push_back(Held {
             acquires,
             since: std::time::Instant::now(),
-            done,
+            done: Some(done),
             _frames: [frames[0].clone(), frames[1].clone()],
             imports,
             graveyard: self.imported.graveyard.clone(),
