@@ -10,7 +10,7 @@ mod common;
 use common::gpu::*;
 use common::synthetic::*;
 use vmafx::gpu::Gpu;
-use vmafx::{ChromaSubsampling, ContextBuilder, HostPicture, PictureFormat, PlaneId};
+use vmafx::{ChromaSubsampling, ContextBuilder, PictureFormat};
 
 #[test]
 fn vif_matches_cpu_on_every_golden_pair() {
@@ -52,30 +52,7 @@ fn vif_matches_cpu_at_12_and_16_bits() {
     for bits in [12u8, 16] {
         let format =
             PictureFormat::new(p.width, p.height, p.subsampling, bits).expect("a valid format");
-        let widen = |pictures: &[HostPicture], seed: u32| -> Vec<HostPicture> {
-            let mut next = xorshift(seed);
-            let up = u32::from(bits - 10);
-            pictures
-                .iter()
-                .take(12)
-                .map(|src| {
-                    let mut out = HostPicture::new(format);
-                    for plane in PlaneId::ALL {
-                        let s = src.plane_u16(plane);
-                        let stride = out.stride(plane);
-                        let dst = out.plane_u16_mut(plane);
-                        for y in 0..s.height {
-                            for (x, &v) in s.row(y).iter().enumerate() {
-                                let low = next() & ((1 << up) - 1);
-                                dst[y * stride + x] = ((u32::from(v) << up) | low) as u16;
-                            }
-                        }
-                    }
-                    out
-                })
-                .collect()
-        };
-        let (r, d) = (widen(&refs, 1), widen(&dists, 2));
+        let (r, d) = (widen(&refs, &format, 1, 12), widen(&dists, &format, 2, 12));
         for options in ["debug=true", "vif_enhn_gain_limit=1.0:debug=true"] {
             let what = format!("{} at {bits} bits, {options}", p.name());
             let cpu = score_pictures(&[("vif", options)], &r, &d, None);
