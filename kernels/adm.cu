@@ -441,6 +441,47 @@ __device__ void dwt_pair(const Src &src, int bw, int i, int j0, int a[2][N], int
     }
 }
 
+// A tile row's sums, TPR consecutive lanes of one warp (lane tx of the
+// row): they meet by shuffles (integer: any order gives the same bits),
+// the row's lanes add them to the frame's row sums, and the last tile of
+// a region row rounds and shifts the row's sums like the CPU and adds
+// them to the frame's totals. Every lane of the warp must call.
+template <int TPR>
+__device__ void add_row_sums(u64 (&sums)[SUMS], bool row_scored, int i, int tx,
+                             const Scoring &s) {
+    #pragma unroll
+    for (int k = 0; k < SUMS; k++) {
+        #pragma unroll
+        for (int m = TPR / 2; m > 0; m /= 2) sums[k] += lane_xor(sums[k], m, TPR);
+    }
+    u64 *row = s.row_sums + (row_scored ? (u64)(i - s.top) * SUMS : 0);
+    if (row_scored) {
+        for (int k = tx; k < SUMS; k += TPR) atomicAdd(row + k, pick<SUMS>(sums, k));
+    }
+    // The row's adds are visible before its tile count rises.
+    __threadfence();
+    lane_sync();
+    u32 last = 0;
+    if (tx == 0 && row_scored) {
+        last = atomicAdd(s.row_tiles + (i - s.top), 1u) == (u32)s.tiles_per_row - 1;
+    }
+    last = lane_get(last, 0, TPR);
+    if (last) {
+        // The row is complete: take its sums (resetting them for the next
+        // frame), round and shift them per row like the CPU, add them up.
+        for (int k = tx; k < SUMS; k += TPR) {
+            u64 v = atomicExch(row + k, 0ull);
+            if (k < 6) {
+                v = (u64)((i64)(v + (u64)half(s.row_shift)) >> s.row_shift);
+            } else {
+                v = (v + (u64)half(s.den_row_shift)) >> s.den_row_shift;
+            }
+            atomicAdd(s.totals + k, v);
+        }
+        if (tx == 0) atomicExch(s.row_tiles + (i - s.top), 0u);
+    }
+}
+
 // One tile of a bw x bh band per block: the DWT of both pictures (the
 // approximation goes to `approx`, both pictures, when not null), then,
 // where the tile meets the scored region, decoupling and masking over the
@@ -551,40 +592,81 @@ __device__ void scale_tile(const Src &src, int bw, int bh, typename Src::A *appr
         }
     }
 
-    // Row sums over the tile: a tile row is TPR consecutive lanes of one
-    // warp, so the sums meet by shuffles (integer: any order gives the
-    // same bits), and the row's lanes add them to the frame's row sums.
+    add_row_sums<TPR>(sums, row_scored, i, tx, s);
+}
+
+// Small bands (one coefficient per thread): a 32 x 8 block covers a
+// 30 x 6 tile and its one-coefficient border, a position per thread, so
+// the border's masks come in the same pass as the tile's (scale_tile
+// computes them in a second pass). These kernels are latency-bound: a
+// pass fewer shortens each block's chain. A tile row is one warp.
+#define HALO_W 30
+#define HALO_H 6
+template <class Src, class K>
+__device__ void scale_tile_halo(const Src &src, int bw, int bh, typename Src::A *approx,
+                                const Scoring &s) {
+    __shared__ int mask_num[HALO_H + 2][HALO_W + 2];
+    __shared__ int mask_aim[HALO_H + 2][HALO_W + 2];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int r0 = blockIdx.y * HALO_H, c0 = blockIdx.x * HALO_W;
+    const int i = r0 + ty - 1, j = c0 + tx - 1;
+    const bool inner_row = ty >= 1 && ty <= HALO_H;
+    const bool inner = inner_row && tx >= 1 && tx <= HALO_W;
+    int a[2][1], o[1][3], t[1][3];
+    dwt_pair<1>(src, bw, neighbour_index(i, bh), neighbour_index(j, bw), a, o, t);
+    if (approx && inner && i < bh && j < bw) {
+        u64 n = (u64)bw * bh;
+        approx[(u64)i * bw + j] = a[0][0];
+        approx[n + (u64)i * bw + j] = a[1][0];
+    }
+    bool scoring = s.score && r0 < s.bottom && r0 + HALO_H > s.top && c0 < s.right &&
+                   c0 + HALO_W > s.left;
+    if (!scoring) return;  // the same for the whole block
+
+    int r[3], ad[3];
+    K::decouple(o[0], t[0], s.cos_sq, s.gain_limit, r, ad);
+    int mn = 0, ma = 0;
     #pragma unroll
-    for (int k = 0; k < SUMS; k++) {
+    for (int k = 0; k < 3; k++) {
+        mn += K::neighbour_mask(K::weighted(s.w, ad[k], k));
+        ma += K::neighbour_mask(K::weighted(s.w, r[k], k));
+    }
+    mask_num[ty][tx] = mn;
+    mask_aim[ty][tx] = ma;
+    const bool row_scored = inner_row && i >= s.top && i < s.bottom;
+    const bool counted = inner && row_scored && j >= s.left && j < s.right;
+    u64 sums[SUMS];
+    #pragma unroll
+    for (int k = 0; k < SUMS; k++) sums[k] = 0;
+    if (counted) {
         #pragma unroll
-        for (int m = TPR / 2; m > 0; m /= 2) sums[k] += lane_xor(sums[k], m, TPR);
+        for (int k = 0; k < 3; k++) sums[6 + k] += K::energy(s.w, o[0][k]);
     }
-    u64 *row = s.row_sums + (row_scored ? (u64)(i - s.top) * SUMS : 0);
-    if (row_scored) {
-        for (int k = tx; k < SUMS; k += TPR) atomicAdd(row + k, pick<SUMS>(sums, k));
-    }
-    // The row's adds are visible before its tile count rises.
-    __threadfence();
-    lane_sync();
-    u32 last = 0;
-    if (tx == 0 && row_scored) {
-        last = atomicAdd(s.row_tiles + (i - s.top), 1u) == (u32)s.tiles_per_row - 1;
-    }
-    last = lane_get(last, 0, TPR);
-    if (last) {
-        // The row is complete: take its sums (resetting them for the next
-        // frame), round and shift them per row like the CPU, add them up.
-        for (int k = tx; k < SUMS; k += TPR) {
-            u64 v = atomicExch(row + k, 0ull);
-            if (k < 6) {
-                v = (u64)((i64)(v + (u64)half(s.row_shift)) >> s.row_shift);
-            } else {
-                v = (v + (u64)half(s.den_row_shift)) >> s.den_row_shift;
+    __syncthreads();
+
+    if (counted) {
+        int box_num = -mask_num[ty][tx], box_aim = -mask_aim[ty][tx];
+        #pragma unroll
+        for (int dy = -1; dy <= 1; dy++) {
+            #pragma unroll
+            for (int dx = -1; dx <= 1; dx++) {
+                box_num += mask_num[ty + dy][tx + dx];
+                box_aim += mask_aim[ty + dy][tx + dx];
             }
-            atomicAdd(s.totals + k, v);
         }
-        if (tx == 0) atomicExch(s.row_tiles + (i - s.top), 0u);
+        int thr_num = box_num, thr_aim = box_aim;
+        #pragma unroll
+        for (int k = 0; k < 3; k++) {
+            thr_num += K::centre_mask(K::weighted(s.w, ad[k], k));
+            thr_aim += K::centre_mask(K::weighted(s.w, r[k], k));
+        }
+        #pragma unroll
+        for (int k = 0; k < 3; k++) {
+            sums[k] += (u64)K::cube_above(s.w, K::contrast(s.w, r[k], k), thr_num, k);
+            sums[3 + k] += (u64)K::cube_above(s.w, K::contrast(s.w, ad[k], k), thr_aim, k);
+        }
     }
+    add_row_sums<32>(sums, row_scored, i, tx, s);
 }
 
 #define SCORING_PARAMS                                                                    \
@@ -600,14 +682,18 @@ __device__ void scale_tile(const Src &src, int bw, int bh, typename Src::A *appr
                  tiles_per_row};
 
 // Scale 0 from the luma planes; CPT 4 (32 x 32 tiles) for large bands, 1
-// (32 x 8) for small ones.
+// (30 x 6 tiles with their border in 32 x 8 blocks) for small ones.
 #define SCALE0(name, T, CPT)                                                                \
     extern "C" __global__ void __launch_bounds__(THREADS, FINE_BLOCKS)                      \
         name(const T *ref, u32 ref_pitch, const T *dis, u32 dis_pitch, int w, int h,        \
              int bit_depth, int bw, int bh, int overrun, short *approx, SCORING_PARAMS) {   \
         Picture<T> src = {{ref, dis}, {ref_pitch, dis_pitch}, w, h, bit_depth, bw, overrun}; \
         SCORING_INIT                                                                        \
-        scale_tile<Picture<T>, Fine, CPT>(src, bw, bh, approx, s);                          \
+        if constexpr (CPT == 1) {                                                           \
+            scale_tile_halo<Picture<T>, Fine>(src, bw, bh, approx, s);                      \
+        } else {                                                                            \
+            scale_tile<Picture<T>, Fine, CPT>(src, bw, bh, approx, s);                      \
+        }                                                                                   \
     }
 
 SCALE0(adm_scale0_u8_t4, unsigned char, 4)
@@ -627,7 +713,11 @@ SCALE0(adm_scale0_u16_t1, unsigned short, 1)
                                 hadd,    vshift,  hshift,  overrun,  prev,                  \
                                 prev_iw, prev_ih, prev_oh, prev_add, prev_shift};           \
         SCORING_INIT                                                                        \
-        scale_tile<Approx<In, Prev>, Coarse, CPT>(src, bw, bh, approx, s);                  \
+        if constexpr (CPT == 1) {                                                           \
+            scale_tile_halo<Approx<In, Prev>, Coarse>(src, bw, bh, approx, s);              \
+        } else {                                                                            \
+            scale_tile<Approx<In, Prev>, Coarse, CPT>(src, bw, bh, approx, s);              \
+        }                                                                                   \
     }
 
 SCALE_COARSE(adm_scale1_t4, short, short, 4)

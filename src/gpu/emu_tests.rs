@@ -330,11 +330,12 @@ fn a_wrong_filter_tap_is_caught() {
 
 #[test]
 fn a_missing_block_barrier_is_caught() {
-    // The masks of the tile's border ring are read before all are written.
+    // The masks of the tile and its border are read before all are written
+    // (the small tiles' kernel, which the small golden pairs use).
     let patch = (
         "adm.cu",
-        "    __syncthreads();\n\n#pragma unroll",
-        "\n#pragma unroll",
+        "    __syncthreads();\n\n    if (counted) {",
+        "\n    if (counted) {",
     );
     check_caught(&[("adm", "")], ODD_8BIT, &[], patch, "adm");
 }

@@ -39,9 +39,12 @@ const TILE_W: usize = 32;
 /// energy, each h, v, d.
 const SUMS: usize = 9;
 /// Bands with at least this many 32 x 32 tiles get them (each thread works
-/// on 4 coefficients); smaller ones get 32 x 8 tiles (one coefficient per
-/// thread), so that they still spread over the device.
+/// on 4 coefficients); smaller ones get 30 x 6 tiles (one coefficient per
+/// thread, the tile's border in the same block), so that they still spread
+/// over the device.
 const LARGE_TILES: usize = 256;
+/// The small tiles (kernels/adm.cu's HALO_W x HALO_H).
+const SMALL_TILE: (usize, usize) = (30, 6);
 
 /// Kernel arguments, each boxed so its address stays valid until launch.
 #[derive(Default)]
@@ -83,7 +86,7 @@ struct Scale {
     scored: bool,
     /// Whether the last band column reproduces libvmaf's AVX-512 overrun.
     overrun: bool,
-    /// Coefficients per thread: 4 (32 x 32 tiles) or 1 (32 x 8 tiles).
+    /// Coefficients per thread: 4 (32 x 32 tiles) or 1 (30 x 6 tiles).
     per_thread: usize,
     kernel: Function,
     /// Both pictures' approximations, for the next scale (i16 at scale 0,
@@ -94,24 +97,39 @@ struct Scale {
 }
 
 impl Scale {
-    /// Threads per tile row, tile rows.
+    /// Threads per block: (x, y).
     fn block(&self) -> (u32, u32) {
-        let per_row = (TILE_W / self.per_thread) as u32;
-        (per_row, THREADS / per_row)
+        if self.per_thread == 1 {
+            // The tile and its border, a position per thread.
+            (SMALL_TILE.0 as u32 + 2, SMALL_TILE.1 as u32 + 2)
+        } else {
+            let per_row = (TILE_W / self.per_thread) as u32;
+            (per_row, THREADS / per_row)
+        }
+    }
+
+    /// Coefficients per tile: (width, rows).
+    fn tile(&self) -> (usize, usize) {
+        if self.per_thread == 1 {
+            SMALL_TILE
+        } else {
+            (TILE_W, THREADS as usize * self.per_thread / TILE_W)
+        }
     }
 
     fn grid(&self) -> (u32, u32, u32) {
-        let rows = self.block().1 as usize;
+        let (w, h) = self.tile();
         (
-            self.band.0.div_ceil(TILE_W) as u32,
-            self.band.1.div_ceil(rows) as u32,
+            self.band.0.div_ceil(w) as u32,
+            self.band.1.div_ceil(h) as u32,
             1,
         )
     }
 
     /// Tiles covering a row of the region.
     fn tiles_per_row(&self) -> usize {
-        (self.region.right - 1) / TILE_W - self.region.left / TILE_W + 1
+        let w = self.tile().0;
+        (self.region.right - 1) / w - self.region.left / w + 1
     }
 }
 
