@@ -19,35 +19,53 @@ typedef long long i64;
 #define lane_sync() __syncwarp()
 #endif
 
-// Sums each of `values` over the block (1-D, blockDim.x a power of two,
-// at most 1024): within groups of up to 32 lanes by shuffles, then the
-// groups' sums through `scratch` (N * 32 entries suffice), so two block
-// barriers in all. Every thread gets the totals; every thread must call.
-// Integer sums: any order gives the same bits.
-template <int N>
+// Sums each of `values` over the block (1-D, THREADS = blockDim.x, a
+// power of two up to 1024): within groups of up to 32 lanes by shuffles,
+// the groups' sums through `scratch` (N * THREADS / 32 entries suffice),
+// then those again by shuffles, so two block barriers in all and no loop
+// or division left at run time. Every thread gets the totals; every
+// thread must call. Integer sums: any order gives the same bits.
+template <unsigned THREADS, int N>
 __device__ inline void block_sums_u64(u64 (&values)[N], u64 *scratch) {
+    constexpr unsigned WIDTH = THREADS < 32 ? THREADS : 32, GROUPS = THREADS / WIDTH;
+    static_assert((THREADS & (THREADS - 1)) == 0 && THREADS <= 1024, "a power of two up to 1024");
     const unsigned t = threadIdx.x;
-    const unsigned width = blockDim.x < 32 ? blockDim.x : 32, groups = blockDim.x / width;
 #pragma unroll
     for (int q = 0; q < N; q++) {
-        for (unsigned m = width / 2; m > 0; m /= 2) values[q] += lane_xor(values[q], m, width);
-    }
-    if (t % width == 0) {
 #pragma unroll
-        for (int q = 0; q < N; q++) scratch[q * groups + t / width] = values[q];
+        for (unsigned m = WIDTH / 2; m > 0; m /= 2) values[q] += lane_xor(values[q], m, WIDTH);
+    }
+    if (t % WIDTH == 0) {
+#pragma unroll
+        for (int q = 0; q < N; q++) scratch[q * GROUPS + t / WIDTH] = values[q];
     }
     __syncthreads();
+    if constexpr (GROUPS == 1) {
+        // One group: its lanes already hold the totals.
+    } else if constexpr (N * GROUPS <= WIDTH) {
+        // Lane l of each group reads sum l % GROUPS of value l / GROUPS;
+        // the groups' sums of a value are GROUPS neighbouring lanes.
+        const unsigned l = t % WIDTH;
+        u64 part = l < N * GROUPS ? scratch[l] : 0;
 #pragma unroll
-    for (int q = 0; q < N; q++) {
-        u64 total = 0;
-        for (unsigned g = 0; g < groups; g++) total += scratch[q * groups + g];
-        values[q] = total;
+        for (unsigned m = GROUPS / 2; m > 0; m /= 2) part += lane_xor(part, m, WIDTH);
+#pragma unroll
+        for (int q = 0; q < N; q++) values[q] = lane_get(part, q * GROUPS, WIDTH);
+    } else {
+#pragma unroll
+        for (int q = 0; q < N; q++) {
+            u64 total = 0;
+#pragma unroll
+            for (unsigned g = 0; g < GROUPS; g++) total += scratch[q * GROUPS + g];
+            values[q] = total;
+        }
     }
     __syncthreads();
 }
 
+template <unsigned THREADS>
 __device__ inline u64 block_sum_u64(u64 value, u64 *scratch) {
     u64 values[1] = {value};
-    block_sums_u64<1>(values, scratch);
+    block_sums_u64<THREADS, 1>(values, scratch);
     return values[0];
 }

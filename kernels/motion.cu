@@ -3,98 +3,163 @@
 // depth, then horizontal pass rounded and shifted by 16), reflect-101
 // edges, and a wrapping 32-bit sum per row. Integer arithmetic only.
 //
-// One kernel. A block owns COLS output columns of a strip of ROWS rows;
-// each thread owns one column (the block's THREADS columns include the
-// 2-pixel halo on each side). Walking down the strip, a thread keeps the
-// five differences its vertical tap reads in registers (one new row of
-// each plane loaded per output row), runs the vertical pass in 32 bits up
-// to 15-bit input (as the CPU does), and shares the result, split as
-// y = 256 * hi + lo so the horizontal pass fits 32 bits too (the CPU's
-// `horizontal_tap`), with its neighbours through shared memory.
+// Layout: a warp owns a strip of ROWS rows and 128 columns, four
+// neighbouring columns a lane, and scores the middle 124 (each side's two
+// columns are the horizontal tap's halo); a block is WARPS such strips one
+// below the other. Walking down its strip, a lane keeps the five rows of
+// differences its vertical tap reads in registers (one new row of each
+// plane a step, loaded a row ahead, four samples in one load away from the
+// picture's edges), runs the vertical pass in 32 bits up to 15-bit input
+// (as the CPU does), and gets its neighbours' results by lane shuffles:
+// no shared memory and no block barrier until the block's sum. The
+// horizontal pass splits each result as y = 256 * hi + lo so that it fits
+// 32 bits too (the CPU's `horizontal_tap`).
 //
 // Row sums: libvmaf adds each row in a wrapping uint32_t. |v| < 2^16, so a
 // row of at most 65537 pixels never reaches 2^32 and the frame's SAD is
 // the plain sum of every |v|; the extractor runs on the GPU only for such
-// widths (src/gpu/feature/motion.rs). Each thread sums in 64 bits and each
-// block adds its total to the frame's.
+// widths (src/gpu/feature/motion.rs). A lane sums its ROWS x 4 pixels in
+// 32 bits, each block adds its 64-bit total to the frame's.
 
 #include "common.cuh"
 
 #define THREADS 256
-#define HALO 2
-#define COLS (THREADS - 2 * HALO)
-#define ROWS 16
+#define WARPS (THREADS / 32)
+// A warp's strip: 32 lanes of LANE_COLS columns, STRIP_COLS of them scored.
+#define LANE_COLS 4
+#define STRIP_COLS (32 * LANE_COLS - 4)
+#define ROWS 8
 
 __constant__ int FILTER[5] = {3571, 16004, 26386, 16004, 3571};
 
-__device__ inline int mirror(int i, int size) {
-    if (i < 0) return -i;
-    if (i >= size) return 2 * size - i - 2;
-    return i;
+// Reflect-101 about the edges; indices further out (read only for
+// columns that score nothing) are clamped into the picture.
+__device__ __forceinline__ int mirror(int i, int size) {
+    if (i < 0) i = -i;
+    if (i >= size) i = 2 * size - i - 2;
+    return i < 0 ? 0 : (i >= size ? size - 1 : i);
+}
+
+// Four neighbouring samples in one load: their word and the i-th sample.
+template <typename T> struct Quad;
+template <> struct Quad<unsigned char> {
+    typedef unsigned Word;
+    static __device__ __forceinline__ int sample(Word w, int i) { return (int)((w >> (8 * i)) & 0xff); }
+};
+template <> struct Quad<unsigned short> {
+    typedef uint2 Word;
+    static __device__ __forceinline__ int sample(Word w, int i) {
+        const unsigned half = i < 2 ? w.x : w.y;
+        return (int)((half >> (16 * (i & 1))) & 0xffff);
+    }
+};
+
+// prev - cur at columns x .. x+3 of one row: one load of each plane where
+// `whole` (the four columns inside the picture, aligned), else sample by
+// sample, mirrored.
+template <typename T>
+__device__ __forceinline__ void differences(const T *prev, const T *cur, int x, int width,
+                                            bool whole, int (&d)[LANE_COLS]) {
+    typedef typename Quad<T>::Word Word;
+    if (whole) {
+        const Word p = __ldg((const Word *)(prev + x)), c = __ldg((const Word *)(cur + x));
+#pragma unroll
+        for (int i = 0; i < LANE_COLS; i++) d[i] = Quad<T>::sample(p, i) - Quad<T>::sample(c, i);
+    } else {
+#pragma unroll
+        for (int i = 0; i < LANE_COLS; i++) {
+            const int m = mirror(x + i, width);
+            d[i] = (int)__ldg(prev + m) - (int)__ldg(cur + m);
+        }
+    }
 }
 
 template <typename T>
-__device__ __forceinline__ int difference(const T *prev, unsigned prev_pitch, const T *cur,
-                                          unsigned cur_pitch, int row, int col) {
-    const T *p = (const T *)((const char *)prev + (u64)row * prev_pitch);
-    const T *c = (const T *)((const char *)cur + (u64)row * cur_pitch);
-    return (int)__ldg(p + col) - (int)__ldg(c + col);
+__device__ __forceinline__ const T *row_of(const T *plane, unsigned pitch, int y) {
+    return (const T *)((const char *)plane + (u64)y * pitch);
 }
 
 template <typename T, typename Acc>
 __device__ void motion_sad(const T *prev, unsigned prev_pitch, const T *cur, unsigned cur_pitch,
                            unsigned width, unsigned height, unsigned bit_depth, u64 *total) {
-    __shared__ int hi[THREADS];
-    __shared__ int lo[THREADS];
-    __shared__ u64 scratch[THREADS];
+    __shared__ u64 scratch[WARPS];
     const int w = (int)width, h = (int)height;
-    const int t = threadIdx.x;
-    const int px = (int)blockIdx.x * COLS - HALO + t;
-    const int y0 = (int)blockIdx.y * ROWS;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    // The strip's first column (a multiple of 4: 4-sample loads stay
+    // aligned); it scores columns x0 + 2 .. x0 + 125.
+    const int x0 = (int)blockIdx.x * STRIP_COLS - 4;
+    const int x = x0 + LANE_COLS * lane;
+    const int y0 = ((int)blockIdx.y * WARPS + warp) * ROWS;
     const int y_end = y0 + ROWS < h ? y0 + ROWS : h;
-    // Columns past the mirrored halo load nothing (they are never read).
-    const bool loads = px <= w + 1;
-    const int mx = loads ? mirror(px, w) : 0;
-    const bool outputs = t >= HALO && t < THREADS - HALO && px < w;
+    // One load a plane and row for the whole warp's strip when it lies
+    // inside the picture and the rows are aligned for it.
+    constexpr unsigned ALIGN = LANE_COLS * sizeof(T) - 1;
+    const bool whole = x0 >= 0 && x0 + 32 * LANE_COLS <= w &&
+                       ((prev_pitch | cur_pitch | (unsigned)(u64)prev | (unsigned)(u64)cur) & ALIGN) == 0;
     const Acc round = (Acc)1 << (bit_depth - 1);
-    // d_next runs a row ahead, so each row's load is in flight while the
-    // previous row is filtered.
-    int d0 = 0, d1 = 0, d2 = 0, d3 = 0, d4 = 0, d_next = 0;
-    if (loads) {
-        d1 = difference(prev, prev_pitch, cur, cur_pitch, mirror(y0 - 2, h), mx);
-        d2 = difference(prev, prev_pitch, cur, cur_pitch, mirror(y0 - 1, h), mx);
-        d3 = difference(prev, prev_pitch, cur, cur_pitch, y0, mx);
-        d4 = difference(prev, prev_pitch, cur, cur_pitch, mirror(y0 + 1, h), mx);
-        d_next = difference(prev, prev_pitch, cur, cur_pitch, mirror(y0 + 2, h), mx);
+    // Which of the lane's columns it scores: inside the strip's middle and
+    // the picture.
+    bool scored[LANE_COLS];
+#pragma unroll
+    for (int i = 0; i < LANE_COLS; i++) {
+        const int c = x + i;
+        scored[i] = c >= x0 + 2 && c < x0 + 2 + STRIP_COLS && c >= 0 && c < w;
     }
-    u64 acc = 0;
-    for (int y = y0; y < y_end; y++) {
-        d0 = d1;
-        d1 = d2;
-        d2 = d3;
-        d3 = d4;
-        d4 = d_next;
-        if (loads && y + 1 < y_end) {
-            d_next = difference(prev, prev_pitch, cur, cur_pitch, mirror(y + 3, h), mx);
+    unsigned acc = 0;
+    if (y0 < h) {
+        // The five rows the vertical tap reads, and the next one.
+        int d0[LANE_COLS], d1[LANE_COLS], d2[LANE_COLS], d3[LANE_COLS], d4[LANE_COLS], dn[LANE_COLS];
+        differences(row_of(prev, prev_pitch, mirror(y0 - 2, h)), row_of(cur, cur_pitch, mirror(y0 - 2, h)), x, w, whole, d1);
+        differences(row_of(prev, prev_pitch, mirror(y0 - 1, h)), row_of(cur, cur_pitch, mirror(y0 - 1, h)), x, w, whole, d2);
+        differences(row_of(prev, prev_pitch, y0), row_of(cur, cur_pitch, y0), x, w, whole, d3);
+        differences(row_of(prev, prev_pitch, mirror(y0 + 1, h)), row_of(cur, cur_pitch, mirror(y0 + 1, h)), x, w, whole, d4);
+        differences(row_of(prev, prev_pitch, mirror(y0 + 2, h)), row_of(cur, cur_pitch, mirror(y0 + 2, h)), x, w, whole, dn);
+        for (int y = y0; y < y_end; y++) {
+#pragma unroll
+            for (int i = 0; i < LANE_COLS; i++) {
+                d0[i] = d1[i];
+                d1[i] = d2[i];
+                d2[i] = d3[i];
+                d3[i] = d4[i];
+                d4[i] = dn[i];
+            }
+            if (y + 1 < y_end) {
+                const int yn = mirror(y + 3, h);
+                differences(row_of(prev, prev_pitch, yn), row_of(cur, cur_pitch, yn), x, w, whole, dn);
+            }
+            // Vertical pass: this lane's four columns and, by shuffles,
+            // the two on either side (lanes at the strip's ends get
+            // wrapped-around values; their outer columns score nothing).
+            int v[LANE_COLS + 4];
+#pragma unroll
+            for (int i = 0; i < LANE_COLS; i++) {
+                const Acc s = (Acc)FILTER[0] * (Acc)(d0[i] + d4[i]) + (Acc)FILTER[1] * (Acc)(d1[i] + d3[i]) +
+                              (Acc)FILTER[2] * (Acc)d2[i];
+                v[i + 2] = (int)((s + round) >> bit_depth);
+            }
+            v[0] = lane_get(v[LANE_COLS], (lane + 31) % 32, 32);
+            v[1] = lane_get(v[LANE_COLS + 1], (lane + 31) % 32, 32);
+            v[LANE_COLS + 2] = lane_get(v[2], (lane + 1) % 32, 32);
+            v[LANE_COLS + 3] = lane_get(v[3], (lane + 1) % 32, 32);
+            int hi[LANE_COLS + 4], lo[LANE_COLS + 4];
+#pragma unroll
+            for (int i = 0; i < LANE_COLS + 4; i++) {
+                hi[i] = v[i] >> 8;
+                lo[i] = v[i] & 0xff;
+            }
+#pragma unroll
+            for (int i = 0; i < LANE_COLS; i++) {
+                const int a = FILTER[0] * (hi[i] + hi[i + 4]) + FILTER[1] * (hi[i + 1] + hi[i + 3]) +
+                              FILTER[2] * hi[i + 2];
+                const int b = FILTER[0] * (lo[i] + lo[i + 4]) + FILTER[1] * (lo[i + 1] + lo[i + 3]) +
+                              FILTER[2] * lo[i + 2];
+                const int r = (a + ((b + (1 << 15)) >> 8)) >> 8;
+                acc += scored[i] ? (unsigned)(r < 0 ? -r : r) : 0u;
+            }
         }
-        const Acc v = (Acc)FILTER[0] * (Acc)(d0 + d4) + (Acc)FILTER[1] * (Acc)(d1 + d3) +
-                      (Acc)FILTER[2] * (Acc)d2;
-        const int yv = (int)((v + round) >> bit_depth);
-        hi[t] = yv >> 8;
-        lo[t] = yv & 0xff;
-        __syncthreads();
-        if (outputs) {
-            const int a = FILTER[0] * (hi[t - 2] + hi[t + 2]) + FILTER[1] * (hi[t - 1] + hi[t + 1]) +
-                          FILTER[2] * hi[t];
-            const int b = FILTER[0] * (lo[t - 2] + lo[t + 2]) + FILTER[1] * (lo[t - 1] + lo[t + 1]) +
-                          FILTER[2] * lo[t];
-            const int r = (a + ((b + (1 << 15)) >> 8)) >> 8;
-            acc += (unsigned)(r < 0 ? -r : r);
-        }
-        __syncthreads();
     }
-    const u64 block_total = block_sum_u64(acc, scratch);
-    if (t == 0 && block_total != 0) atomicAdd(total, block_total);
+    const u64 block_total = block_sum_u64<THREADS>((u64)acc, scratch);
+    if (threadIdx.x == 0 && block_total != 0) atomicAdd(total, block_total);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)

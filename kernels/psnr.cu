@@ -17,12 +17,12 @@ __device__ void sse_rows(const T *ref, unsigned ref_pitch, const T *dis,
         const T *r = (const T *)((const char *)ref + (u64)y * ref_pitch);
         const T *d = (const T *)((const char *)dis + (u64)y * dis_pitch);
         u64 acc = 0;
-        for (unsigned x = threadIdx.x; x < width; x += blockDim.x) {
+        for (unsigned x = threadIdx.x; x < width; x += THREADS) {
             int e = (int)r[x] - (int)d[x];
             unsigned ue = (unsigned)(e < 0 ? -e : e);
             acc += (u64)(ue * ue);
         }
-        u64 row = block_sum_u64(acc, scratch);
+        u64 row = block_sum_u64<THREADS>(acc, scratch);
         if (threadIdx.x == 0) {
             if (wrap_rows_32) row &= 0xffffffffull;
             atomicAdd(total, row);

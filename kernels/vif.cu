@@ -620,7 +620,7 @@ vif_tile(const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int
     // adds give the exact signed total).
     u64 totals[4] = {(u64)acc.num_log, (u64)acc.den_log, (u64)acc.flat_sigma2,
                      (u64)acc.flat_count};
-    block_sums_u64<4>(totals, s.reduce);
+    block_sums_u64<THREADS, 4>(totals, s.reduce);
     if (tid < 4) {
         const u64 total = tid == 0 ? totals[0] : tid == 1 ? totals[1] : tid == 2 ? totals[2] : totals[3];
         if (total != 0) atomicAdd(sums + tid, total);

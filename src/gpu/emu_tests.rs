@@ -320,7 +320,7 @@ fn worst_relative_difference(cpu: &FeatureScores, gpu: &FeatureScores) -> f64 {
 }
 
 // The emulation catches bugs: a changed constant, a missing barrier, lanes
-// that skip a warp operation.
+// that skip a warp operation, a shuffle from the wrong lane.
 
 #[test]
 fn a_wrong_filter_tap_is_caught() {
@@ -341,13 +341,25 @@ fn a_missing_block_barrier_is_caught() {
 }
 
 #[test]
+fn a_wrong_lane_exchange_is_caught() {
+    // Motion's horizontal tap takes its right-hand neighbours from two
+    // lanes away: wrong only inside whole strips (the pan pair has some).
+    let patch = (
+        "motion.cu",
+        "lane_get(v[3], (lane + 1) % 32, 32)",
+        "lane_get(v[3], (lane + 2) % 32, 32)",
+    );
+    check_caught(&[("motion", "")], PAN_8BIT, &[], patch, "motion");
+}
+
+#[test]
 fn a_divergent_warp_is_caught() {
     // Half a warp at __syncthreads, half at a shuffle: a deadlock on a GPU
     // too; the launch fails instead of hanging.
     let patch = (
         "psnr.cu",
-        "u64 row = block_sum_u64(acc, scratch);",
-        "if (threadIdx.x % 32 < 16) __syncthreads();\n        u64 row = block_sum_u64(acc, scratch);",
+        "u64 row = block_sum_u64<THREADS>(acc, scratch);",
+        "if (threadIdx.x % 32 < 16) __syncthreads();\n        u64 row = block_sum_u64<THREADS>(acc, scratch);",
     );
     check_caught(&[("psnr", "")], PAN_8BIT, &[], patch, "deadlock");
 }

@@ -15,11 +15,12 @@ use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
 
-/// Threads per block (one column each, a 2-column halo on either side)
-/// and rows per block of the SAD kernel.
+/// The SAD kernel's geometry (kernels/motion.cu): threads per block;
+/// columns a warp scores (32 lanes of 4 columns less a 2-column halo on
+/// either side); rows a block scores (8 warps of 8 rows).
 const THREADS: u32 = 256;
-const COLS: u32 = THREADS - 4;
-const ROWS: u32 = 16;
+const STRIP_COLS: u32 = 32 * 4 - 4;
+const BLOCK_ROWS: u32 = (THREADS / 32) * 8;
 
 /// The widest picture the kernel scores: libvmaf sums each row in a
 /// wrapping 32-bit integer, and rows of up to this many pixels (each
@@ -118,10 +119,11 @@ impl GpuExtractor for GpuMotion {
                 &mut bd as *mut _ as *mut c_void,
                 &mut total as *mut _ as *mut c_void,
             ];
-            // One block per ROWS x COLS tile (grid rows cover up to
-            // 65535 * ROWS picture rows).
+            // One block per BLOCK_ROWS x STRIP_COLS tile, the first strip
+            // starting two columns left of the picture (grid rows cover up
+            // to 65535 * BLOCK_ROWS picture rows).
             let dims = LaunchDims {
-                grid: (w.div_ceil(COLS), h.div_ceil(ROWS), 1),
+                grid: ((w + 2).div_ceil(STRIP_COLS), h.div_ceil(BLOCK_ROWS), 1),
                 block: (THREADS, 1, 1),
                 shared_bytes: 0,
             };
