@@ -224,10 +224,7 @@ impl Drop for GpuEngine {
     }
 }
 
-/// Frames an extractor may have queued when `submit` returns: while the
-/// host waits for the oldest one's values, the device has the next ones to
-/// work on (and their kernels run beside each other on the lanes).
-pub(super) const IN_FLIGHT: usize = 2;
+pub(super) use crate::gpu::feature::IN_FLIGHT;
 
 /// Queues frame `index` on every GPU extractor that wants it, each on its
 /// own lane after the entry stream's work so far; the exit stream then

@@ -354,11 +354,11 @@ mod tests {
             .build()
             .unwrap();
         let fence = HostFence::new();
-        // Two pairs stay in flight; the third submit waits for the first
-        // pair's acquire before blocking on its results, and times out.
+        // IN_FLIGHT pairs stay in flight; the next submit waits for the
+        // first pair's acquire before blocking on its results, and times out.
         let started = std::time::Instant::now();
         let mut outcome = Ok(());
-        for _ in 0..3 {
+        for _ in 0..=crate::gpu::feature::IN_FLIGHT {
             let (r, d) = (vulkan_frame(&fence), vulkan_frame(&fence));
             outcome = ctx.submit_frames(&r, &d);
             if outcome.is_err() {

@@ -30,6 +30,12 @@ use crate::error::Result;
 use crate::feature::{FeatureSink, Options};
 use crate::picture::PictureFormat;
 
+/// Frames an extractor may have queued when `submit` returns: while the
+/// host waits for the oldest one's values, the device has the next ones to
+/// work on (and their kernels run beside each other on the lanes). Every
+/// per-frame resource ring (results, partial sums) holds one more.
+pub(crate) const IN_FLIGHT: usize = 2;
+
 pub trait GpuExtractor: Send {
     fn name(&self) -> &'static str;
 

@@ -1,9 +1,11 @@
 //! Per-frame integer results of a GPU extractor: device accumulators that
 //! each frame clears before its kernels, copied back to pinned memory and
-//! read once their event fires. Three slots, so frames `i + 1` and `i + 2`
-//! can be queued before frame `i` is read (the engine keeps two in flight).
+//! read once their event fires. [`IN_FLIGHT`] + 1 slots, so the frames
+//! after frame `i` that the engine keeps in flight can be queued before
+//! frame `i` is read.
 
 use crate::error::{Error, Result};
+use super::IN_FLIGHT;
 use crate::gpu::device::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
 use std::collections::VecDeque;
 
@@ -14,7 +16,7 @@ struct Slot {
 }
 
 pub(super) struct Readback {
-    slots: [Slot; 3],
+    slots: Vec<Slot>,
     /// Queued frames, oldest first, with the slot holding their values
     /// (`None`: the frame launched nothing).
     queue: VecDeque<(u32, Option<usize>)>,
@@ -33,7 +35,7 @@ impl Readback {
             })
         };
         Ok(Self {
-            slots: [slot()?, slot()?, slot()?],
+            slots: (0..=IN_FLIGHT).map(|_| slot()).collect::<Result<_>>()?,
             queue: VecDeque::new(),
             next_slot: 0,
             words,
