@@ -4,8 +4,8 @@
 //! after frame `i` that the engine keeps in flight can be queued before
 //! frame `i` is read.
 
-use crate::error::{Error, Result};
 use super::IN_FLIGHT;
+use crate::error::{Error, Result};
 use crate::gpu::device::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
 use std::collections::VecDeque;
 
