@@ -92,3 +92,38 @@ impl Readback {
         Ok(Some((index, Some(values))))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::mock::MockDriver;
+
+    /// The engine queues IN_FLIGHT frames beyond the one it reads: each
+    /// must get its own slot, and one more is refused by name, not
+    /// overwritten.
+    #[test]
+    fn a_slot_for_every_frame_in_flight_and_no_more() {
+        let (_mock, gpu) = MockDriver::gpu();
+        let stream = gpu.stream().unwrap();
+        let mut results = Readback::new(&gpu, 2).unwrap();
+        for index in 0..=IN_FLIGHT as u32 {
+            results.begin(&stream).unwrap();
+            results.end(index, &stream).unwrap();
+        }
+        let refused = results.begin(&stream).err().expect("no slot is free");
+        assert!(
+            refused
+                .to_string()
+                .contains("every result slot is in flight"),
+            "{refused}"
+        );
+        // Reading the oldest frame frees its slot, in order.
+        assert_eq!(results.complete().unwrap().map(|(i, _)| i), Some(0));
+        results.begin(&stream).unwrap();
+        results.end(IN_FLIGHT as u32 + 1, &stream).unwrap();
+        for index in 1..=IN_FLIGHT as u32 + 1 {
+            assert_eq!(results.complete().unwrap().map(|(i, _)| i), Some(index));
+        }
+        assert!(results.complete().unwrap().is_none());
+    }
+}
