@@ -10,8 +10,8 @@
 
 use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
 use super::readback::Readback;
-use super::GpuExtractor;
-use crate::error::{Error, Result};
+use super::{FrameOrder, GpuExtractor};
+use crate::error::Result;
 use crate::feature::float_motion::{FloatMotionOutputs, FILTER_5};
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
@@ -45,8 +45,8 @@ pub(super) struct GpuFloatMotion {
     format: PictureFormat,
     work: Option<Work>,
     results: Readback,
-    /// The next frame `enqueue` expects.
-    next_index: u32,
+    /// Frames must be queued in order from 0.
+    order: FrameOrder,
 }
 
 impl GpuFloatMotion {
@@ -75,7 +75,7 @@ impl GpuFloatMotion {
             outputs,
             format: *format,
             work,
-            next_index: 0,
+            order: FrameOrder::default(),
         })
     }
 }
@@ -94,16 +94,7 @@ impl GpuExtractor for GpuFloatMotion {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        if index != self.next_index {
-            return Err(Error::Extractor {
-                extractor: "float_motion".into(),
-                reason: format!(
-                    "frames must arrive in order from 0: expected frame {}, got {index}",
-                    self.next_index
-                ),
-            });
-        }
-        self.next_index += 1;
+        self.order.admit("float_motion", index)?;
         let Some(work) = &self.work else {
             self.results.skip(index);
             return Ok(());

@@ -4,7 +4,7 @@
 //! per-frame values are bit-identical.
 
 use super::readback::Readback;
-use super::GpuExtractor;
+use super::{FrameOrder, GpuExtractor};
 use crate::error::Result;
 use crate::feature::motion::MotionOutputs;
 use crate::feature::{FeatureSink, Options};
@@ -36,8 +36,8 @@ pub(super) struct GpuMotion {
     history_pitch: usize,
     sad: Option<Function>,
     results: Readback,
-    /// The next frame `enqueue` expects.
-    next_index: u32,
+    /// Frames must be queued in order from 0.
+    order: FrameOrder,
 }
 
 impl GpuMotion {
@@ -68,7 +68,7 @@ impl GpuMotion {
             history,
             history_pitch,
             sad,
-            next_index: 0,
+            order: FrameOrder::default(),
         })
     }
 }
@@ -87,16 +87,7 @@ impl GpuExtractor for GpuMotion {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        if index != self.next_index {
-            return Err(crate::error::Error::Extractor {
-                extractor: "motion".into(),
-                reason: format!(
-                    "frames must arrive in order from 0: expected frame {}, got {index}",
-                    self.next_index
-                ),
-            });
-        }
-        self.next_index += 1;
+        self.order.admit("motion", index)?;
         let Some(sad) = &self.sad else {
             self.results.skip(index);
             return Ok(());
