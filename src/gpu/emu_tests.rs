@@ -268,6 +268,69 @@ fn other_exact_kernels_match_the_cpu() {
 /// The extractors that agree with the CPU within a relative 1e-5 on the
 /// device (sums in another order, the device's math functions) must do so
 /// here too: a kernel bug is far larger than that.
+/// Synthetic 4:4:4 frames: a moving gradient plus noise over the full
+/// range of `bits` (every frame differs, so motion has work).
+fn synthetic_frames(format: PictureFormat, seed: u64) -> Vec<HostPicture> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let max = (1u64 << format.bit_depth) - 1;
+    (0..FRAMES)
+        .map(|f| {
+            let mut bytes = Vec::with_capacity(format.frame_bytes());
+            for plane in 0..3u64 {
+                for y in 0..format.height as u64 {
+                    for x in 0..format.width as u64 {
+                        state = state
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        let ramp = (x * 37 + y * 11 + f as u64 * 53 + plane * 7) * max / 400;
+                        let noise = (state >> 33) % (max / 4 + 1);
+                        let v = (ramp + noise) % (max + 1);
+                        if format.bit_depth > 8 {
+                            bytes.extend_from_slice(&(v as u16).to_le_bytes());
+                        } else {
+                            bytes.push(v as u8);
+                        }
+                    }
+                }
+            }
+            let mut p = HostPicture::new(format);
+            p.fill_from_packed(&bytes);
+            p
+        })
+        .collect()
+}
+
+/// motion (every kernel width: u8, u16, the 16-bit wide one) and psnr on
+/// synthetic pictures at 8, 12 and 16 bits and sizes around motion's
+/// 124-column strips and 64-row blocks (a strip's edge, two strips, one
+/// column into a third), against the CPU.
+#[test]
+fn motion_and_psnr_match_the_cpu_at_any_size_and_depth() {
+    let Some(gpu) = device(&[], &[]) else { return };
+    let features = [("motion", "debug=true"), ("psnr", "")];
+    for (w, h) in [(16, 16), (17, 33), (125, 70), (246, 9), (249, 65)] {
+        for bits in [8u8, 12, 16] {
+            let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv444, bits).unwrap();
+            let refs = synthetic_frames(format, 1 + bits as u64);
+            let dists = synthetic_frames(format, 100 + bits as u64);
+            let run = |gpu: Option<&Gpu>| {
+                let mut ctx = builder(format, &features, 1, gpu).build().unwrap();
+                for (r, d) in refs.iter().zip(&dists) {
+                    ctx.submit(r.clone(), d.clone()).unwrap();
+                }
+                ctx.finish().unwrap()
+            };
+            let cpu = run(None);
+            assert!(cpu.frames.len() == FRAMES && !cpu.frames[1].1.is_empty());
+            if let Some(d) = difference(&cpu, &run(Some(&gpu))) {
+                panic!("{w}x{h} {bits}-bit: {d}");
+            }
+        }
+    }
+}
+
 #[test]
 fn float_kernels_are_within_tolerance() {
     const TOL: f64 = 1e-5;
