@@ -133,7 +133,43 @@ pub(crate) struct MotionOutputs {
     window: MotionWindow,
     /// Scratch for the frames the window completes.
     derived: Vec<Derived>,
-    next_index: u32,
+    order: FrameOrder,
+}
+
+/// The next frame of an extractor that compares frames with earlier ones
+/// (motion on either engine, float_motion on the GPU): frames must come in
+/// order from 0.
+#[derive(Default)]
+pub(crate) struct FrameOrder {
+    next: u32,
+}
+
+impl FrameOrder {
+    /// Whether `index` is the next frame; the refusal names `extractor`.
+    pub(crate) fn check(&self, extractor: &str, index: u32) -> Result<()> {
+        if index != self.next {
+            return Err(Error::Extractor {
+                extractor: extractor.into(),
+                reason: format!(
+                    "frames must arrive in order from 0: expected frame {}, got {index}",
+                    self.next
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Frame `index` is done with: the next one follows it.
+    pub(crate) fn passed(&mut self, index: u32) {
+        self.next = index + 1;
+    }
+
+    /// [`FrameOrder::check`], then [`FrameOrder::passed`].
+    pub(crate) fn admit(&mut self, extractor: &str, index: u32) -> Result<()> {
+        self.check(extractor, index)?;
+        self.passed(index);
+        Ok(())
+    }
 }
 
 impl MotionOutputs {
@@ -152,7 +188,7 @@ impl MotionOutputs {
             window: MotionWindow::new(config.blend, config.five_frame),
             config,
             derived: Vec::with_capacity(4),
-            next_index: 0,
+            order: FrameOrder::default(),
         })
     }
 
@@ -169,16 +205,7 @@ impl MotionOutputs {
 
     /// Frames must come in order from 0.
     pub(crate) fn check_next(&self, index: u32) -> Result<()> {
-        if index != self.next_index {
-            return Err(Error::Extractor {
-                extractor: NAME.into(),
-                reason: format!(
-                    "frames must arrive in order from 0: expected frame {}, got {}",
-                    self.next_index, index
-                ),
-            });
-        }
-        Ok(())
+        self.order.check(NAME, index)
     }
 
     /// Emits frame `index`'s score from its SAD (`None` before the first
@@ -191,7 +218,7 @@ impl MotionOutputs {
         area: u32,
         sink: &mut FeatureSink,
     ) {
-        self.next_index = index + 1;
+        self.order.passed(index);
         let score = match sad {
             Some(sad) => {
                 // libvmaf: (double)sad / 256. / (w * h), the area as unsigned int.
@@ -320,5 +347,22 @@ impl<T: LumaSample> Extractor for Motion<T> {
     fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {
         self.outputs.flush(sink);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod frame_order_tests {
+    use super::FrameOrder;
+
+    #[test]
+    fn frames_out_of_order_are_refused_by_name() {
+        let mut order = FrameOrder::default();
+        order.admit("motion", 0).unwrap();
+        order.admit("motion", 1).unwrap();
+        let e = order.admit("float_motion", 3).unwrap_err().to_string();
+        assert!(e.contains("float_motion"), "{e}");
+        assert!(e.contains("expected frame 2, got 3"), "{e}");
+        // A refused frame does not advance the order.
+        order.admit("motion", 2).unwrap();
     }
 }

@@ -10,9 +10,10 @@
 
 use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
 use super::readback::Readback;
-use super::{FrameOrder, GpuExtractor};
+use super::GpuExtractor;
 use crate::error::Result;
 use crate::feature::float_motion::{FloatMotionOutputs, FILTER_5};
+use crate::feature::motion::FrameOrder;
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, LaunchDims, Memory};

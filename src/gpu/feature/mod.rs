@@ -36,30 +36,6 @@ use crate::picture::PictureFormat;
 /// per-frame resource ring (results, partial sums) holds one more.
 pub(crate) const IN_FLIGHT: usize = 2;
 
-/// The next frame of an extractor that compares frames with earlier ones
-/// (motion, float_motion): frames must be queued in order from 0.
-#[derive(Default)]
-pub(super) struct FrameOrder {
-    next: u32,
-}
-
-impl FrameOrder {
-    /// Accepts `index` if it is the next frame, naming `extractor` if not.
-    pub(super) fn admit(&mut self, extractor: &str, index: u32) -> Result<()> {
-        if index != self.next {
-            return Err(crate::error::Error::Extractor {
-                extractor: extractor.into(),
-                reason: format!(
-                    "frames must arrive in order from 0: expected frame {}, got {index}",
-                    self.next
-                ),
-            });
-        }
-        self.next += 1;
-        Ok(())
-    }
-}
-
 pub trait GpuExtractor: Send {
     fn name(&self) -> &'static str;
 
@@ -175,20 +151,3 @@ pub const AVAILABLE: &[&str] = &[
     "speed_temporal",
     "cambi",
 ];
-
-#[cfg(test)]
-mod frame_order_tests {
-    use super::FrameOrder;
-
-    #[test]
-    fn frames_out_of_order_are_refused_by_name() {
-        let mut order = FrameOrder::default();
-        order.admit("motion", 0).unwrap();
-        order.admit("motion", 1).unwrap();
-        let e = order.admit("float_motion", 3).unwrap_err().to_string();
-        assert!(e.contains("float_motion"), "{e}");
-        assert!(e.contains("expected frame 2, got 3"), "{e}");
-        // A refused frame does not advance the order.
-        order.admit("motion", 2).unwrap();
-    }
-}

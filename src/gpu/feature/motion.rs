@@ -4,9 +4,9 @@
 //! per-frame values are bit-identical.
 
 use super::readback::Readback;
-use super::{FrameOrder, GpuExtractor};
+use super::GpuExtractor;
 use crate::error::Result;
-use crate::feature::motion::MotionOutputs;
+use crate::feature::motion::{FrameOrder, MotionOutputs};
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, LaunchDims, Memory};
