@@ -4,8 +4,9 @@
 //! ```sh
 //! cargo build --release --example gpu_bench
 //! target/release/examples/gpu_bench [--frames 500] [--cpu-frames 30] [--threads 16] \
-//!     [--sizes 1080,2160 (also 360, 720)] [--depths 8,10] [--models vmaf_v0.6.1] \
-//!     [--extractors vif,cambi/full_ref=true,...]
+//!     [--sizes 1080,2160 (also 360, 720, 1440)] [--depths 8,10] [--models vmaf_v0.6.1] \
+//!     [--extractors vif,cambi/full_ref=true,...] \
+//!     [--feeds cpu,host,reused,planar,semi,copied,kernels]
 //! ```
 //!
 //! Input: the first 8 frames of `examples/data/{ref,dist}_576x324*.y4m`
@@ -60,6 +61,15 @@ struct Args {
     models: Vec<String>,
     /// (name, options) of extractors timed alone.
     extractors: Vec<(String, String)>,
+    /// Model rows to run (`cpu`, `host`, `reused`, `planar`, `semi`,
+    /// `copied`, `kernels`); all by default.
+    feeds: Vec<String>,
+}
+
+impl Args {
+    fn runs(&self, feed: &str) -> bool {
+        self.feeds.is_empty() || self.feeds.iter().any(|f| f == feed)
+    }
 }
 
 fn parse_args() -> Args {
@@ -71,6 +81,7 @@ fn parse_args() -> Args {
         depths: vec![8, 10],
         models: vec!["vmaf_v0.6.1".into()],
         extractors: Vec::new(),
+        feeds: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -86,6 +97,7 @@ fn parse_args() -> Args {
                     .map(|d| d.parse().unwrap_or_else(|_| usage(&a)))
                     .collect()
             }
+            "--feeds" => args.feeds = list(),
             "--models" => args.models = list().into_iter().filter(|m| !m.is_empty()).collect(),
             "--extractors" => {
                 args.extractors = list()
@@ -104,6 +116,7 @@ fn parse_args() -> Args {
                         "360" => (640, 360),
                         "720" => (1280, 720),
                         "1080" => (1920, 1080),
+                        "1440" => (2560, 1440),
                         "2160" => (3840, 2160),
                         _ => usage(&a),
                     })
@@ -119,7 +132,7 @@ fn usage(arg: &str) -> ! {
     eprintln!(
         "gpu_bench: bad argument {arg}; usage: gpu_bench [--frames N] [--cpu-frames N] \
          [--threads N] [--sizes 720,1080,2160] [--depths 8,10] [--models a,b] \
-         [--extractors name,name/a=1:b=2]"
+         [--extractors name,name/a=1:b=2] [--feeds planar,kernels]"
     );
     std::process::exit(2)
 }
@@ -488,13 +501,15 @@ fn main() -> Result<()> {
                         note,
                     });
                 };
-                let cpu = host_fed(&frames, args.cpu_frames, model, None, args.threads, false)?;
-                row(
-                    "cpu",
-                    args.cpu_frames,
-                    cpu,
-                    format!("{} threads", args.threads),
-                );
+                if args.runs("cpu") {
+                    let cpu = host_fed(&frames, args.cpu_frames, model, None, args.threads, false)?;
+                    row(
+                        "cpu",
+                        args.cpu_frames,
+                        cpu,
+                        format!("{} threads", args.threads),
+                    );
+                }
                 let Some(g) = &gpu else { continue };
                 let names = builder(format, model, None, 1)?.build()?.extractor_names();
                 let all_on_gpu = names.iter().all(|n| gpu::feature::AVAILABLE.contains(n));
@@ -503,31 +518,35 @@ fn main() -> Result<()> {
                 } else {
                     args.cpu_frames
                 };
-                let fps = host_fed(&frames, host_n, model, Some(g), args.threads, false)?;
-                row(
-                    "cuda host-fed",
-                    host_n,
-                    fps,
-                    if all_on_gpu {
-                        "every extractor on the GPU".into()
-                    } else {
-                        let host: Vec<_> = names
-                            .iter()
-                            .filter(|n| !gpu::feature::AVAILABLE.contains(n))
-                            .collect();
-                        format!("{host:?} on the host ({} threads)", args.threads)
-                    },
-                );
+                if args.runs("host") {
+                    let fps = host_fed(&frames, host_n, model, Some(g), args.threads, false)?;
+                    row(
+                        "cuda host-fed",
+                        host_n,
+                        fps,
+                        if all_on_gpu {
+                            "every extractor on the GPU".into()
+                        } else {
+                            let host: Vec<_> = names
+                                .iter()
+                                .filter(|n| !gpu::feature::AVAILABLE.contains(n))
+                                .collect();
+                            format!("{host:?} on the host ({} threads)", args.threads)
+                        },
+                    );
+                }
                 if !all_on_gpu {
                     continue;
                 }
-                let fps = host_fed(&frames, args.frames, model, Some(g), args.threads, true)?;
-                row(
-                    "cuda host-fed reused",
-                    args.frames,
-                    fps,
-                    "pictures lent (submit_borrowed)".into(),
-                );
+                if args.runs("reused") {
+                    let fps = host_fed(&frames, args.frames, model, Some(g), args.threads, true)?;
+                    row(
+                        "cuda host-fed reused",
+                        args.frames,
+                        fps,
+                        "pictures lent (submit_borrowed)".into(),
+                    );
+                }
                 let planar = PixelFormat::Planar {
                     subsampling: ChromaSubsampling::Yuv420,
                     bit_depth: depth,
@@ -538,28 +557,37 @@ fn main() -> Result<()> {
                     PixelFormat::P010
                 };
                 let cpu = |load: f64| format!("; host CPU {:.0} %", load * 100.0);
-                let (fps, load) = device_fed(g, &frames, args.frames, model, planar, false)?;
-                row(
-                    "cuda device planar",
-                    args.frames,
-                    fps,
-                    format!("bound in place{}", cpu(load)),
-                );
-                let (fps, load) = device_fed(g, &frames, args.frames, model, semi, false)?;
-                row(
-                    &format!("cuda device {semi}"),
-                    args.frames,
-                    fps,
-                    format!("one layout pass{}", cpu(load)),
-                );
-                let (fps, load) = device_fed(g, &frames, args.frames, model, planar, true)?;
-                row(
-                    "cuda device copied",
-                    args.frames,
-                    fps,
-                    format!("unaligned planar, copied on the device{}", cpu(load)),
-                );
+                if args.runs("planar") {
+                    let (fps, load) = device_fed(g, &frames, args.frames, model, planar, false)?;
+                    row(
+                        "cuda device planar",
+                        args.frames,
+                        fps,
+                        format!("bound in place{}", cpu(load)),
+                    );
+                }
+                if args.runs("semi") {
+                    let (fps, load) = device_fed(g, &frames, args.frames, model, semi, false)?;
+                    row(
+                        &format!("cuda device {semi}"),
+                        args.frames,
+                        fps,
+                        format!("one layout pass{}", cpu(load)),
+                    );
+                }
+                if args.runs("copied") {
+                    let (fps, load) = device_fed(g, &frames, args.frames, model, planar, true)?;
+                    row(
+                        "cuda device copied",
+                        args.frames,
+                        fps,
+                        format!("unaligned planar, copied on the device{}", cpu(load)),
+                    );
+                }
                 let defaults: Vec<_> = names.iter().map(|n| (*n, "")).collect();
+                if !args.runs("kernels") {
+                    continue;
+                }
                 if let Some(ms) = kernels_ms(g, &frames, args.frames.min(200), &defaults)? {
                     row(
                         "cuda kernels only",
