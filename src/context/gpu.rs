@@ -17,8 +17,7 @@ pub(super) struct GpuEngine {
     pub(super) lanes: ManuallyDrop<Lanes>,
     pub(super) planes: ManuallyDrop<SharedPlanes>,
     pub(super) gpu: Gpu,
-    /// (slot, extractor, frames queued and not yet completed).
-    pub(super) on_gpu: Vec<(usize, Box<dyn GpuExtractor>, usize)>,
+    pub(super) on_gpu: Vec<OnGpu>,
     pub(super) on_host: HostSide,
     /// Device frames bound in place, held until their readers finish.
     pub(super) imported: ImportedFrames,
@@ -40,12 +39,23 @@ impl GpuEngine {
         let mut on_gpu = Vec::new();
         let mut host_slots = Vec::new();
         let mut mask = PairPlanes::NONE;
+        let mut lanes = 0;
         for (i, s) in slots.iter().enumerate() {
-            match gpu_feature::create(s.info.name, &s.options, format, gpu) {
+            let create = || gpu_feature::create(s.info.name, &s.options, format, gpu);
+            match create() {
                 Some(x) => {
-                    let x = x?;
-                    mask = mask.union(x.planes());
-                    on_gpu.push((i, x, 0));
+                    let first = x?;
+                    mask = mask.union(first.planes());
+                    let count = if first.frames_independent() {
+                        instances(format)
+                    } else {
+                        1
+                    };
+                    let mut instances = vec![first];
+                    for _ in 1..count {
+                        instances.push(create().expect("created once already")?);
+                    }
+                    on_gpu.push(OnGpu::new(i, instances, &mut lanes));
                 }
                 None => host_slots.push(i),
             }
@@ -61,7 +71,7 @@ impl GpuEngine {
             )
         };
         Ok(Self {
-            lanes: ManuallyDrop::new(Lanes::new(gpu, on_gpu.len())?),
+            lanes: ManuallyDrop::new(Lanes::new(gpu, lanes)?),
             planes: ManuallyDrop::new(SharedPlanes::new(gpu, *format, mask)?),
             gpu: gpu.clone(),
             on_gpu,
@@ -97,7 +107,7 @@ impl GpuEngine {
         self.imported.check_stuck()?;
         let mut sink = FeatureSink::new();
         let wanted = |slot: usize| scored || slots[slot].temporal;
-        if self.on_gpu.iter().any(|(s, _, _)| wanted(*s)) {
+        if self.on_gpu.iter().any(|x| wanted(x.slot)) {
             let (reference, distorted) = pictures.refs();
             let planes = self
                 .planes
@@ -140,28 +150,9 @@ impl GpuEngine {
         // those fences must have signalled (or time out) first.
         self.imported.wait_acquired(IN_FLIGHT)?;
         let mut sink = FeatureSink::new();
-        for (slot, x, queued) in &mut self.on_gpu {
-            while *queued > IN_FLIGHT {
-                Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
-            }
+        for x in &mut self.on_gpu {
+            x.complete_down_to(IN_FLIGHT, &mut sink, collector)?;
         }
-        Ok(())
-    }
-
-    pub(super) fn complete_one(
-        x: &mut dyn GpuExtractor,
-        slot: usize,
-        queued: &mut usize,
-        sink: &mut FeatureSink,
-        collector: &mut FeatureCollector,
-    ) -> Result<()> {
-        if let Some(at) = x.complete(sink)? {
-            // Values are keyed by the frame they were computed for, as the
-            // CPU engine writes them: output order does not depend on the
-            // pipelining.
-            collect(collector, sink, at, slot);
-        }
-        *queued -= 1;
         Ok(())
     }
 
@@ -183,12 +174,12 @@ impl GpuEngine {
 
     fn finish_extractors(&mut self, collector: &mut FeatureCollector) -> Result<()> {
         let mut sink = FeatureSink::new();
-        for (slot, x, queued) in &mut self.on_gpu {
-            while *queued > 0 {
-                Self::complete_one(x.as_mut(), *slot, queued, &mut sink, collector)?;
+        for x in &mut self.on_gpu {
+            x.complete_down_to(0, &mut sink, collector)?;
+            for i in &mut x.instances {
+                i.extractor.flush(&mut sink)?;
+                collect(collector, &mut sink, FLUSH, x.slot);
             }
-            x.flush(&mut sink)?;
-            collect(collector, &mut sink, FLUSH, *slot);
         }
         match std::mem::replace(&mut self.on_host, HostSide::Inline(Vec::new())) {
             HostSide::Inline(mut extractors) => {
@@ -226,23 +217,129 @@ impl Drop for GpuEngine {
 
 pub(super) use crate::gpu::feature::IN_FLIGHT;
 
-/// Queues frame `index` on every GPU extractor that wants it, each on its
-/// own lane after the entry stream's work so far; the exit stream then
-/// follows them all.
+/// Instances of an extractor whose frames are independent
+/// ([`GpuExtractor::frames_independent`]): they take its frames in turn,
+/// each on its own lane, so one frame's last kernels (coarse scales, a few
+/// blocks each) run beside the next frame's first instead of after them.
+const INSTANCES: usize = 2;
+
+/// Instances of a frames-independent extractor at this size: spreading
+/// pays while a frame's coarse kernels leave most of the device idle.
+fn instances(format: &PictureFormat) -> usize {
+    if u64::from(format.width) * u64::from(format.height) <= SPREAD_MAX_SAMPLES {
+        INSTANCES
+    } else {
+        1
+    }
+}
+
+const SPREAD_MAX_SAMPLES: u64 = 2560 * 1440;
+
+/// A GPU extractor of the set: one instance, or [`INSTANCES`] taking its
+/// frames in turn.
+pub(super) struct OnGpu {
+    pub(super) slot: usize,
+    pub(super) instances: Vec<Instance>,
+    /// The instance the next frame goes to.
+    turn: usize,
+}
+
+pub(super) struct Instance {
+    pub(super) extractor: Box<dyn GpuExtractor>,
+    /// Its stream in [`Lanes`].
+    lane: usize,
+    /// Frames queued and not yet completed, oldest first.
+    queued: std::collections::VecDeque<u32>,
+}
+
+impl OnGpu {
+    /// Takes the next `instances.len()` lanes from `lanes`.
+    fn new(slot: usize, instances: Vec<Box<dyn GpuExtractor>>, lanes: &mut usize) -> Self {
+        let instances = instances
+            .into_iter()
+            .map(|extractor| {
+                *lanes += 1;
+                Instance {
+                    extractor,
+                    lane: *lanes - 1,
+                    queued: Default::default(),
+                }
+            })
+            .collect();
+        Self {
+            slot,
+            instances,
+            turn: 0,
+        }
+    }
+
+    /// Completes the oldest queued frames, across instances in frame
+    /// order, until at most `left` are queued on each instance.
+    fn complete_down_to(
+        &mut self,
+        left: usize,
+        sink: &mut FeatureSink,
+        collector: &mut FeatureCollector,
+    ) -> Result<()> {
+        while let Some(i) = self.oldest_over(left) {
+            let instance = &mut self.instances[i];
+            instance.queued.pop_front();
+            if let Some(at) = instance.extractor.complete(sink)? {
+                // Values are keyed by the frame they were computed for, as
+                // the CPU engine writes them: output order does not depend
+                // on the pipelining.
+                collect(collector, sink, at, self.slot);
+            }
+        }
+        Ok(())
+    }
+
+    /// The instance holding the oldest frame, while some instance has more
+    /// than `left` queued.
+    fn oldest_over(&self, left: usize) -> Option<usize> {
+        if self.instances.iter().all(|i| i.queued.len() <= left) {
+            return None;
+        }
+        (0..self.instances.len())
+            .filter(|&i| !self.instances[i].queued.is_empty())
+            .min_by_key(|&i| self.instances[i].queued[0])
+    }
+}
+
+/// Queues frame `index` on every GPU extractor that wants it (on the
+/// instance whose turn it is), each on its own lane after the entry
+/// stream's work so far; the exit stream then follows them all.
 pub(super) fn enqueue_all(
-    on_gpu: &mut [(usize, Box<dyn GpuExtractor>, usize)],
+    on_gpu: &mut [OnGpu],
     index: u32,
     planes: &FramePlanes<'_>,
     lanes: &Lanes,
     wanted: impl Fn(usize) -> bool,
 ) -> Result<()> {
     lanes.fork()?;
-    for (lane, (slot, x, queued)) in on_gpu.iter_mut().enumerate() {
-        if wanted(*slot) {
-            x.enqueue(index, planes, lanes.enter(lane)?)?;
-            *queued += 1;
-            lanes.leave(lane)?;
-        }
+    for x in on_gpu.iter_mut().filter(|x| wanted(x.slot)) {
+        let turn = x.turn;
+        x.turn = (turn + 1) % x.instances.len();
+        let instance = &mut x.instances[turn];
+        instance
+            .extractor
+            .enqueue(index, planes, lanes.enter(instance.lane)?)?;
+        instance.queued.push_back(index);
+        lanes.leave(instance.lane)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::picture::ChromaSubsampling;
+
+    #[test]
+    fn frames_spread_up_to_1440p_only() {
+        let at = |w, h| instances(&PictureFormat::new(w, h, ChromaSubsampling::Yuv420, 8).unwrap());
+        assert_eq!(at(1920, 1080), INSTANCES);
+        assert_eq!(at(2560, 1440), INSTANCES);
+        assert_eq!(at(3840, 2160), 1);
+    }
 }

@@ -487,3 +487,51 @@ fn device_frames_reuse_their_done_events() {
     let scores = ctx.finish().unwrap();
     assert_eq!(scores.frames.len(), 20);
 }
+
+#[test]
+fn independent_frames_alternate_between_two_instances() {
+    // vif's frames depend on nothing before them: two instances take them
+    // in turn, each on its own lane, so frame 1's kernels need not wait
+    // for frame 0's. motion carries its previous frame: one lane, in order.
+    for subsample in [1, 2] {
+        let log = run(&[("vif", ""), ("motion", "")], 8, subsample);
+        let order = DeviceOrder::new(&log);
+        let launches = |i: u32, prefix: &str| -> Vec<usize> {
+            frame_span(&log, i)
+                .filter(|&k| matches!(&log[k], Call::Launch { function, .. } if function.starts_with(prefix)))
+                .collect()
+        };
+        let stream = |k: usize| super::mock::stream_of(&log[k]).unwrap();
+        // Scored frames (vif is not temporal), in turn.
+        let vif: Vec<Vec<usize>> = (0..8)
+            .step_by(subsample as usize)
+            .map(|i| launches(i, "vif"))
+            .collect();
+        assert!(
+            vif.iter().all(|l| l.len() == 4),
+            "four scales a scored frame"
+        );
+        for l in &vif {
+            assert!(
+                l.iter().all(|&k| stream(k) == stream(l[0])),
+                "one lane a frame"
+            );
+        }
+        let lane = |n: usize| stream(vif[n][0]);
+        assert_ne!(lane(0), lane(1), "scored frames 0 and 1 on one lane");
+        for n in 2..vif.len() {
+            assert_eq!(lane(n), lane(n % 2));
+            // Each instance's frames in order.
+            assert!(order.before(vif[n - 2][3], vif[n][0]));
+        }
+        if subsample == 1 {
+            // Frame 1's first scale may run beside frame 0's last (frame
+            // 1 reads the other plane set).
+            assert!(!order.before(vif[0][3], vif[1][0]));
+        }
+        let motion: Vec<usize> = (0..8).flat_map(|i| launches(i, "motion")).collect();
+        assert_eq!(motion.len(), 7, "frames 1 to 7 (frame 0 has no previous)");
+        assert!(motion.iter().all(|&k| stream(k) == stream(motion[0])));
+        assert!(![lane(0), lane(1)].contains(&stream(motion[0])));
+    }
+}

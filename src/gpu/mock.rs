@@ -128,6 +128,9 @@ fn pointer_params(function: &str) -> &'static [usize] {
         "motion_sad_u8" | "motion_sad_u16" | "motion_sad_u16_wide" => &[0, 2, 7],
         "split_chroma_u8" | "split_chroma_u16" => &[0, 2, 3],
         "shift_plane_u16" => &[0, 2],
+        "vif_scale0_u8" | "vif_scale0_u16" | "vif_scale1" | "vif_scale2" | "vif_scale3" => {
+            &[0, 2, 7, 9, 10, 11]
+        }
         other => panic!("mock driver: add {other}'s pointer parameters"),
     }
 }

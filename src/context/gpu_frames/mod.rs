@@ -121,7 +121,7 @@ impl GpuEngine {
                 .into());
         }
         let wanted = |slot: usize| scored || slots[slot].temporal;
-        if !self.on_gpu.iter().any(|(s, _, _)| wanted(*s)) {
+        if !self.on_gpu.iter().any(|x| wanted(x.slot)) {
             // Nothing reads this frame: the references go now and it is
             // released at once.
             return Ok(());

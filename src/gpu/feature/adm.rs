@@ -346,6 +346,10 @@ impl GpuExtractor for GpuAdm {
         "adm"
     }
 
+    fn frames_independent(&self) -> bool {
+        true
+    }
+
     fn planes(&self) -> PairPlanes {
         PairPlanes::both(PlaneMask::LUMA)
     }

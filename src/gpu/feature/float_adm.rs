@@ -252,6 +252,10 @@ impl GpuExtractor for GpuFloatAdm {
         "float_adm"
     }
 
+    fn frames_independent(&self) -> bool {
+        true
+    }
+
     fn planes(&self) -> PairPlanes {
         PairPlanes::both(PlaneMask::LUMA)
     }

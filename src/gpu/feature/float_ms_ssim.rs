@@ -71,6 +71,10 @@ impl GpuExtractor for GpuFloatMsSsim {
         "float_ms_ssim"
     }
 
+    fn frames_independent(&self) -> bool {
+        true
+    }
+
     fn planes(&self) -> PairPlanes {
         PairPlanes::both(PlaneMask::LUMA)
     }

@@ -148,6 +148,10 @@ impl GpuExtractor for GpuFloatVif {
         "float_vif"
     }
 
+    fn frames_independent(&self) -> bool {
+        true
+    }
+
     fn planes(&self) -> PairPlanes {
         PairPlanes::both(PlaneMask::LUMA)
     }

@@ -53,6 +53,13 @@ pub trait GpuExtractor: Send {
     fn flush(&mut self, _sink: &mut FeatureSink) -> Result<()> {
         Ok(())
     }
+
+    /// True if a frame's values depend on that frame alone (nothing carried
+    /// from frame to frame, nothing left for `flush`): the engine may then
+    /// spread frames over several instances, each on its own stream.
+    fn frames_independent(&self) -> bool {
+        false
+    }
 }
 
 /// The GPU version of extractor `name`, if there is one.

@@ -185,6 +185,10 @@ impl GpuExtractor for GpuPsnrHvs {
         "psnr_hvs"
     }
 
+    fn frames_independent(&self) -> bool {
+        true
+    }
+
     fn planes(&self) -> PairPlanes {
         PairPlanes::both(PlaneMask::ALL)
     }

@@ -128,6 +128,10 @@ impl GpuExtractor for GpuVif {
         "vif"
     }
 
+    fn frames_independent(&self) -> bool {
+        true
+    }
+
     fn planes(&self) -> PairPlanes {
         PairPlanes::both(PlaneMask::LUMA)
     }
