@@ -68,7 +68,10 @@ impl Binder {
 
     /// The planes of one picture for the extractors: `own` are the
     /// context's buffers for the planes some extractor reads (`needs`).
-    /// Passes and copies are queued on `stream`.
+    /// Passes and copies are queued on `stream`, each after
+    /// `before_write` (which orders the stream after the buffers' last
+    /// readers); planes read in place write nothing and wait for nothing.
+    #[allow(clippy::too_many_arguments)]
     pub fn bind(
         &mut self,
         stream: &Stream,
@@ -76,6 +79,7 @@ impl Binder {
         needs: PlaneMask,
         own: &[Option<DevicePlane>; 3],
         allow_copy: bool,
+        before_write: &mut dyn FnMut() -> Result<()>,
         error: &dyn Fn() -> ImportError,
     ) -> Result<[Option<DevicePlane>; 3]> {
         let mut views = [None; 3];
@@ -101,6 +105,7 @@ impl Binder {
             let src = source(plane.index())?;
             let shift = frame.format.sample_shift();
             views[plane.index()] = Some(if shift > 0 {
+                before_write()?;
                 self.shift(stream, src, dst, shift)?;
                 self.counts.passes += 1;
                 dst
@@ -112,6 +117,7 @@ impl Binder {
                     ..dst
                 }
             } else if allow_copy {
+                before_write()?;
                 copy(stream, src, dst, frame.format.bytes_per_sample())?;
                 self.counts.copies += 1;
                 dst
@@ -132,6 +138,7 @@ impl Binder {
                 own[2].filter(|_| needs.contains(PlaneId::Cr)),
             );
             if u.is_some() || v.is_some() {
+                before_write()?;
                 self.split(stream, frame.format, source(1)?, u, v)?;
                 self.counts.passes += 1;
                 views[1] = u;

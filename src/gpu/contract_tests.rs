@@ -303,10 +303,12 @@ fn extractors_without_a_gpu_version_run_on_the_host() {
 
 #[test]
 fn extractors_run_beside_each_other_and_uploads_beside_kernels() {
-    // Each extractor has its own lane, and the planes come in two sets: an
-    // upload waits for the readers of the frame two back (same set), not
-    // for the previous frame's kernels.
-    let log = run(&[("psnr", ""), ("motion", "")], 4, 1);
+    // Each extractor has its own lane, and the planes come in SETS sets:
+    // an upload waits for the readers of the frame SETS back (same set),
+    // not for the previous frame's kernels.
+    use super::planes::SETS;
+    let frames = SETS as u32 + 2;
+    let log = run(&[("psnr", ""), ("motion", "")], frames, 1);
     let order = DeviceOrder::new(&log);
     let launches = |i: u32, prefix: &str| -> Vec<usize> {
         frame_span(&log, i)
@@ -330,13 +332,13 @@ fn extractors_run_beside_each_other_and_uploads_beside_kernels() {
             })
             .unwrap()
     };
-    for i in 2..4 {
+    for i in SETS as u32..frames {
         let up = first_upload(i);
-        for k in launches(i - 2, "") {
+        for k in launches(i - SETS as u32, "") {
             assert!(
                 order.before(k, up),
                 "frame {i}'s upload may overwrite frame {}'s planes",
-                i - 2
+                i - SETS as u32
             );
         }
         for k in launches(i - 1, "psnr") {

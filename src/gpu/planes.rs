@@ -8,11 +8,12 @@
 //! nothing waits for kernels. Two staging sets alternate; a set is reused
 //! only once its previous copy has completed (an event per set).
 //!
-//! The device planes come in two sets too, used frame by frame in turn, so
-//! frame N+1's upload (or layout pass) runs while frame N's kernels read the
-//! other set. A set is written only after its previous frame's readers are
-//! done: the engine records the set's `free` event after them
-//! ([`SharedPlanes::release`]) and the writing stream waits for it.
+//! The device planes come in [`SETS`] sets, used frame by frame in turn, so
+//! frame N+1's upload (or layout pass) runs while frames N and N-1 are
+//! still read from the other sets. A set is written only after its previous
+//! frame's readers are done: the engine records the set's `free` event
+//! after them ([`SharedPlanes::release`]) and the writing stream waits for
+//! it. A device frame read in place writes no set and waits for nothing.
 
 use super::bind::{Binder, DeviceFrame};
 use super::device::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
@@ -118,8 +119,10 @@ struct Staged {
     plane: usize,
 }
 
-/// Device plane sets used in turn.
-const SETS: usize = 2;
+/// Device plane sets used in turn: three, so that frames spread over two
+/// instances of an extractor (`context/gpu.rs`) do not wait on the set of
+/// the frame two back (measured: `docs/performance.md`, session 7).
+pub(crate) const SETS: usize = 3;
 
 struct Staging {
     buffers: Vec<PinnedBuffer>,
@@ -182,7 +185,11 @@ impl SharedPlanes {
             needs,
             _device: device,
             sets,
-            free: [gpu.event()?, gpu.event()?],
+            free: (0..SETS)
+                .map(|_| gpu.event())
+                .collect::<Result<Vec<_>>>()?
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("SETS events")),
             turn: 0,
             staging: [staging_set()?, staging_set()?],
             pending: Vec::new(),
@@ -325,7 +332,19 @@ impl SharedPlanes {
         allow_copy: bool,
         error: &dyn Fn(usize) -> ImportError,
     ) -> Result<FramePlanes<'_>> {
-        let k = self.next_set(stream)?;
+        let k = self.turn;
+        self.turn = (k + 1) % SETS;
+        // Only a pass or copy into the set waits for its last readers: a
+        // frame read in place leaves the set alone, so its kernels need
+        // not wait for the readers of the frame SETS back.
+        let free = &self.free[k];
+        let mut waited = false;
+        let mut before_write = || {
+            if !std::mem::replace(&mut waited, true) {
+                stream.wait(free)?;
+            }
+            Ok(())
+        };
         let mut planes = [[None; 3]; 2];
         for (side, frame) in frames.into_iter().enumerate() {
             planes[side] = binder.bind(
@@ -334,6 +353,7 @@ impl SharedPlanes {
                 self.needs.side(side),
                 &self.sets[k][side],
                 allow_copy,
+                &mut before_write,
                 &|| error(side),
             )?;
         }
@@ -404,5 +424,70 @@ fn plane_bytes(picture: &HostPicture, plane: PlaneId) -> (&[u8], usize) {
                 unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, data.len() * 2) };
             (bytes, p.stride * 2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::bind::SourcePlane;
+    use crate::gpu::mock::{Call, MockDriver};
+    use crate::import::PixelFormat;
+    use crate::picture::ChromaSubsampling;
+
+    /// Stream waits queued while binding `frames` pairs of `layout`, each
+    /// plane 256-aligned (in place where the layout allows).
+    fn waits_while_binding(layout: PixelFormat, frames: usize) -> Vec<usize> {
+        let (mock, gpu) = MockDriver::gpu();
+        let format = PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
+        let mut planes = SharedPlanes::new(&gpu, format, PairPlanes::both(PlaneMask::ALL)).unwrap();
+        let mut binder = Binder::new(&gpu).unwrap();
+        let stream = gpu.stream().unwrap();
+        let sources: Vec<SourcePlane> = (0..layout.memory_planes() as u64)
+            .map(|i| SourcePlane {
+                ptr: 0x10_0000 + i * 0x1_0000,
+                pitch: 256,
+            })
+            .collect();
+        let frame = DeviceFrame {
+            format: layout,
+            planes: &sources,
+        };
+        (0..frames)
+            .map(|_| {
+                let before = mock.log().len();
+                let bound = planes
+                    .bind(&mut binder, &stream, [&frame, &frame], false, &|_| {
+                        unreachable!("aligned planes bind")
+                    })
+                    .unwrap();
+                let set = bound.set();
+                planes.release(set, &stream).unwrap();
+                let log = mock.log();
+                log[before..]
+                    .iter()
+                    .filter(|c| matches!(c, Call::StreamWait { .. }))
+                    .count()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn frames_read_in_place_wait_for_no_plane_set() {
+        let planar = PixelFormat::Planar {
+            subsampling: ChromaSubsampling::Yuv420,
+            bit_depth: 8,
+        };
+        assert_eq!(waits_while_binding(planar, SETS + 2), vec![0; SETS + 2]);
+    }
+
+    #[test]
+    fn a_layout_pass_waits_once_for_its_set() {
+        // NV12's chroma is split into the set's buffers: one wait a frame
+        // (for the set's last readers), however many planes it writes.
+        assert_eq!(
+            waits_while_binding(PixelFormat::Nv12, SETS + 2),
+            vec![1; SETS + 2]
+        );
     }
 }
