@@ -9,7 +9,7 @@ use crate::gpu::planes::{FramePlanes, PairPlanes, SharedPlanes};
 use std::mem::ManuallyDrop;
 
 /// The GPU engine: the library's streams (an entry stream, a lane per GPU
-/// extractor, an exit stream: `gpu/lanes.rs`), the shared device planes,
+/// extractor instance, an exit stream: `gpu/lanes.rs`), the shared device planes,
 /// the GPU extractors of the set, and the CPU extractors of features that
 /// have no GPU version yet (inline, or on worker threads with `threads > 1`).
 pub(super) struct GpuEngine {
@@ -46,11 +46,7 @@ impl GpuEngine {
                 Some(x) => {
                     let first = x?;
                     mask = mask.union(first.planes());
-                    let count = if first.frames_independent() {
-                        instances(format)
-                    } else {
-                        1
-                    };
+                    let count = first.instances(format);
                     let mut instances = vec![first];
                     for _ in 1..count {
                         instances.push(create().expect("created once already")?);
@@ -217,26 +213,10 @@ impl Drop for GpuEngine {
 
 pub(super) use crate::gpu::feature::IN_FLIGHT;
 
-/// Instances of an extractor whose frames are independent
-/// ([`GpuExtractor::frames_independent`]): they take its frames in turn,
-/// each on its own lane, so one frame's last kernels (coarse scales, a few
-/// blocks each) run beside the next frame's first instead of after them.
-const INSTANCES: usize = 2;
-
-/// Instances of a frames-independent extractor at this size: spreading
-/// pays while a frame's coarse kernels leave most of the device idle.
-fn instances(format: &PictureFormat) -> usize {
-    if u64::from(format.width) * u64::from(format.height) <= SPREAD_MAX_SAMPLES {
-        INSTANCES
-    } else {
-        1
-    }
-}
-
-const SPREAD_MAX_SAMPLES: u64 = 2560 * 1440;
-
-/// A GPU extractor of the set: one instance, or [`INSTANCES`] taking its
-/// frames in turn.
+/// A GPU extractor of the set: one instance, or several taking its frames
+/// in turn, each on its own lane ([`GpuExtractor::instances`]), so one
+/// frame's last kernels (coarse scales, a few blocks each) run beside the
+/// next frame's first instead of after them.
 pub(super) struct OnGpu {
     pub(super) slot: usize,
     pub(super) instances: Vec<Instance>,
@@ -328,18 +308,4 @@ pub(super) fn enqueue_all(
         lanes.leave(instance.lane)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::picture::ChromaSubsampling;
-
-    #[test]
-    fn frames_spread_up_to_1440p_only() {
-        let at = |w, h| instances(&PictureFormat::new(w, h, ChromaSubsampling::Yuv420, 8).unwrap());
-        assert_eq!(at(1920, 1080), INSTANCES);
-        assert_eq!(at(2560, 1440), INSTANCES);
-        assert_eq!(at(3840, 2160), 1);
-    }
 }

@@ -1,6 +1,8 @@
 //! The streams a GPU context queues a frame's work on: an entry stream for
 //! the frame's uploads, fence waits and layout passes, one lane (stream)
-//! per GPU extractor, and an exit stream that joins the lanes.
+//! per GPU extractor instance (an extractor whose frames are independent
+//! may have two, taking frames in turn), and an exit stream that joins the
+//! lanes.
 //!
 //! Per frame: the entry stream makes the shared planes ready and records
 //! `ready`; each lane that reads the frame waits for `ready`, queues its

@@ -12,7 +12,7 @@
 //! frame's totals.
 
 use super::readback::Readback;
-use super::GpuExtractor;
+use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::Result;
 use crate::feature::adm::cm::ScaleKernel;
 use crate::feature::adm::decouple::cos_1deg_sq;
@@ -346,8 +346,8 @@ impl GpuExtractor for GpuAdm {
         "adm"
     }
 
-    fn frames_independent(&self) -> bool {
-        true
+    fn instances(&self, format: &PictureFormat) -> usize {
+        spread_up_to_1440p(format)
     }
 
     fn planes(&self) -> PairPlanes {

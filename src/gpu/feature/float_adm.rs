@@ -14,7 +14,7 @@
 
 use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
 use super::readback::Readback;
-use super::GpuExtractor;
+use super::{GpuExtractor, SPREAD};
 use crate::error::Result;
 use crate::feature::float_adm::{
     combine_scales, cos_1deg_sq, pool, FloatAdmOutputs, PNorm, Region, ScaleSums, BORDER_FACTOR,
@@ -252,8 +252,9 @@ impl GpuExtractor for GpuFloatAdm {
         "float_adm"
     }
 
-    fn frames_independent(&self) -> bool {
-        true
+    fn instances(&self, _: &PictureFormat) -> usize {
+        // At every size, as float_vif (the float model at 2160p: +6 %).
+        SPREAD
     }
 
     fn planes(&self) -> PairPlanes {

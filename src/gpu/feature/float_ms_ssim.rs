@@ -11,7 +11,7 @@
 use super::float_common::{doubles, PartialSums};
 use super::float_ssim::{means_of, DecimateFilter, FloatPair, Pair, SsimKernels, SUMS};
 use super::readback::Readback;
-use super::GpuExtractor;
+use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::Result;
 use crate::feature::common::iqa_filter::decimated_len;
 use crate::feature::float_ms_ssim::{MsSsimOutputs, LOW_PASS, SCALES};
@@ -71,8 +71,8 @@ impl GpuExtractor for GpuFloatMsSsim {
         "float_ms_ssim"
     }
 
-    fn frames_independent(&self) -> bool {
-        true
+    fn instances(&self, format: &PictureFormat) -> usize {
+        spread_up_to_1440p(format)
     }
 
     fn planes(&self) -> PairPlanes {

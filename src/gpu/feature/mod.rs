@@ -54,11 +54,29 @@ pub trait GpuExtractor: Send {
         Ok(())
     }
 
-    /// True if a frame's values depend on that frame alone (nothing carried
-    /// from frame to frame, nothing left for `flush`): the engine may then
-    /// spread frames over several instances, each on its own stream.
-    fn frames_independent(&self) -> bool {
-        false
+    /// How many instances of this extractor the engine should create for
+    /// pictures of `format`, taking frames in turn, each on its own lane.
+    /// More than one only where a frame's values depend on that frame alone
+    /// (nothing carried from frame to frame, nothing left for `flush`) and
+    /// spreading was measured to pay (see [`SPREAD`]).
+    fn instances(&self, _format: &PictureFormat) -> usize {
+        1
+    }
+}
+
+/// Instances of a frames-independent extractor where spreading pays: with
+/// two, frame N+1's first (large) kernels run beside frame N's coarse
+/// scales, which leave most of the device idle. H200, 1080p `vmaf_v0.6.1`:
+/// 7,700 -> 8,900 fps; three gave no more (`docs/performance.md`, session 7).
+pub(crate) const SPREAD: usize = 2;
+
+/// [`SPREAD`] up to 1440p, one instance above: at 2160p the integer VIF
+/// and ADM fill the device on their own, and spreading them lost 0.5-1 %.
+pub(super) fn spread_up_to_1440p(format: &PictureFormat) -> usize {
+    if u64::from(format.width) * u64::from(format.height) <= 2560 * 1440 {
+        SPREAD
+    } else {
+        1
     }
 }
 
@@ -158,3 +176,19 @@ pub const AVAILABLE: &[&str] = &[
     "speed_temporal",
     "cambi",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::picture::ChromaSubsampling;
+
+    #[test]
+    fn spreading_stops_above_1440p() {
+        let at = |w, h| {
+            spread_up_to_1440p(&PictureFormat::new(w, h, ChromaSubsampling::Yuv420, 8).unwrap())
+        };
+        assert_eq!(at(1920, 1080), SPREAD);
+        assert_eq!(at(2560, 1440), SPREAD);
+        assert_eq!(at(3840, 2160), 1);
+    }
+}

@@ -8,7 +8,7 @@
 
 use super::float_common::{arg, doubles, sample_suffix};
 use super::readback::Readback;
-use super::GpuExtractor;
+use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::{Error, Result};
 use crate::feature::psnr_hvs::blocks::{block_count, score_of_total};
 use crate::feature::psnr_hvs::csf::Weights;
@@ -185,8 +185,8 @@ impl GpuExtractor for GpuPsnrHvs {
         "psnr_hvs"
     }
 
-    fn frames_independent(&self) -> bool {
-        true
+    fn instances(&self, format: &PictureFormat) -> usize {
+        spread_up_to_1440p(format)
     }
 
     fn planes(&self) -> PairPlanes {

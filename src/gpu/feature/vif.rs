@@ -5,7 +5,7 @@
 //! values are bit-identical.
 
 use super::readback::Readback;
-use super::GpuExtractor;
+use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::Result;
 use crate::feature::vif::{Log2Table, ScaleSums, VifOutputs, SCALES};
 use crate::feature::{FeatureSink, Options};
@@ -128,8 +128,8 @@ impl GpuExtractor for GpuVif {
         "vif"
     }
 
-    fn frames_independent(&self) -> bool {
-        true
+    fn instances(&self, format: &PictureFormat) -> usize {
+        spread_up_to_1440p(format)
     }
 
     fn planes(&self) -> PairPlanes {
