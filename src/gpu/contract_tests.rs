@@ -71,6 +71,15 @@ fn frame_span(log: &[Call], i: u32) -> std::ops::Range<usize> {
     start..end
 }
 
+/// Log positions of frame `i`'s launches of kernels named `prefix...`.
+fn launches_of(log: &[Call], i: u32, prefix: &str) -> Vec<usize> {
+    frame_span(log, i)
+        .filter(
+            |&k| matches!(&log[k], Call::Launch { function, .. } if function.starts_with(prefix)),
+        )
+        .collect()
+}
+
 fn dst(c: &Call) -> u64 {
     match c {
         Call::Copy2d { dst, .. } => *dst,
@@ -310,11 +319,7 @@ fn extractors_run_beside_each_other_and_uploads_beside_kernels() {
     let frames = SETS as u32 + 2;
     let log = run(&[("psnr", ""), ("motion", "")], frames, 1);
     let order = DeviceOrder::new(&log);
-    let launches = |i: u32, prefix: &str| -> Vec<usize> {
-        frame_span(&log, i)
-            .filter(|&k| matches!(&log[k], Call::Launch { function, .. } if function.starts_with(prefix)))
-            .collect()
-    };
+    let launches = |i: u32, prefix: &str| launches_of(&log, i, prefix);
     let stream = |k: usize| super::mock::stream_of(&log[k]).unwrap();
     let (psnr, motion) = (launches(2, "psnr"), launches(2, "motion"));
     assert_ne!(stream(psnr[0]), stream(motion[0]), "one stream for both");
@@ -498,11 +503,7 @@ fn independent_frames_alternate_between_two_instances() {
     for subsample in [1, 2] {
         let log = run(&[("vif", ""), ("motion", "")], 8, subsample);
         let order = DeviceOrder::new(&log);
-        let launches = |i: u32, prefix: &str| -> Vec<usize> {
-            frame_span(&log, i)
-                .filter(|&k| matches!(&log[k], Call::Launch { function, .. } if function.starts_with(prefix)))
-                .collect()
-        };
+        let launches = |i: u32, prefix: &str| launches_of(&log, i, prefix);
         let stream = |k: usize| super::mock::stream_of(&log[k]).unwrap();
         // Scored frames (vif is not temporal), in turn.
         let vif: Vec<Vec<usize>> = (0..8)
