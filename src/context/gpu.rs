@@ -222,14 +222,17 @@ pub(super) struct OnGpu {
     pub(super) instances: Vec<Instance>,
     /// The instance the next frame goes to.
     turn: usize,
+    /// The instance holding the oldest queued frame: frames are completed
+    /// in the turn order they were queued in, so this follows `turn`.
+    oldest: usize,
 }
 
 pub(super) struct Instance {
     pub(super) extractor: Box<dyn GpuExtractor>,
     /// Its stream in [`Lanes`].
     lane: usize,
-    /// Frames queued and not yet completed, oldest first.
-    queued: std::collections::VecDeque<u32>,
+    /// Frames queued and not yet completed.
+    queued: usize,
 }
 
 impl OnGpu {
@@ -242,7 +245,7 @@ impl OnGpu {
                 Instance {
                     extractor,
                     lane: *lanes - 1,
-                    queued: Default::default(),
+                    queued: 0,
                 }
             })
             .collect();
@@ -250,6 +253,7 @@ impl OnGpu {
             slot,
             instances,
             turn: 0,
+            oldest: 0,
         }
     }
 
@@ -261,9 +265,11 @@ impl OnGpu {
         sink: &mut FeatureSink,
         collector: &mut FeatureCollector,
     ) -> Result<()> {
-        while let Some(i) = self.oldest_over(left) {
-            let instance = &mut self.instances[i];
-            instance.queued.pop_front();
+        while self.instances.iter().any(|i| i.queued > left) {
+            let oldest = self.oldest;
+            self.oldest = (oldest + 1) % self.instances.len();
+            let instance = &mut self.instances[oldest];
+            instance.queued -= 1;
             if let Some(at) = instance.extractor.complete(sink)? {
                 // Values are keyed by the frame they were computed for, as
                 // the CPU engine writes them: output order does not depend
@@ -272,17 +278,6 @@ impl OnGpu {
             }
         }
         Ok(())
-    }
-
-    /// The instance holding the oldest frame, while some instance has more
-    /// than `left` queued.
-    fn oldest_over(&self, left: usize) -> Option<usize> {
-        if self.instances.iter().all(|i| i.queued.len() <= left) {
-            return None;
-        }
-        (0..self.instances.len())
-            .filter(|&i| !self.instances[i].queued.is_empty())
-            .min_by_key(|&i| self.instances[i].queued[0])
     }
 }
 
@@ -304,7 +299,7 @@ pub(super) fn enqueue_all(
         instance
             .extractor
             .enqueue(index, planes, lanes.enter(instance.lane)?)?;
-        instance.queued.push_back(index);
+        instance.queued += 1;
         lanes.leave(instance.lane)?;
     }
     Ok(())

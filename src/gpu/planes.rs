@@ -281,7 +281,9 @@ impl SharedPlanes {
                 reason: "no frame staged".into(),
             });
         }
-        let k = self.next_set(stream)?;
+        // Written right away: after the set's last readers.
+        let k = self.next_set();
+        stream.wait(&self.free[k])?;
         let set = &self.staging[(self.frames % 2) as usize];
         self.frames += 1;
         for (staging, staged) in set.buffers.iter().zip(&self.pending) {
@@ -307,13 +309,12 @@ impl SharedPlanes {
         })
     }
 
-    /// Picks the set the next frame writes and orders `stream` after the
-    /// readers of that set's previous frame.
-    fn next_set(&mut self, stream: &Stream) -> Result<usize> {
+    /// The set the next frame uses, in turn. A stream that writes it must
+    /// first wait for its `free` event (the readers of its previous frame).
+    fn next_set(&mut self) -> usize {
         let k = self.turn;
         self.turn = (k + 1) % SETS;
-        stream.wait(&self.free[k])?;
-        Ok(k)
+        k
     }
 
     /// Records, on `stream` (ordered after every reader of the frame that
@@ -332,8 +333,7 @@ impl SharedPlanes {
         allow_copy: bool,
         error: &dyn Fn(usize) -> ImportError,
     ) -> Result<FramePlanes<'_>> {
-        let k = self.turn;
-        self.turn = (k + 1) % SETS;
+        let k = self.next_set();
         // Only a pass or copy into the set waits for its last readers: a
         // frame read in place leaves the set alone, so its kernels need
         // not wait for the readers of the frame SETS back.
