@@ -556,33 +556,41 @@ fn main() -> Result<()> {
                 } else {
                     PixelFormat::P010
                 };
-                let cpu = |load: f64| format!("; host CPU {:.0} %", load * 100.0);
-                if args.runs("planar") {
-                    let (fps, load) = device_fed(g, &frames, args.frames, model, planar, false)?;
-                    row(
-                        "cuda device planar",
-                        args.frames,
-                        fps,
-                        format!("bound in place{}", cpu(load)),
-                    );
-                }
-                if args.runs("semi") {
-                    let (fps, load) = device_fed(g, &frames, args.frames, model, semi, false)?;
-                    row(
-                        &format!("cuda device {semi}"),
-                        args.frames,
-                        fps,
-                        format!("one layout pass{}", cpu(load)),
-                    );
-                }
-                if args.runs("copied") {
-                    let (fps, load) = device_fed(g, &frames, args.frames, model, planar, true)?;
-                    row(
-                        "cuda device copied",
-                        args.frames,
-                        fps,
-                        format!("unaligned planar, copied on the device{}", cpu(load)),
-                    );
+                // (--feeds name, row, layout, unaligned, note)
+                let device_rows = [
+                    (
+                        "planar",
+                        "cuda device planar".to_string(),
+                        planar,
+                        false,
+                        "bound in place",
+                    ),
+                    (
+                        "semi",
+                        format!("cuda device {semi}"),
+                        semi,
+                        false,
+                        "one layout pass",
+                    ),
+                    (
+                        "copied",
+                        "cuda device copied".to_string(),
+                        planar,
+                        true,
+                        "unaligned planar, copied on the device",
+                    ),
+                ];
+                for (feed, label, layout, unaligned, note) in device_rows {
+                    if args.runs(feed) {
+                        let (fps, load) =
+                            device_fed(g, &frames, args.frames, model, layout, unaligned)?;
+                        row(
+                            &label,
+                            args.frames,
+                            fps,
+                            format!("{note}; host CPU {:.0} %", load * 100.0),
+                        );
+                    }
                 }
                 let defaults: Vec<_> = names.iter().map(|n| (*n, "")).collect();
                 if !args.runs("kernels") {
