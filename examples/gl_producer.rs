@@ -20,7 +20,9 @@ mod gl;
 use glow::HasContext;
 use vmafx::gpu::{self, DeviceSelector, GpuBackend};
 use vmafx::import::pack::pack_plane;
-use vmafx::import::{Acquire, Frame, FrameDesc, Memory, PixelFormat, PlaneLayout};
+use vmafx::import::{
+    Acquire, Frame, FrameDesc, GlSync, GlTexture, Memory, PixelFormat, PlaneLayout,
+};
 use vmafx::io::open;
 use vmafx::model::{Model, ModelSpec};
 use vmafx::{ContextBuilder, HostPicture};
@@ -66,12 +68,10 @@ fn main() -> Result<()> {
                     let texture =
                         gl.r8_texture(w as i32, h as i32, &pack_plane(picture, layout, i, w))?;
                     textures.push(texture);
-                    Ok((
-                        Memory::GlTexture {
-                            texture: texture.0.get(),
-                        },
-                        PlaneLayout::new(0, w as u64),
-                    ))
+                    // SAFETY: our texture of the context current on this
+                    // thread, which submits; deleted only after `finish`.
+                    let memory = Memory::GlTexture(unsafe { GlTexture::new(texture.0.get()) });
+                    Ok((memory, PlaneLayout::new(0, w as u64)))
                 })
                 .collect::<std::result::Result<Vec<_>, String>>()?;
             // "Written": a fence after the texture writes, waited on this
@@ -79,7 +79,12 @@ fn main() -> Result<()> {
             // SAFETY: our current context.
             let fence = unsafe { gl.gl.fence_sync(glow::SYNC_GPU_COMMANDS_COMPLETE, 0)? };
             let desc = FrameDesc::per_plane(format.width, format.height, layout, planes);
-            pair.push(Frame::new(desc, Acquire::GlSync(fence.0 as usize), vec![])?);
+            pair.push(Frame::new(
+                desc,
+                // SAFETY: the sync above, of this thread's current context.
+                Acquire::GlSync(unsafe { GlSync::from_raw(fence.0 as usize) }),
+                vec![],
+            )?);
         }
         ctx.submit_frames(&pair[0], &pair[1])?;
     }

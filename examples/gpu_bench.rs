@@ -45,6 +45,7 @@ use vmafx::gpu::planes::{PairPlanes, SharedPlanes};
 use vmafx::gpu::pool::FramePool;
 use vmafx::gpu::{self, DeviceSelector, Gpu, GpuBackend};
 use vmafx::import::pack::pack_plane;
+use vmafx::import::DevicePtr;
 use vmafx::import::{Acquire, Frame, FrameDesc, Memory, PixelFormat, PlaneLayout};
 use vmafx::io::open;
 use vmafx::model::{Model, ModelSpec};
@@ -292,10 +293,7 @@ fn device_frames(
         }
         let buffer = gpu.buffer(offset as usize)?;
         write(gpu, buffer.ptr(), &layouts, layout, p)?;
-        let memory = Memory::Device {
-            ptr: buffer.ptr(),
-            bytes: buffer.len() as u64,
-        };
+        let memory = Memory::Device(unsafe { DevicePtr::new(buffer.ptr(), buffer.len() as u64) });
         keep.push(buffer);
         Ok(Frame::new(
             FrameDesc::new(format.width, format.height, layout, memory, &layouts),

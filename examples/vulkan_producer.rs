@@ -22,6 +22,7 @@
 use ash::vk;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
+use vmafx::import::VulkanMemoryFd;
 use vmafx::import::{
     Acquire, Frame, FrameDesc, Memory, PixelFormat, PlaneLayout, Release, VulkanTimeline,
 };
@@ -119,17 +120,11 @@ fn main() -> Result<(), Error> {
                 w,
                 h,
                 PixelFormat::Nv12,
-                Memory::VulkanFd {
-                    fd,
-                    bytes: slot.size,
-                    dedicated: false,
-                },
+                Memory::VulkanFd(unsafe { VulkanMemoryFd::new(fd, slot.size, false) }),
                 &layout.planes(offset as u64),
             );
-            let timeline = |semaphore, value| VulkanTimeline {
-                device: vk.device.clone(),
-                semaphore,
-                value,
+            let timeline = |semaphore, value| unsafe {
+                VulkanTimeline::new(vk.device.clone(), semaphore, value)
             };
             Frame::new(
                 desc,

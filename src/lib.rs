@@ -13,6 +13,8 @@ pub mod numfmt;
 pub mod picture;
 pub mod pool;
 pub mod report;
+#[doc(hidden)]
+pub mod testing;
 
 pub use context::{Context, ContextBuilder, FeatureScores};
 pub use error::{Error, Result};

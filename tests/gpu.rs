@@ -1,6 +1,6 @@
 //! GPU extractors against the CPU ones: same feature names, same order,
 //! bit-identical per-frame values, on the golden pairs. Without a GPU each
-//! test prints why it skipped and passes.
+//! test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
 mod common;
 
@@ -219,7 +219,9 @@ fn missing_runtimes_are_named() {
         println!("as expected without libcuda: {e}");
         assert!(e.to_string().contains("libcuda"), "{e}");
     } else {
-        println!("skipped: libcuda is present, the missing-runtime error cannot be seen here");
+        println!(
+            "not applicable: libcuda is present, the missing-runtime error cannot be seen here"
+        );
     }
     if !gpu::hip::runtime_present() {
         let e = gpu::open(GpuBackend::Hip, &DeviceSelector::default()).unwrap_err();
@@ -307,7 +309,10 @@ fn cli_backend_auto_falls_back_or_matches_cpu() {
         .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
     let data = root.join("examples/data");
     if !data.join("ref_576x324.y4m").exists() {
-        println!("skipped: {} not found", data.display());
+        vmafx::testing::skip(
+            vmafx::testing::REQUIRE_GPU,
+            format_args!("{} not found", data.display()),
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 //! (default and `fix_422_chroma`), subsampling, the same bits from run to
 //! run, 12- and 16-bit input, and synthetic pictures of odd sizes in every
 //! chroma layout (libvmaf's mis-addressed 4:2:2 included, down to one-row
-//! pictures). Without a GPU each test prints why it skipped and passes.
+//! pictures). Without a GPU each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
 mod common;
 

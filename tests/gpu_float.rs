@@ -3,7 +3,7 @@
 //! and order, per-frame values within the documented relative tolerance on
 //! every golden pair (docs/gpu-testing.md), the same bits from run to run,
 //! subsampling, and 12- and 16-bit input (kernel times: `gpu_bench
-//! --extractors`). Without a GPU each test prints why it skipped and passes.
+//! --extractors`). Without a GPU each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
 mod common;
 

@@ -2,7 +2,7 @@
 //! and order, per-frame values within a relative 1e-5 on every golden pair
 //! (default options, the options models set, subsampling), and the same
 //! bits from run to run (whole models: `tests/gpu_models.rs`). Without a GPU
-//! each test prints why it skipped and passes.
+//! each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
 mod common;
 

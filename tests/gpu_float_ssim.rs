@@ -2,8 +2,8 @@
 //! same feature names and order, per-frame values within the documented
 //! relative tolerance on every golden pair with every option
 //! (docs/gpu-testing.md), subsampling, and the same bits from run to run
-//! (kernel times: `gpu_bench --extractors`). Without a GPU each test prints
-//! why it skipped and passes.
+//! (kernel times: `gpu_bench --extractors`). Without a GPU each test records
+//! why it skipped (`VMAFX_REQUIRE_GPU=1` fails instead).
 
 mod common;
 

@@ -23,7 +23,10 @@ use vmafx::gpu::{self, cuda, DeviceSelector, Gpu, GpuBackend};
 
 fn cuda_gpu() -> Option<Gpu> {
     if !cuda::driver_present() {
-        println!("no CUDA device (libcuda not found)");
+        vmafx::testing::skip(
+            vmafx::testing::REQUIRE_GPU,
+            "no CUDA device (libcuda not found); the CPU half still runs",
+        );
         return None;
     }
     match gpu::open(GpuBackend::Cuda, &DeviceSelector::default()) {
@@ -32,7 +35,10 @@ fn cuda_gpu() -> Option<Gpu> {
             Some(g)
         }
         Err(e) => {
-            println!("no CUDA device ({e})");
+            vmafx::testing::skip(
+                vmafx::testing::REQUIRE_GPU,
+                format_args!("no CUDA device ({e}); the CPU half still runs"),
+            );
             None
         }
     }
@@ -46,7 +52,7 @@ fn vulkan(gpu: Option<&Gpu>) -> Option<Vulkan> {
             Some(v)
         }
         Err(e) => {
-            println!("skipped: {e}");
+            vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, e);
             None
         }
     }
@@ -236,7 +242,7 @@ fn vulkan_memory_imports_and_copies_at_any_offset_and_pitch() {
         pool.allocation_size, pool.dedicated
     );
     let Some(gpu) = gpu else {
-        println!("skipped: no CUDA device to import into");
+        vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device to import into");
         return vk.destroy_buffer(pool);
     };
     {
@@ -306,10 +312,10 @@ fn timeline_and_binary_semaphores_order_cuda_and_vulkan_both_ways() {
     };
     let (timeline, binary) = match (vk.semaphore(true), vk.semaphore(false)) {
         (Ok(t), Ok(b)) => (t, b),
-        (Err(e), _) | (_, Err(e)) => return println!("skipped: {e}"),
+        (Err(e), _) | (_, Err(e)) => return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, e),
     };
     let Some(gpu) = gpu else {
-        return println!("skipped: no CUDA device to import into");
+        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device to import into");
     };
     let stream = gpu.stream().unwrap();
     let event = gpu.event().unwrap();
@@ -361,7 +367,7 @@ fn timeline_and_binary_semaphores_order_cuda_and_vulkan_both_ways() {
 #[test]
 fn a_dmabuf_import_gets_the_drivers_answer_and_the_paths_that_work() {
     let Some(gpu) = cuda_gpu() else {
-        return println!("skipped: no CUDA device");
+        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device");
     };
     let exported = gpu.buffer(2 << 20).unwrap();
     let desc = ExternalMemoryDesc {
@@ -405,7 +411,7 @@ fn a_dmabuf_import_gets_the_drivers_answer_and_the_paths_that_work() {
 fn a_gl_texture_maps_as_an_array_and_copies_out() {
     let gl = match Gl::new() {
         Ok(gl) => gl,
-        Err(e) => return println!("skipped: {e}"),
+        Err(e) => return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, e),
     };
     println!("GL: {}", gl.version);
     let (width, height) = (1917usize, 1079usize);
@@ -413,7 +419,10 @@ fn a_gl_texture_maps_as_an_array_and_copies_out() {
     let texture = gl.r8_texture(width as i32, height as i32, &data).unwrap();
     let Some(gpu) = cuda_gpu() else {
         gl.delete_texture(texture);
-        return println!("skipped: no CUDA device to register the texture with");
+        return vmafx::testing::skip(
+            vmafx::testing::REQUIRE_GPU,
+            "no CUDA device to register the texture with",
+        );
     };
     {
         let stream = gpu.stream().unwrap();
@@ -452,7 +461,7 @@ fn a_gl_texture_maps_as_an_array_and_copies_out() {
 #[test]
 fn a_registered_host_frame_copies_with_no_staging() {
     let Some(gpu) = cuda_gpu() else {
-        return println!("skipped: no CUDA device");
+        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device");
     };
     // An ordinary heap frame at an odd address, as a producer would hand it.
     let storage = pattern(FRAME + 13, 4);
@@ -533,7 +542,7 @@ fn a_registered_host_frame_copies_with_no_staging() {
 #[test]
 fn a_producers_event_is_waited_on_and_left_alive() {
     let Some(gpu) = cuda_gpu() else {
-        return println!("skipped: no CUDA device");
+        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device");
     };
     let stream = gpu.stream().unwrap(); // makes the context current here
     let mut raw = std::ptr::null_mut();
@@ -570,7 +579,7 @@ fn two_hundred_import_cycles_leak_no_fd_and_no_device_memory() {
         .as_ref()
         .map(|gl| gl.r8_texture(640, 360, &pattern(640 * 360, 6)).unwrap());
     let Some(gpu) = gpu else {
-        return println!("skipped: no CUDA device to import into");
+        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device to import into");
     };
     let stream = gpu.stream().unwrap();
     let dst = gpu.buffer(FRAME).unwrap();

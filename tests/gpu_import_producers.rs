@@ -3,7 +3,7 @@
 //! and release, GL textures of an EGL context, a refused dma-buf, and a soak
 //! through a small frame pool that must leak nothing. Each compares with
 //! the same pictures uploaded from the host. Without a GPU (or without the
-//! Vulkan/EGL loaders) each test prints why it skipped and passes.
+//! Vulkan/EGL loaders) each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
 mod common;
 mod producers;
@@ -19,6 +19,7 @@ use vmafx::import::pack::pack_plane;
 use vmafx::import::{
     Acquire, Frame, FrameDesc, HostFence, Memory, PixelFormat, PlaneLayout, Release,
 };
+use vmafx::import::{GlTexture, VulkanMemoryFd};
 use vmafx::{HostPicture, PictureFormat};
 
 const FEATURES: &[(&str, &str)] = &[("psnr", "enable_chroma=true"), ("motion", ""), ("vif", "")];
@@ -42,7 +43,10 @@ fn vulkan(gpu: &Gpu) -> Option<Vulkan> {
     match Vulkan::new(Some(gpu.uuid())) {
         Ok(v) => Some(v),
         Err(e) => {
-            println!("skipped: no Vulkan device matching the CUDA device ({e})");
+            vmafx::testing::skip(
+                vmafx::testing::REQUIRE_GPU,
+                format_args!("no Vulkan device matching the CUDA device ({e})"),
+            );
             None
         }
     }
@@ -63,11 +67,13 @@ fn vulkan_nv12_frame(
     let (bytes, layouts) = packed(p, PixelFormat::Nv12);
     let buffer = vk.exportable_buffer(bytes.len() as u64, true).unwrap();
     vk.fill(&buffer, &bytes).unwrap();
-    let memory = Memory::VulkanFd {
-        fd: vk.memory_fd(&buffer).unwrap(),
-        bytes: buffer.allocation_size,
-        dedicated: buffer.dedicated,
-    };
+    let memory = Memory::VulkanFd(unsafe {
+        VulkanMemoryFd::new(
+            vk.memory_fd(&buffer).unwrap(),
+            buffer.allocation_size,
+            buffer.dedicated,
+        )
+    });
     let desc = FrameDesc::new(
         format.width,
         format.height,
@@ -265,7 +271,10 @@ fn gl_textures_as_planes() {
     let gl = match Gl::new() {
         Ok(gl) => gl,
         Err(e) => {
-            println!("skipped: no EGL/GL context ({e})");
+            vmafx::testing::skip(
+                vmafx::testing::REQUIRE_GPU,
+                format_args!("no EGL/GL context ({e})"),
+            );
             return;
         }
     };
@@ -288,7 +297,7 @@ fn gl_textures_as_planes() {
                         .unwrap();
                     textures.push(t);
                     (
-                        Memory::GlTexture { texture: t.0.get() },
+                        Memory::GlTexture(unsafe { GlTexture::new(t.0.get()) }),
                         PlaneLayout::new(0, w as u64),
                     )
                 })

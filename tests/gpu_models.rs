@@ -4,7 +4,7 @@
 //! the float models (float VIF/ADM sum in double in a fixed order: within a
 //! relative 1e-5, ADR 0011). Pictures a model refuses (SpEED's minimum
 //! size) are refused with the CPU's message. Without a GPU the scoring test
-//! prints why it skipped and passes.
+//! records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
 mod common;
 

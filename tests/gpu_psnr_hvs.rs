@@ -2,8 +2,8 @@
 //! order and bits on every golden pair (8 and 10 bits, 4:2:0, 4:2:2,
 //! 4:4:4, odd sizes), with subsampling, on golden pictures scaled up to
 //! 1080p and 2160p, and the same bits from run to run (kernel times:
-//! `gpu_bench --extractors psnr_hvs`). Without a GPU each test prints why it
-//! skipped and passes.
+//! `gpu_bench --extractors psnr_hvs`). Without a GPU each test records why it
+//! skipped (`VMAFX_REQUIRE_GPU=1` fails instead).
 
 mod common;
 

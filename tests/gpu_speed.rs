@@ -5,8 +5,8 @@
 //! `speed_use_ref_diff`), subsampling (speed_temporal still sees every
 //! frame), the same bits from run to run, 12- and 16-bit input, and
 //! synthetic pictures of odd sizes in every chroma layout, flat planes
-//! (singular covariance) included. Without a GPU each test prints why it
-//! skipped and passes.
+//! (singular covariance) included. Without a GPU each test records why it
+//! skipped (`VMAFX_REQUIRE_GPU=1` fails instead).
 
 mod common;
 

@@ -2,8 +2,8 @@
 //! same order, bit-identical per-frame values, on every golden pair (every
 //! option), on 12- and 16-bit pictures made from the 10-bit pair, and on
 //! synthetic stress pictures at the smallest and odd sizes (kernel times:
-//! `gpu_bench --extractors vif`). Without a GPU each test prints why it
-//! skipped and passes.
+//! `gpu_bench --extractors vif`). Without a GPU each test records why it
+//! skipped (`VMAFX_REQUIRE_GPU=1` fails instead).
 
 mod common;
 

@@ -15,6 +15,7 @@ use glow::HasContext;
 use import_support::egl::Gl;
 use import_support::*;
 use std::ptr::NonNull;
+use vmafx::import::GlSync;
 use vmafx::import::{Acquire, Frame, FrameDesc, HostMemory, Memory, PixelFormat};
 use vmafx::{Error, HostPicture};
 
@@ -131,7 +132,12 @@ fn gl_synced_frames_score_like_host_pictures() {
                     memory,
                     &[luma, chroma],
                 );
-                Frame::new(desc, Acquire::GlSync(sync.0 as usize), vec![]).unwrap()
+                Frame::new(
+                    desc,
+                    Acquire::GlSync(GlSync::from_raw(sync.0 as usize)),
+                    vec![],
+                )
+                .unwrap()
             };
             let (rf, df) = (frame(r, 2 * i), frame(d, 2 * i + 1));
             ctx.submit_frames(&rf, &df).unwrap();
@@ -163,7 +169,12 @@ fn a_gl_sync_submitted_where_no_gl_context_is_current_is_refused() {
                 host_memory(&packed.bytes),
                 &packed.planes,
             );
-            let frame = Frame::new(desc, Acquire::GlSync(0x1), vec![]).unwrap();
+            let frame = Frame::new(
+                desc,
+                Acquire::GlSync(unsafe { GlSync::from_raw(0x1) }),
+                vec![],
+            )
+            .unwrap();
             let mut ctx = context(format, 1).build().unwrap();
             let e = ctx.submit_frames(&frame, &frame).unwrap_err();
             assert!(matches!(e, Error::Gpu { .. }), "{e}");

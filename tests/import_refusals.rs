@@ -14,6 +14,7 @@ use std::time::Duration;
 use vmafx::import::{
     Acquire, Frame, FrameDesc, HostFence, Memory, PixelFormat, PlaneLayout, RawEvent, Release,
 };
+use vmafx::import::{DeviceArray, DevicePtr, GlTexture, VulkanMemoryFd};
 use vmafx::{ChromaSubsampling, Context, ContextBuilder, Error, PictureFormat};
 
 const W: u32 = 64;
@@ -181,7 +182,7 @@ fn run_refusals() {
             width: W,
             height: H,
             format: PixelFormat::Nv12,
-            memory: vec![Memory::GlTexture { texture: 3 }],
+            memory: vec![Memory::GlTexture(unsafe { GlTexture::new(3) })],
             planes: nv12_planes()
                 .iter()
                 .map(|&layout| vmafx::import::PlaneDesc { memory: 0, layout })
@@ -195,10 +196,9 @@ fn run_refusals() {
     let gpu = "needs a GPU context (`--backend cuda|hip`)";
     refused_at_submit(
         "device pointer",
-        nv12(Memory::Device {
-            ptr: 0x7000_0000,
-            bytes: 64 * 48,
-        }),
+        nv12(Memory::Device(unsafe {
+            DevicePtr::new(0x7000_0000, 64 * 48)
+        })),
         Acquire::None,
         vec![],
         &["device-pointer memory (NV12, plane 0)", gpu],
@@ -210,8 +210,14 @@ fn run_refusals() {
             H,
             PixelFormat::Nv12,
             vec![
-                (Memory::Array { handle: 1 }, PlaneLayout::new(0, 0)),
-                (Memory::Array { handle: 2 }, PlaneLayout::new(0, 0)),
+                (
+                    Memory::Array(unsafe { DeviceArray::from_raw(1) }),
+                    PlaneLayout::new(0, 0),
+                ),
+                (
+                    Memory::Array(unsafe { DeviceArray::from_raw(2) }),
+                    PlaneLayout::new(0, 0),
+                ),
             ],
         ),
         Acquire::None,
@@ -225,8 +231,14 @@ fn run_refusals() {
             H,
             PixelFormat::Nv12,
             vec![
-                (Memory::GlTexture { texture: 1 }, PlaneLayout::new(0, 0)),
-                (Memory::GlTexture { texture: 2 }, PlaneLayout::new(0, 0)),
+                (
+                    Memory::GlTexture(unsafe { GlTexture::new(1) }),
+                    PlaneLayout::new(0, 0),
+                ),
+                (
+                    Memory::GlTexture(unsafe { GlTexture::new(2) }),
+                    PlaneLayout::new(0, 0),
+                ),
             ],
         ),
         Acquire::None,
@@ -236,7 +248,7 @@ fn run_refusals() {
     refused_at_submit(
         "device event acquire",
         nv12(host_fd(64 * 48)),
-        Acquire::DeviceEvent(RawEvent(0x1234)),
+        Acquire::DeviceEvent(unsafe { RawEvent::from_raw(0x1234) }),
         vec![],
         &["host fd memory (NV12)", "acquire fence (device event)", gpu],
     );
@@ -254,7 +266,7 @@ fn run_refusals() {
         "device event release",
         nv12(host_fd(64 * 48)),
         Acquire::None,
-        vec![Release::DeviceEvent(RawEvent(9))],
+        vec![Release::DeviceEvent(unsafe { RawEvent::from_raw(9) })],
         &["release signal (device event)", gpu],
     );
     refused_at_submit(
@@ -315,11 +327,9 @@ fn run_refusals() {
     );
     refused_at_submit(
         "a plain memfd as a Vulkan opaque fd",
-        nv12(Memory::VulkanFd {
-            fd: fd_of(64 * 48),
-            bytes: 64 * 48,
-            dedicated: false,
-        }),
+        nv12(Memory::VulkanFd(unsafe {
+            VulkanMemoryFd::new(fd_of(64 * 48), 64 * 48, false)
+        })),
         Acquire::None,
         vec![],
         &[
@@ -331,11 +341,9 @@ fn run_refusals() {
     let (pipe_read, _pipe_write) = nix::unistd::pipe().unwrap();
     refused_at_submit(
         "an fd that cannot be mapped",
-        nv12(Memory::VulkanFd {
-            fd: pipe_read,
-            bytes: 64 * 48,
-            dedicated: false,
-        }),
+        nv12(Memory::VulkanFd(unsafe {
+            VulkanMemoryFd::new(pipe_read, 64 * 48, false)
+        })),
         Acquire::None,
         vec![],
         &[

@@ -13,6 +13,7 @@ mod import_support;
 use import_support::vulkan::Vk;
 use import_support::*;
 use std::time::Duration;
+use vmafx::import::VulkanMemoryFd;
 use vmafx::import::{Acquire, Frame, FrameDesc, Memory, PixelFormat, Release, VulkanTimeline};
 
 fn vulkan() -> Option<Vk> {
@@ -50,17 +51,11 @@ fn vulkan_opaque_fd_frames_with_timelines_score_like_host_pictures() {
                 format.width,
                 format.height,
                 PixelFormat::Nv12,
-                Memory::VulkanFd {
-                    fd,
-                    bytes,
-                    dedicated: false,
-                },
+                Memory::VulkanFd(unsafe { VulkanMemoryFd::new(fd, bytes, false) }),
                 &packed.planes,
             );
-            let timeline = |semaphore, value| VulkanTimeline {
-                device: vk.device.clone(),
-                semaphore,
-                value,
+            let timeline = |semaphore, value| unsafe {
+                VulkanTimeline::new(vk.device.clone(), semaphore, value)
             };
             Frame::new(
                 desc,
@@ -137,18 +132,11 @@ fn two_frames_in_one_vulkan_allocation_are_read_at_their_offsets() {
                 format.width,
                 format.height,
                 planar,
-                Memory::VulkanFd {
-                    fd,
-                    bytes: size,
-                    dedicated: false,
-                },
+                Memory::VulkanFd(unsafe { VulkanMemoryFd::new(fd, size, false) }),
                 planes,
             );
-            let acquire = Acquire::VulkanTimeline(VulkanTimeline {
-                device: vk.device.clone(),
-                semaphore: done,
-                value: 5,
-            });
+            let acquire =
+                Acquire::VulkanTimeline(unsafe { VulkanTimeline::new(vk.device.clone(), done, 5) });
             Frame::new(desc, acquire, vec![]).unwrap()
         };
         let fd2 = std::os::fd::AsFd::as_fd(&fd).try_clone_to_owned().unwrap();

@@ -90,7 +90,7 @@ impl FrameQueue {
         let pending = {
             let mut acquire = frame.acquire();
             if let Acquire::GlSync(sync) = *acquire {
-                gl_sync::wait(sync, self.timeout, &name(acquire.kind()))?;
+                gl_sync::wait(sync.as_raw(), self.timeout, &name(acquire.kind()))?;
                 *acquire = Acquire::None;
             }
             match HostWait::of(&acquire)? {

@@ -84,11 +84,7 @@ impl Gpu {
     }
 
     pub fn event(&self) -> Result<Event> {
-        Ok(Event {
-            handle: self.driver.event_create()?,
-            gpu: self.clone(),
-            owned: true,
-        })
+        Ok(Event::new(self.clone(), self.driver.event_create()?, true))
     }
 
     /// Wraps an event the producer created (a `CUevent` / `hipEvent_t` of
@@ -99,22 +95,18 @@ impl Gpu {
     /// `raw` must be a valid event of this runtime and context that
     /// outlives the returned [`Event`].
     pub unsafe fn borrow_event(&self, raw: *mut c_void) -> Event {
-        Event {
-            handle: Handle(raw as usize),
-            gpu: self.clone(),
-            owned: false,
-        }
+        Event::new(self.clone(), Handle(raw as usize), false)
     }
 }
 
 impl Gpu {
     /// An event that takes timestamps, for [`Event::elapsed_ms_since`].
     pub fn timed_event(&self) -> Result<Event> {
-        Ok(Event {
-            handle: self.driver.timed_event_create()?,
-            gpu: self.clone(),
-            owned: true,
-        })
+        Ok(Event::new(
+            self.clone(),
+            self.driver.timed_event_create()?,
+            true,
+        ))
     }
 }
 
@@ -218,7 +210,11 @@ impl Stream {
     /// Makes later work on this stream wait for `event` (on the device).
     pub fn wait(&self, event: &Event) -> Result<()> {
         // SAFETY: both alive, same driver.
-        unsafe { self.gpu.driver.stream_wait_event(self.handle, event.handle) }
+        unsafe {
+            self.gpu
+                .driver
+                .stream_wait_event(self.handle, event.handle())
+        }
     }
 
     /// Queues a 2D copy into device memory.
@@ -286,54 +282,76 @@ impl Drop for Stream {
 }
 
 /// A marker in a stream: record, wait (device side), query, synchronise.
-/// Ours, or a producer's ([`Gpu::borrow_event`]).
+/// Ours, or a producer's ([`Gpu::borrow_event`]). The runtime's event is
+/// shared with the [`crate::import::RawEvent`]s made from it, so it lives
+/// until the last of them is gone.
 pub struct Event {
+    inner: Arc<EventHandle>,
+}
+
+struct EventHandle {
     gpu: Gpu,
     handle: Handle,
     /// False for a producer's event: its owner destroys it.
     owned: bool,
 }
 
-// SAFETY: events may be used from any thread.
-unsafe impl Send for Event {}
+impl Drop for EventHandle {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: ours, and no Event or RawEvent refers to it any more.
+            unsafe { self.gpu.driver.event_destroy(self.handle) }
+        }
+    }
+}
 
 impl Event {
+    fn new(gpu: Gpu, handle: Handle, owned: bool) -> Self {
+        Self {
+            inner: Arc::new(EventHandle { gpu, handle, owned }),
+        }
+    }
+
+    fn handle(&self) -> Handle {
+        self.inner.handle
+    }
+
+    fn gpu(&self) -> &Gpu {
+        &self.inner.gpu
+    }
+
     /// The runtime's event, as a producer would hand it over (tests and
-    /// examples play producer with our own events).
+    /// examples play producer with our own events). The returned value
+    /// keeps the event alive, so it is safe to give to a frame.
     pub fn as_raw(&self) -> crate::import::RawEvent {
-        crate::import::RawEvent(self.handle.0)
+        crate::import::RawEvent::owned(self.handle().0, self.inner.clone())
     }
 
     pub fn record(&self, stream: &Stream) -> Result<()> {
         // SAFETY: both alive, same driver.
-        unsafe { self.gpu.driver.event_record(self.handle, stream.handle) }
+        unsafe { self.gpu().driver.event_record(self.handle(), stream.handle) }
     }
 
     /// True once the work before the last record has completed.
     pub fn is_done(&self) -> Result<bool> {
         // SAFETY: our own live event.
-        unsafe { self.gpu.driver.event_query(self.handle) }
+        unsafe { self.gpu().driver.event_query(self.handle()) }
     }
 
     /// Waits on the host for the work before the last record.
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: our own live event.
-        unsafe { self.gpu.driver.event_synchronize(self.handle) }
+        unsafe { self.gpu().driver.event_synchronize(self.handle()) }
     }
 
     /// Device milliseconds from `start`'s last record to this one's; both
     /// must be timed events ([`Gpu::timed_event`]) whose work has completed.
     pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
         // SAFETY: both alive, same driver.
-        unsafe { self.gpu.driver.event_elapsed_ms(start.handle, self.handle) }
-    }
-}
-
-impl Drop for Event {
-    fn drop(&mut self) {
-        if self.owned {
-            // SAFETY: ours.
-            unsafe { self.gpu.driver.event_destroy(self.handle) }
+        unsafe {
+            self.gpu()
+                .driver
+                .event_elapsed_ms(start.handle(), self.handle())
         }
     }
 }

@@ -10,7 +10,9 @@ use super::driver::{Copy2d, Memory as CopySource};
 use super::planes::PITCH_ALIGN;
 use crate::error::{Error, Result};
 use crate::import::pack::pack_plane;
-use crate::import::{Acquire, Frame, FrameDesc, Memory, PixelFormat, PlaneLayout, Release};
+use crate::import::{
+    Acquire, DevicePtr, Frame, FrameDesc, Memory, PixelFormat, PlaneLayout, Release,
+};
 use crate::picture::HostPicture;
 use crossbeam_channel::{Receiver, Sender};
 use std::time::Duration;
@@ -160,10 +162,9 @@ impl PooledFrame {
     /// Once released it returns to the pool (after `releases` fire).
     pub fn into_frame(mut self, acquire: Acquire, mut releases: Vec<Release>) -> Result<Frame> {
         let buffer = self.buffer.take().expect("held until into_frame");
-        let memory = Memory::Device {
-            ptr: buffer.ptr(),
-            bytes: buffer.len() as u64,
-        };
+        // SAFETY: our pool's buffer, moved into the release callback below,
+        // so it lives (unwritten by the pool) until the frame is released.
+        let memory = Memory::Device(unsafe { DevicePtr::new(buffer.ptr(), buffer.len() as u64) });
         let back = self.back.clone();
         releases.push(Release::Callback(Box::new(move || {
             // The pool may be gone: then the buffer is freed here.

@@ -52,19 +52,123 @@ impl HostFence {
     }
 }
 
-/// A CUDA `CUevent` or HIP `hipEvent_t` the producer owns, on the context's
-/// device (the library never destroys it).
+/// A CUDA `CUevent` or HIP `hipEvent_t` on the context's device. Made by
+/// the unsafe [`RawEvent::from_raw`] (a producer's own event: the library
+/// never destroys it), or safely by `gpu::Event::as_raw`, which keeps that
+/// event alive as long as any copy of this value:
+///
+/// ```compile_fail
+/// let e = vmafx::import::RawEvent(0x1234);
+/// ```
+#[derive(Clone)]
+pub struct RawEvent {
+    handle: usize,
+    /// What keeps the event alive, when vmafx owns it.
+    _keep: Option<Arc<dyn Send + Sync>>,
+}
+
+impl RawEvent {
+    /// # Safety
+    /// `handle` is a live event of the device (CUDA: of the context vmafx
+    /// uses, or one that context may wait on) that stays alive until the
+    /// frame's acquire has been waited and its release signals have fired.
+    pub unsafe fn from_raw(handle: usize) -> Self {
+        Self {
+            handle,
+            _keep: None,
+        }
+    }
+
+    /// An event vmafx owns, kept alive by `keep`.
+    pub(crate) fn owned(handle: usize, keep: Arc<dyn Send + Sync>) -> Self {
+        Self {
+            handle,
+            _keep: Some(keep),
+        }
+    }
+
+    pub fn as_raw(&self) -> usize {
+        self.handle
+    }
+}
+
+impl std::fmt::Debug for RawEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RawEvent({:#x})", self.handle)
+    }
+}
+
+impl PartialEq for RawEvent {
+    fn eq(&self, other: &Self) -> bool {
+        self.handle == other.handle
+    }
+}
+impl Eq for RawEvent {}
+
+/// A GL sync object (`GLsync`, from `glFenceSync`) of the GL context
+/// current on the submitting thread.
+///
+/// ```compile_fail
+/// let s = vmafx::import::GlSync { sync: 1 };
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RawEvent(pub usize);
+pub struct GlSync {
+    sync: usize,
+}
+
+impl GlSync {
+    /// # Safety
+    /// `sync` is a live `GLsync` of the GL context that is current on the
+    /// thread that submits the frame, and is not deleted before `submit`
+    /// returns.
+    pub const unsafe fn from_raw(sync: usize) -> Self {
+        Self { sync }
+    }
+
+    pub fn as_raw(&self) -> usize {
+        self.sync
+    }
+}
 
 /// A Vulkan timeline semaphore the library waits for (or signals) on the
 /// host, through the producer's device: for producers that cannot export
 /// semaphore fds (and the CPU device).
+///
+/// ```compile_fail
+/// # let (device, semaphore): (ash::Device, ash::vk::Semaphore) = todo!();
+/// let t = vmafx::import::VulkanTimeline { device, semaphore, value: 1 };
+/// ```
 #[derive(Clone)]
 pub struct VulkanTimeline {
-    pub device: ash::Device,
-    pub semaphore: ash::vk::Semaphore,
-    pub value: u64,
+    device: ash::Device,
+    semaphore: ash::vk::Semaphore,
+    value: u64,
+}
+
+impl VulkanTimeline {
+    /// # Safety
+    /// `semaphore` is a live timeline semaphore of `device`, and both stay
+    /// alive until the frame's acquire has been waited (acquire) or its
+    /// release signals have fired (release).
+    pub unsafe fn new(device: ash::Device, semaphore: ash::vk::Semaphore, value: u64) -> Self {
+        Self {
+            device,
+            semaphore,
+            value,
+        }
+    }
+
+    pub fn device(&self) -> &ash::Device {
+        &self.device
+    }
+
+    pub fn semaphore(&self) -> ash::vk::Semaphore {
+        self.semaphore
+    }
+
+    pub fn value(&self) -> u64 {
+        self.value
+    }
 }
 
 impl std::fmt::Debug for VulkanTimeline {
@@ -95,10 +199,9 @@ pub enum Acquire {
     /// A Linux sync_file (e.g. from `DMA_BUF_IOCTL_EXPORT_SYNC_FILE`):
     /// readable once signalled, polled on a waiter thread.
     SyncFile(OwnedFd),
-    /// A GL sync object (`glFenceSync`) of the GL context current on the
-    /// submitting thread, waited there with `glClientWaitSync`. The value is
-    /// the `GLsync` pointer.
-    GlSync(usize),
+    /// A GL sync object of the GL context current on the submitting
+    /// thread, waited there with `glClientWaitSync`.
+    GlSync(GlSync),
 }
 
 impl Acquire {

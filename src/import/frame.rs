@@ -231,12 +231,12 @@ fn fire_on_host(release: Release) {
         Release::Callback(f) => f(),
         Release::VulkanTimeline(t) => {
             let info = ash::vk::SemaphoreSignalInfo::default()
-                .semaphore(t.semaphore)
-                .value(t.value);
+                .semaphore(t.semaphore())
+                .value(t.value());
             // SAFETY: the producer gave a live timeline semaphore of `device`.
             // A failure has no one to report to: the producer's wait times
             // out and names the semaphore.
-            let _ = unsafe { t.device.signal_semaphore(&info) };
+            let _ = unsafe { t.device().signal_semaphore(&info) };
         }
         Release::DeviceEvent(_) | Release::VulkanSemaphoreFd { .. } => {}
     }

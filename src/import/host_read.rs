@@ -21,7 +21,7 @@ pub(crate) fn device_only_part(frame: &Frame) -> Option<(ImportError, String)> {
         let memory = &desc.memory[plane.memory];
         if matches!(
             memory,
-            Memory::Device { .. } | Memory::Array { .. } | Memory::GlTexture { .. }
+            Memory::Device(_) | Memory::Array(_) | Memory::GlTexture(_)
         ) {
             return Some((
                 desc.error(plane.memory).plane(i),

@@ -55,9 +55,9 @@ pub(crate) fn view<'a>(
         Memory::DmaBuf { fd, .. } => {
             Mapping::new(fd.as_fd(), 0, end, true, error).map(HostView::Mapped)
         }
-        Memory::VulkanFd { fd, bytes, .. } => {
-            let base = super::vulkan_fd::data_offset(fd.as_fd(), *bytes, &error)?;
-            Mapping::new(fd.as_fd(), base, end, false, error).map(HostView::Mapped)
+        Memory::VulkanFd(v) => {
+            let base = super::vulkan_fd::data_offset(v.fd(), v.bytes(), &error)?;
+            Mapping::new(v.fd(), base, end, false, error).map(HostView::Mapped)
         }
         other => Err(error()
             .reason(format!(
@@ -98,11 +98,20 @@ impl<'a> Mapping<'a> {
         let stat = fstat(fd.as_raw_fd())
             .map_err(|e| error().reason(format!("fstat of the fd failed: {e}")))?;
         let regular = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFREG;
-        if regular && (stat.st_size as u64) < end {
+        // A dma-buf is no regular file, but seeking to its end gives its
+        // size (Linux 3.19 and later); other fds that cannot seek keep the
+        // driver's word.
+        let size = if regular {
+            Some(stat.st_size as u64)
+        } else {
+            nix::unistd::lseek(fd.as_raw_fd(), 0, nix::unistd::Whence::SeekEnd)
+                .ok()
+                .map(|s| s as u64)
+        };
+        if let Some(size) = size.filter(|&s| s < end) {
             return Err(error()
                 .reason(format!(
-                    "the fd holds {} bytes but the planes end at byte {end}",
-                    stat.st_size
+                    "the fd holds {size} bytes but the planes end at byte {end}"
                 ))
                 .into());
         }

@@ -27,10 +27,10 @@ pub(crate) mod vulkan_fd;
 pub(crate) mod wait;
 pub(crate) mod waiter;
 
-pub use fence::{Acquire, HostFence, RawEvent, Release, VulkanTimeline};
+pub use fence::{Acquire, GlSync, HostFence, RawEvent, Release, VulkanTimeline};
 pub use frame::{Frame, FrameDesc, PlaneDesc};
 pub use layout::{PixelFormat, PlaneLayout};
-pub use memory::{HostMemory, Memory};
+pub use memory::{DeviceArray, DevicePtr, GlTexture, HostMemory, Memory, VulkanMemoryFd};
 
 use crate::error::Error;
 

@@ -58,15 +58,13 @@ impl HostWait {
             HostWait::Timeline(t) => {
                 // SAFETY: the producer gave a live timeline semaphore of
                 // `device` (a Vulkan 1.2 device: the call is core there).
-                let value =
-                    unsafe { t.device.get_semaphore_counter_value(t.semaphore) }.map_err(|e| {
-                        Error::Gpu {
-                            backend: "Vulkan".into(),
-                            operation: format!("vkGetSemaphoreCounterValue ({name})"),
-                            reason: e.to_string(),
-                        }
+                let value = unsafe { t.device().get_semaphore_counter_value(t.semaphore()) }
+                    .map_err(|e| Error::Gpu {
+                        backend: "Vulkan".into(),
+                        operation: format!("vkGetSemaphoreCounterValue ({name})"),
+                        reason: e.to_string(),
                     })?;
-                Ok(value >= t.value)
+                Ok(value >= t.value())
             }
             HostWait::SyncFile(fd) => is_readable(fd.as_fd())
                 .map_err(|reason| Error::InvalidArgument(format!("{name}: {reason}"))),

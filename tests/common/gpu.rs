@@ -9,7 +9,10 @@ use vmafx::{ContextBuilder, FeatureScores, HostPicture, PictureFormat, PlaneId};
 /// The CUDA device, or why there is none (printed as the skip reason).
 pub fn cuda_gpu() -> Option<Gpu> {
     if !cuda::driver_present() {
-        println!("skipped: no CUDA device (libcuda not found)");
+        vmafx::testing::skip(
+            vmafx::testing::REQUIRE_GPU,
+            "no CUDA device (libcuda not found)",
+        );
         return None;
     }
     match gpu::open(GpuBackend::Cuda, &DeviceSelector::default()) {
@@ -18,7 +21,10 @@ pub fn cuda_gpu() -> Option<Gpu> {
             Some(g)
         }
         Err(e) => {
-            println!("skipped: no CUDA device ({e})");
+            vmafx::testing::skip(
+                vmafx::testing::REQUIRE_GPU,
+                format_args!("no CUDA device ({e})"),
+            );
             None
         }
     }

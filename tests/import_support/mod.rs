@@ -208,17 +208,12 @@ pub fn fd_count() -> usize {
 }
 
 /// Whether a test needing `what` runs: true when available; when missing,
-/// panics if `require_var` is set (CI), else prints why it skips.
+/// fails if `require_var` is `1` (CI), else records why it skips.
 pub fn available(what: &str, require_var: &str, probe: Result<(), String>) -> bool {
     match probe {
         Ok(()) => true,
-        Err(reason) if std::env::var_os(require_var).is_some() => {
-            panic!("{what} unavailable but {require_var} is set: {reason}")
-        }
         Err(reason) => {
-            eprintln!(
-                "skipped: {what} unavailable ({reason}); set {require_var}=1 to fail instead"
-            );
+            vmafx::testing::skip(require_var, format_args!("{what} unavailable ({reason})"));
             false
         }
     }

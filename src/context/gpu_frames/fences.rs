@@ -30,7 +30,7 @@ pub(crate) fn acquire_wait(
     let name = acquire_name(acquire.kind(), index, which);
     match &*acquire {
         Acquire::None => Ok(None),
-        Acquire::DeviceEvent(raw) => Ok(Some((DeviceWait::Event(*raw), name))),
+        Acquire::DeviceEvent(raw) => Ok(Some((DeviceWait::Event(raw.clone()), name))),
         Acquire::VulkanSemaphoreFd { fd, value } => {
             let error = |e: String| -> Error {
                 frame
@@ -77,11 +77,14 @@ pub(crate) fn signal_from_device(gpu: &Gpu, frame: &Frame, graveyard: &Graveyard
     for release in frame.releases().iter_mut() {
         let signal: DeviceSignal = match release {
             Release::DeviceEvent(raw) => {
-                let raw = *raw;
+                let raw = raw.clone();
                 Box::new(move |gpu: &Gpu, stream: &Stream| {
                     // SAFETY: the producer's event, alive until its frame
                     // is released (now); the stream is ours.
-                    let _ = unsafe { gpu.driver().event_record(Handle(raw.0), stream.handle()) };
+                    let _ = unsafe {
+                        gpu.driver()
+                            .event_record(Handle(raw.as_raw()), stream.handle())
+                    };
                 })
             }
             Release::VulkanSemaphoreFd { fd, value } => {

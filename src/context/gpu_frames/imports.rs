@@ -13,6 +13,7 @@ use crate::gpu::external::{GraphicsResource, GL_TEXTURE_2D};
 use crate::gpu::planes::PITCH_ALIGN;
 use crate::import::{FrameDesc, Memory};
 use std::collections::HashMap;
+use std::os::fd::AsFd;
 
 /// What this context imported of producers' objects.
 ///
@@ -59,11 +60,9 @@ impl Imports {
                 pitch: p.layout.pitch as usize,
             };
             out.push(match &desc.memory[p.memory] {
-                Memory::Device { ptr, .. } => at(*ptr),
-                Memory::VulkanFd { .. } | Memory::DmaBuf { .. } => {
-                    at(self.bases[&(side, p.memory)])
-                }
-                Memory::Array { handle } => {
+                Memory::Device(d) => at(d.ptr()),
+                Memory::VulkanFd(_) | Memory::DmaBuf { .. } => at(self.bases[&(side, p.memory)]),
+                Memory::Array(array) => {
                     self.array_copies += 1;
                     self.copy_plane(
                         gpu,
@@ -71,7 +70,7 @@ impl Imports {
                         desc,
                         side,
                         i,
-                        CopySource::Array(Handle(*handle)),
+                        CopySource::Array(Handle(array.as_raw())),
                         0,
                     )?
                 }
@@ -91,7 +90,8 @@ impl Imports {
                         p.layout.pitch as usize,
                     )?
                 }
-                Memory::GlTexture { texture } => {
+                Memory::GlTexture(texture) => {
+                    let texture = &texture.name();
                     if !self.textures.contains_key(texture) {
                         // SAFETY: the producer's texture of the GL context
                         // current on this (the submitting) thread.
@@ -140,19 +140,22 @@ impl Imports {
     pub(crate) fn import_memory(&mut self, gpu: &Gpu, side: usize, desc: &FrameDesc) -> Result<()> {
         for (i, memory) in desc.memory.iter().enumerate() {
             let (fd, kind, size, dedicated) = match memory {
-                Memory::VulkanFd {
-                    fd,
-                    bytes,
-                    dedicated,
-                } => (fd, ExternalMemoryKind::OpaqueFd, *bytes, *dedicated),
-                Memory::DmaBuf { fd, bytes, .. } => (fd, ExternalMemoryKind::DmaBuf, *bytes, false),
+                Memory::VulkanFd(v) => (
+                    v.fd(),
+                    ExternalMemoryKind::OpaqueFd,
+                    v.bytes(),
+                    v.dedicated(),
+                ),
+                Memory::DmaBuf { fd, bytes, .. } => {
+                    (fd.as_fd(), ExternalMemoryKind::DmaBuf, *bytes, false)
+                }
                 _ => continue,
             };
             let plane = desc.planes.iter().position(|p| p.memory == i).unwrap_or(0);
             let error =
                 |reason: String| -> Error { desc.error(i).plane(plane).reason(reason).into() };
             let dup = fd
-                .try_clone()
+                .try_clone_to_owned()
                 .map_err(|e| error(format!("dup of the fd: {e}")))?;
             let imported = gpu
                 .import_memory(

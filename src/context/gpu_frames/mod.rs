@@ -156,7 +156,7 @@ impl GpuEngine {
                 DeviceWait::Event(raw) => unsafe {
                     self.gpu
                         .driver()
-                        .stream_wait_event(self.lanes.entry().handle(), Handle(raw.0))?
+                        .stream_wait_event(self.lanes.entry().handle(), Handle(raw.as_raw()))?
                 },
                 DeviceWait::Semaphore(semaphore, value) => {
                     self.lanes.entry().wait_semaphore(&semaphore, value)?;
@@ -249,11 +249,10 @@ mod tests {
             64,
             32,
             PixelFormat::Nv12,
-            Memory::VulkanFd {
-                fd: memfd(),
-                bytes: 256 * 48,
-                dedicated: true,
-            },
+            // SAFETY: the mock driver imports nothing.
+            Memory::VulkanFd(unsafe {
+                crate::import::VulkanMemoryFd::new(memfd(), 256 * 48, true)
+            }),
             &[PlaneLayout::new(0, 256), PlaneLayout::new(256 * 32, 256)],
         );
         Frame::new(
