@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod collector;
 pub mod context;
@@ -17,5 +18,5 @@ pub mod report;
 pub mod testing;
 
 pub use context::{Context, ContextBuilder, FeatureScores};
-pub use error::{Error, Result};
+pub use error::{Error, GpuApi, GpuCode, Result};
 pub use picture::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId, PlaneMask};

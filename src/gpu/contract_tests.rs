@@ -271,7 +271,7 @@ fn driver_failures_name_backend_and_operation() {
         .err()
         .expect("allocation failure");
     assert!(
-        matches!(&e, Error::Gpu { backend, operation, .. } if backend == "mock" && operation == "alloc"),
+        matches!(&e, Error::Gpu { api: crate::error::GpuApi::Mock, operation, .. } if operation == "alloc"),
         "{e}"
     );
 

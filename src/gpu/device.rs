@@ -17,6 +17,7 @@ pub struct Gpu {
 }
 
 impl Gpu {
+    #[cfg_attr(not(any(feature = "cuda", feature = "hip", test)), allow(dead_code))]
     pub(crate) fn new(driver: Arc<dyn Driver>) -> Self {
         Self {
             driver,

@@ -15,7 +15,7 @@ use super::driver::{
     SemaphoreKind,
 };
 use super::Gpu;
-use crate::error::{Error, Result};
+use crate::error::{Error, GpuApi, GpuCode, Result};
 use std::alloc::Layout;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
@@ -64,11 +64,7 @@ pub fn unavailable() -> Option<String> {
 }
 
 fn error(operation: &str, reason: impl Into<String>) -> Error {
-    Error::Gpu {
-        backend: "emu".into(),
-        operation: operation.into(),
-        reason: reason.into(),
-    }
+    Error::gpu(GpuApi::Emulated, operation, GpuCode::Other(-1), reason)
 }
 
 /// A loaded kernel library.

@@ -64,7 +64,7 @@ fn a_failed_import_closes_the_fd() {
     driver.fail_next("import_memory");
     let e = gpu.import_memory(fd, opaque(4096)).err().unwrap();
     assert!(
-        matches!(&e, Error::Gpu { backend, operation, .. } if backend == "mock" && operation == "import_memory"),
+        matches!(&e, Error::Gpu { api: crate::error::GpuApi::Mock, operation, .. } if operation == "import_memory"),
         "{e}"
     );
     assert!(probe.is_closed(), "the fd of a failed import leaked");

@@ -56,11 +56,7 @@ pub fn expand_includes(source: &str) -> Result<String> {
             let header = HEADERS
                 .iter()
                 .find(|(n, _)| *n == name)
-                .ok_or_else(|| Error::Gpu {
-                    backend: "kernels".into(),
-                    operation: "include".into(),
-                    reason: format!("unknown header '{name}'"),
-                })?;
+                .ok_or_else(|| Error::Internal(format!("kernels: unknown header '{name}'")))?;
             out.push_str(&expand_includes(header.1)?);
         } else {
             out.push_str(line);
@@ -75,11 +71,7 @@ pub fn source(name: &str) -> Result<String> {
     let (_, src) = MODULES
         .iter()
         .find(|(n, _)| *n == name)
-        .ok_or_else(|| Error::Gpu {
-            backend: "kernels".into(),
-            operation: "lookup".into(),
-            reason: format!("no kernel module '{name}'"),
-        })?;
+        .ok_or_else(|| Error::Internal(format!("kernels: no kernel module '{name}'")))?;
     expand_includes(src)
 }
 

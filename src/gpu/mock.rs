@@ -10,7 +10,7 @@ use super::driver::{
     Memory, MemoryInfo, SemaphoreKind,
 };
 use super::Gpu;
-use crate::error::{Error, Result};
+use crate::error::{Error, GpuApi, GpuCode, Result};
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::os::fd::OwnedFd;
@@ -183,11 +183,12 @@ impl MockDriver {
     }
 
     fn stalled(&self, what: &str) -> Result<()> {
-        Err(Error::Gpu {
-            backend: "mock".into(),
-            operation: what.into(),
-            reason: "would wait for ever (a stalled semaphore wait)".into(),
-        })
+        Err(Error::gpu(
+            GpuApi::Mock,
+            what,
+            GpuCode::Other(-1),
+            "would wait for ever (a stalled semaphore wait)",
+        ))
     }
 
     /// The next call of `operation` fails as a runtime would.
@@ -203,11 +204,12 @@ impl MockDriver {
         let mut s = self.state.lock().unwrap();
         if s.fail == Some(operation) {
             s.fail = None;
-            return Err(Error::Gpu {
-                backend: "mock".into(),
-                operation: operation.into(),
-                reason: "injected failure".into(),
-            });
+            return Err(Error::gpu(
+                GpuApi::Mock,
+                operation,
+                GpuCode::Other(-1),
+                "injected failure",
+            ));
         }
         Ok(())
     }

@@ -15,6 +15,7 @@
 pub mod bind;
 #[cfg(test)]
 mod contract_tests;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod device;
 pub mod driver;
@@ -24,6 +25,7 @@ pub(crate) mod emu;
 mod emu_tests;
 pub mod external;
 pub mod feature;
+#[cfg(feature = "hip")]
 pub mod hip;
 #[cfg(test)]
 mod import_contract_tests;
@@ -114,6 +116,7 @@ fn normalize_uuid(s: &str) -> String {
 }
 
 /// `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as nvidia-smi prints UUIDs.
+#[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))]
 pub(crate) fn format_uuid(bytes: &[u8; 16]) -> String {
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!(
@@ -129,11 +132,34 @@ pub(crate) fn format_uuid(bytes: &[u8; 16]) -> String {
 /// Opens a device of `backend`. Errors name what is missing: the runtime
 /// library, a device, or the selected device.
 pub fn open(backend: GpuBackend, selector: &DeviceSelector) -> Result<Gpu> {
-    let driver: std::sync::Arc<dyn driver::Driver> = match backend {
-        GpuBackend::Cuda => std::sync::Arc::new(cuda::CudaDriver::open(selector)?),
-        GpuBackend::Hip => std::sync::Arc::new(hip::HipDriver::open(selector)?),
+    match backend {
+        #[cfg(feature = "cuda")]
+        GpuBackend::Cuda => Ok(Gpu::new(std::sync::Arc::new(cuda::CudaDriver::open(
+            selector,
+        )?))),
+        #[cfg(feature = "hip")]
+        GpuBackend::Hip => Ok(Gpu::new(std::sync::Arc::new(hip::HipDriver::open(
+            selector,
+        )?))),
+        #[allow(unreachable_patterns)] // with both features on
+        _ => {
+            let _ = selector;
+            Err(not_built(backend))
+        }
+    }
+}
+
+/// The error of a backend this build left out.
+#[allow(dead_code)] // with every backend built
+fn not_built(backend: GpuBackend) -> Error {
+    let (api, feature) = match backend {
+        GpuBackend::Cuda => (crate::error::GpuApi::Cuda, "cuda"),
+        GpuBackend::Hip => (crate::error::GpuApi::Hip, "hip"),
     };
-    Ok(Gpu::new(driver))
+    Error::BackendUnavailable {
+        backend: api,
+        reason: format!("this vmafx was built without the `{feature}` Cargo feature"),
+    }
 }
 
 /// Opens the CUDA device of a context the producer created and keeps
@@ -143,6 +169,7 @@ pub fn open(backend: GpuBackend, selector: &DeviceSelector) -> Result<Gpu> {
 /// # Safety
 /// `context` must be a valid `CUcontext` that outlives the returned [`Gpu`]
 /// and every context built on it; vmafx never destroys it.
+#[cfg(feature = "cuda")]
 pub unsafe fn open_cuda_context(context: *mut std::ffi::c_void) -> Result<Gpu> {
     let driver = cuda::CudaDriver::with_context(context as cudarc::driver::sys::CUcontext)?;
     Ok(Gpu::new(std::sync::Arc::new(driver)))
@@ -169,6 +196,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(all(feature = "cuda", feature = "hip"))]
     fn missing_runtime_is_a_clear_error() {
         if !cuda::driver_present() {
             let e = open(GpuBackend::Cuda, &DeviceSelector::default())

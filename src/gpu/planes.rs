@@ -102,10 +102,10 @@ impl FramePlanes<'_> {
         self.get(1, plane)
     }
     fn get(&self, side: usize, plane: PlaneId) -> Result<DevicePlane> {
-        self.planes[side][plane.index()].ok_or_else(|| Error::Gpu {
-            backend: "planes".into(),
-            operation: "read".into(),
-            reason: format!("plane {plane} was not uploaded (no extractor declared it)"),
+        self.planes[side][plane.index()].ok_or_else(|| {
+            Error::Internal(format!(
+                "plane {plane} was read but not uploaded (its extractor did not declare it)"
+            ))
         })
     }
 }
@@ -275,11 +275,9 @@ impl SharedPlanes {
     /// planes' copies on `stream`.
     pub fn enqueue_copies(&mut self, stream: &Stream) -> Result<FramePlanes<'_>> {
         if !std::mem::take(&mut self.staged) {
-            return Err(Error::Gpu {
-                backend: "planes".into(),
-                operation: "upload".into(),
-                reason: "no frame staged".into(),
-            });
+            return Err(Error::Internal(
+                "planes: upload asked with no frame staged".into(),
+            ));
         }
         // Written right away: after the set's last readers.
         let k = self.next_set();

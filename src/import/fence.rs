@@ -138,6 +138,7 @@ impl GlSync {
 /// # let (device, semaphore): (ash::Device, ash::vk::Semaphore) = todo!();
 /// let t = vmafx::import::VulkanTimeline { device, semaphore, value: 1 };
 /// ```
+#[cfg(feature = "vulkan")]
 #[derive(Clone)]
 pub struct VulkanTimeline {
     device: ash::Device,
@@ -145,6 +146,7 @@ pub struct VulkanTimeline {
     value: u64,
 }
 
+#[cfg(feature = "vulkan")]
 impl VulkanTimeline {
     /// # Safety
     /// `semaphore` is a live timeline semaphore of `device`, and both stay
@@ -171,6 +173,7 @@ impl VulkanTimeline {
     }
 }
 
+#[cfg(feature = "vulkan")]
 impl std::fmt::Debug for VulkanTimeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "VulkanTimeline({:?} = {})", self.semaphore, self.value)
@@ -195,6 +198,7 @@ pub enum Acquire {
     /// timeline (wait for `value`).
     VulkanSemaphoreFd { fd: OwnedFd, value: Option<u64> },
     /// A Vulkan timeline semaphore waited on the host.
+    #[cfg(feature = "vulkan")]
     VulkanTimeline(VulkanTimeline),
     /// A Linux sync_file (e.g. from `DMA_BUF_IOCTL_EXPORT_SYNC_FILE`):
     /// readable once signalled, polled on a waiter thread.
@@ -213,6 +217,7 @@ impl Acquire {
             Acquire::DeviceEvent(_) => "device event",
             Acquire::VulkanSemaphoreFd { value: None, .. } => "Vulkan binary semaphore",
             Acquire::VulkanSemaphoreFd { .. } => "Vulkan timeline semaphore",
+            #[cfg(feature = "vulkan")]
             Acquire::VulkanTimeline(_) => "Vulkan timeline semaphore (host wait)",
             Acquire::SyncFile(_) => "sync_file",
             Acquire::GlSync(_) => "GL sync",
@@ -240,6 +245,7 @@ pub enum Release {
     /// library stream: binary, or timeline to `value`.
     VulkanSemaphoreFd { fd: OwnedFd, value: Option<u64> },
     /// Signals a Vulkan timeline semaphore from the host.
+    #[cfg(feature = "vulkan")]
     VulkanTimeline(VulkanTimeline),
     /// Calls back (on whichever library thread saw the last read finish).
     Callback(Box<dyn FnOnce() + Send>),
@@ -251,6 +257,7 @@ impl Release {
             Release::Host(_) => "host fence",
             Release::DeviceEvent(_) => "device event",
             Release::VulkanSemaphoreFd { .. } => "Vulkan semaphore",
+            #[cfg(feature = "vulkan")]
             Release::VulkanTimeline(_) => "Vulkan timeline semaphore (host signal)",
             Release::Callback(_) => "callback",
         }

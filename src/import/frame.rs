@@ -229,6 +229,7 @@ fn fire_on_host(release: Release) {
     match release {
         Release::Host(fence) => fence.signal(),
         Release::Callback(f) => f(),
+        #[cfg(feature = "vulkan")]
         Release::VulkanTimeline(t) => {
             let info = ash::vk::SemaphoreSignalInfo::default()
                 .semaphore(t.semaphore())

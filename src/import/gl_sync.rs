@@ -5,8 +5,9 @@
 //! loaded at run time), which returns the dispatching entry point of
 //! whatever context is current, EGL's or GLX's.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, GpuApi, GpuCode, Result};
 use std::ffi::c_void;
+#[cfg(feature = "gl")]
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -18,6 +19,16 @@ const GL_WAIT_FAILED: u32 = 0x911D;
 
 type ClientWaitSync = unsafe extern "system" fn(*const c_void, u32, u64) -> u32;
 
+#[cfg(not(feature = "gl"))]
+fn client_wait_sync() -> Result<ClientWaitSync> {
+    Err(Error::BackendUnavailable {
+        backend: GpuApi::Gl,
+        reason: "this vmafx was built without the `gl` Cargo feature, which waits on GL syncs"
+            .into(),
+    })
+}
+
+#[cfg(feature = "gl")]
 fn client_wait_sync() -> Result<ClientWaitSync> {
     static ENTRY: OnceLock<std::result::Result<ClientWaitSync, String>> = OnceLock::new();
     ENTRY
@@ -35,7 +46,7 @@ fn client_wait_sync() -> Result<ClientWaitSync> {
         })
         .clone()
         .map_err(|reason| Error::BackendUnavailable {
-            backend: "GL".into(),
+            backend: GpuApi::Gl,
             reason,
         })
 }
@@ -54,10 +65,15 @@ pub(crate) fn wait(sync: usize, timeout: Duration, name: &str) -> Result<()> {
             fence: name.to_string(),
             waited_ms: timeout.as_millis() as u64,
         }),
-        other => Err(Error::Gpu {
-            backend: "GL".into(),
-            operation: format!("glClientWaitSync ({name})"),
-            reason: if other == GL_WAIT_FAILED {
+        other => Err(Error::gpu(
+            GpuApi::Gl,
+            format!("glClientWaitSync ({name})"),
+            if other == GL_WAIT_FAILED {
+                GpuCode::InvalidHandle
+            } else {
+                GpuCode::Other(other.into())
+            },
+            if other == GL_WAIT_FAILED {
                 "GL_WAIT_FAILED: not a sync object of the GL context current on the \
                  submitting thread"
                     .into()
@@ -67,6 +83,6 @@ pub(crate) fn wait(sync: usize, timeout: Duration, name: &str) -> Result<()> {
                      submitting thread?"
                 )
             },
-        }),
+        )),
     }
 }

@@ -27,7 +27,9 @@ pub(crate) mod vulkan_fd;
 pub(crate) mod wait;
 pub(crate) mod waiter;
 
-pub use fence::{Acquire, GlSync, HostFence, RawEvent, Release, VulkanTimeline};
+#[cfg(feature = "vulkan")]
+pub use fence::VulkanTimeline;
+pub use fence::{Acquire, GlSync, HostFence, RawEvent, Release};
 pub use frame::{Frame, FrameDesc, PlaneDesc};
 pub use layout::{PixelFormat, PlaneLayout};
 pub use memory::{DeviceArray, DevicePtr, GlTexture, HostMemory, Memory, VulkanMemoryFd};

@@ -3,8 +3,12 @@
 //! contexts can wait on one frame's fence that way, each with its own
 //! handle, none holding the frame's lock while it waits.
 
-use super::fence::{Acquire, HostFence, VulkanTimeline};
+#[cfg(feature = "vulkan")]
+use super::fence::VulkanTimeline;
+use super::fence::{Acquire, HostFence};
 use crate::error::{Error, Result};
+#[cfg(feature = "vulkan")]
+use crate::error::{GpuApi, GpuCode};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
@@ -13,6 +17,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 #[derive(Debug)]
 pub(crate) enum HostWait {
     Fence(HostFence),
+    #[cfg(feature = "vulkan")]
     Timeline(VulkanTimeline),
     SyncFile(OwnedFd),
 }
@@ -24,6 +29,7 @@ impl HostWait {
     pub(crate) fn of(acquire: &Acquire) -> Result<Option<HostWait>> {
         Ok(Some(match acquire {
             Acquire::Host(f) => HostWait::Fence(f.clone()),
+            #[cfg(feature = "vulkan")]
             Acquire::VulkanTimeline(t) => HostWait::Timeline(t.clone()),
             Acquire::SyncFile(fd) => HostWait::SyncFile(fd.try_clone().map_err(|e| {
                 Error::InvalidArgument(format!("cannot duplicate the sync_file fd: {e}"))
@@ -36,6 +42,7 @@ impl HostWait {
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             HostWait::Fence(_) => "host fence",
+            #[cfg(feature = "vulkan")]
             HostWait::Timeline(_) => "Vulkan timeline semaphore (host wait)",
             HostWait::SyncFile(_) => "sync_file",
         }
@@ -55,14 +62,18 @@ impl HostWait {
     pub(crate) fn is_signalled(&self, name: &str) -> Result<bool> {
         match self {
             HostWait::Fence(f) => Ok(f.is_signalled()),
+            #[cfg(feature = "vulkan")]
             HostWait::Timeline(t) => {
                 // SAFETY: the producer gave a live timeline semaphore of
                 // `device` (a Vulkan 1.2 device: the call is core there).
                 let value = unsafe { t.device().get_semaphore_counter_value(t.semaphore()) }
-                    .map_err(|e| Error::Gpu {
-                        backend: "Vulkan".into(),
-                        operation: format!("vkGetSemaphoreCounterValue ({name})"),
-                        reason: e.to_string(),
+                    .map_err(|e| {
+                        Error::gpu(
+                            GpuApi::Vulkan,
+                            format!("vkGetSemaphoreCounterValue ({name})"),
+                            GpuCode::from_vulkan(e.as_raw()),
+                            e.to_string(),
+                        )
                     })?;
                 Ok(value >= t.value())
             }

@@ -1,8 +1,8 @@
 //! CUDA's side of a zero-copy import: external memory and semaphores
 //! (Vulkan exports), host memory registration, CUDA-GL interop. FFI only.
 
-use super::{check, error_name, stream, CudaDriver, BACKEND};
-use crate::error::{Error, Result};
+use super::{check, error_name, stream, CudaDriver};
+use crate::error::{Error, GpuApi, GpuCode, Result};
 use crate::gpu::driver::{
     DevicePtr, ExternalMemoryDesc, ExternalMemoryKind, Handle, Interop, SemaphoreKind,
 };
@@ -21,23 +21,19 @@ const DMABUF_ALTERNATIVES: &str = "this CUDA driver does not import dma-buf fds;
 
 /// A failed `cuImportExternalMemory`: the call, the handle type, the
 /// driver's answer, and for a refused handle type the paths that work.
-fn import_error(desc: &ExternalMemoryDesc, answer: String, not_supported: bool) -> Error {
+fn import_error(desc: &ExternalMemoryDesc, answer: String, code: GpuCode) -> Error {
     let operation = format!(
         "cuImportExternalMemory ({}, {} bytes{})",
         desc.kind,
         desc.size,
         if desc.dedicated { ", dedicated" } else { "" }
     );
-    let reason = if desc.kind == ExternalMemoryKind::DmaBuf && not_supported {
+    let reason = if desc.kind == ExternalMemoryKind::DmaBuf && code == GpuCode::NotSupported {
         format!("{answer}: {DMABUF_ALTERNATIVES}")
     } else {
         answer
     };
-    Error::Gpu {
-        backend: BACKEND.into(),
-        operation,
-        reason,
-    }
+    Error::gpu(GpuApi::Cuda, operation, code, reason)
 }
 
 fn memory(h: Handle) -> cu::CUexternalMemory {
@@ -105,7 +101,7 @@ unsafe impl Interop for CudaDriver {
             return Err(import_error(
                 desc,
                 error_name(result),
-                result == cu::CUresult::CUDA_ERROR_NOT_SUPPORTED,
+                GpuCode::from_cuda_or_hip(result as i64),
             ));
         }
         // CUDA owns the fd now and closes it when the memory is destroyed.
@@ -245,10 +241,13 @@ unsafe impl Interop for CudaDriver {
         self.bind()?;
         let operation =
             format!("cuGraphicsGLRegisterImage (texture {texture}, target {target:#x})");
-        let register = gl_register_image_fn().ok_or_else(|| Error::Gpu {
-            backend: BACKEND.into(),
-            operation: operation.clone(),
-            reason: "this libcuda exports no cuGraphicsGLRegisterImage".into(),
+        let register = gl_register_image_fn().ok_or_else(|| {
+            Error::gpu(
+                GpuApi::Cuda,
+                operation.clone(),
+                GpuCode::NotSupported,
+                "this libcuda exports no cuGraphicsGLRegisterImage",
+            )
         })?;
         let mut out = std::ptr::null_mut();
         let flags = cu::CUgraphicsRegisterFlags::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY as u32;
@@ -302,7 +301,12 @@ mod tests {
             size: 2 << 20,
             dedicated: false,
         };
-        let text = import_error(&desc, "CUDA_ERROR_NOT_SUPPORTED (801)".into(), true).to_string();
+        let text = import_error(
+            &desc,
+            "CUDA_ERROR_NOT_SUPPORTED (801)".into(),
+            GpuCode::NotSupported,
+        )
+        .to_string();
         for part in [
             "CUDA: cuImportExternalMemory (dma-buf fd, 2097152 bytes) failed",
             "CUDA_ERROR_NOT_SUPPORTED (801)",
@@ -318,7 +322,12 @@ mod tests {
             dedicated: true,
             ..desc
         };
-        let text = import_error(&desc, "CUDA_ERROR_INVALID_VALUE (1)".into(), false).to_string();
+        let text = import_error(
+            &desc,
+            "CUDA_ERROR_INVALID_VALUE (1)".into(),
+            GpuCode::Other(1),
+        )
+        .to_string();
         assert_eq!(
             text,
             "CUDA: cuImportExternalMemory (opaque fd, 2097152 bytes, dedicated) failed: \

@@ -7,7 +7,7 @@ mod interop;
 
 use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory, MemoryInfo};
 use super::DeviceSelector;
-use crate::error::{Error, Result};
+use crate::error::{Error, GpuApi, GpuCode, Result};
 use cudarc::driver::sys as cu;
 use cudarc::nvrtc::{result as nvrtc_result, sys as nvrtc_sys};
 use std::ffi::{c_void, CStr, CString};
@@ -28,7 +28,7 @@ pub fn driver_present() -> bool {
 
 fn unavailable(reason: impl Into<String>) -> Error {
     Error::BackendUnavailable {
-        backend: "cuda".into(),
+        backend: GpuApi::Cuda,
         reason: reason.into(),
     }
 }
@@ -37,11 +37,12 @@ fn check(result: cu::CUresult, operation: &str) -> Result<()> {
     if result == cu::CUresult::CUDA_SUCCESS {
         return Ok(());
     }
-    Err(Error::Gpu {
-        backend: BACKEND.into(),
-        operation: operation.into(),
-        reason: error_name(result),
-    })
+    Err(Error::gpu(
+        GpuApi::Cuda,
+        operation,
+        GpuCode::from_cuda_or_hip(result as i64),
+        error_name(result),
+    ))
 }
 
 /// The driver's answer as `CUDA_ERROR_NOT_SUPPORTED (801)`: the name for
@@ -242,10 +243,13 @@ fn event(h: Handle) -> cu::CUevent {
 /// Compiles CUDA C++ to PTX for a virtual architecture (`compute_XY`).
 /// Needs only NVRTC, no device (CI uses it to check every kernel).
 pub fn compile_ptx(source: &str, name: &str, arch: &str) -> Result<Vec<u8>> {
-    let fail = |what: String| Error::Gpu {
-        backend: BACKEND.into(),
-        operation: format!("NVRTC compile of {name}"),
-        reason: what,
+    let fail = |what: String| {
+        Error::gpu(
+            GpuApi::Cuda,
+            format!("NVRTC compile of {name}"),
+            GpuCode::KernelCompile,
+            what,
+        )
     };
     if !nvrtc_present() {
         // Only the first run on a machine compiles (ADR 0007): say what to

@@ -46,11 +46,9 @@ impl Readback {
     /// the frame's kernels; [`Readback::end`] must follow.
     pub(super) fn begin(&mut self, stream: &Stream) -> Result<&DeviceBuffer> {
         if self.queue.iter().filter(|(_, s)| s.is_some()).count() >= self.slots.len() {
-            return Err(Error::Gpu {
-                backend: "readback".into(),
-                operation: "begin".into(),
-                reason: "every result slot is in flight: complete a frame first".into(),
-            });
+            return Err(Error::Internal(
+                "readback: every result slot is in flight (a frame must complete first)".into(),
+            ));
         }
         let slot = &self.slots[self.next_slot];
         stream.fill_u32(&slot.device, 0)?;

@@ -3,19 +3,15 @@
 //! supported on Linux), host memory registration. No GL interop: on AMD a
 //! GL texture comes over as an EGL dma-buf export. FFI only.
 
-use super::{check, error_name, stream, HipDriver, BACKEND};
-use crate::error::{Error, Result};
+use super::{check, error_name, stream, HipDriver};
+use crate::error::{Error, GpuApi, GpuCode, Result};
 use crate::gpu::driver::{DevicePtr, ExternalMemoryDesc, Handle, Interop, SemaphoreKind};
 use cubecl_hip_sys as hip;
 use std::ffi::c_void;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 fn unsupported(operation: &str, reason: &str) -> Error {
-    Error::Gpu {
-        backend: BACKEND.into(),
-        operation: operation.into(),
-        reason: reason.into(),
-    }
+    Error::gpu(GpuApi::Hip, operation, GpuCode::NotSupported, reason)
 }
 
 /// ROCm on Linux has no external semaphores: say what to do instead.
@@ -181,13 +177,13 @@ unsafe impl Interop for HipDriver {
     }
 
     unsafe fn export_dmabuf(&self, _ptr: DevicePtr, bytes: usize) -> Result<OwnedFd> {
-        Err(Error::Gpu {
-            backend: BACKEND.into(),
-            operation: format!("dma-buf export ({bytes} bytes)"),
-            reason: "not bound for HIP (hipMemGetHandleForAddressRange is not in the binding); \
-                     export from the producer's own allocator"
-                .into(),
-        })
+        Err(Error::gpu(
+            GpuApi::Hip,
+            format!("dma-buf export ({bytes} bytes)"),
+            GpuCode::NotSupported,
+            "not bound for HIP (hipMemGetHandleForAddressRange is not in the binding); \
+             export from the producer's own allocator",
+        ))
     }
 
     unsafe fn gl_register_image(&self, texture: u32, _target: u32) -> Result<Handle> {

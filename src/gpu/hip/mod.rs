@@ -7,7 +7,7 @@ mod interop;
 
 use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory, MemoryInfo};
 use super::DeviceSelector;
-use crate::error::{Error, Result};
+use crate::error::{Error, GpuApi, GpuCode, Result};
 use cubecl_hip_sys as hip;
 use std::ffi::{c_void, CStr, CString};
 
@@ -28,7 +28,7 @@ pub fn runtime_present() -> bool {
 
 fn unavailable(reason: impl Into<String>) -> Error {
     Error::BackendUnavailable {
-        backend: "hip".into(),
+        backend: GpuApi::Hip,
         reason: reason.into(),
     }
 }
@@ -37,11 +37,12 @@ fn check(result: hip::hipError_t, operation: &str) -> Result<()> {
     if result == hip::hipError_t_hipSuccess {
         return Ok(());
     }
-    Err(Error::Gpu {
-        backend: BACKEND.into(),
-        operation: operation.into(),
-        reason: error_name(result),
-    })
+    Err(Error::gpu(
+        GpuApi::Hip,
+        operation,
+        GpuCode::from_cuda_or_hip(result as i64),
+        error_name(result),
+    ))
 }
 
 /// The runtime's answer as `hipErrorNotSupported (801)`.
@@ -379,10 +380,13 @@ unsafe impl Driver for HipDriver {
     }
 
     fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>> {
-        let fail = |reason: String| Error::Gpu {
-            backend: BACKEND.into(),
-            operation: format!("hiprtc compile of {name}"),
-            reason,
+        let fail = |reason: String| {
+            Error::gpu(
+                GpuApi::Hip,
+                format!("hiprtc compile of {name}"),
+                GpuCode::KernelCompile,
+                reason,
+            )
         };
         let src = CString::new(source).map_err(|_| fail("source holds a NUL byte".into()))?;
         let cname = CString::new(name).map_err(|_| fail("name holds a NUL byte".into()))?;
