@@ -1,10 +1,15 @@
 //! The one small interface the GPU layer needs from a vendor runtime.
 //!
 //! Everything backend-neutral (buffers, streams, events, uploads, kernel
-//! cache, extractors) is written once against [`Driver`]; `cuda.rs` and
-//! `hip.rs` implement it and are the only files that call FFI. Handles are
-//! opaque integers here; the RAII types in [`super::device`] and
-//! [`super::external`] own them.
+//! cache, extractors) is written once against [`Driver`]. The vendor
+//! runtimes implement it in `gpu/cuda/` and `gpu/hip/` (`mod.rs`: the
+//! driver; `interop.rs`: its [`Interop`]), the only files that call a
+//! runtime's FFI. Test-only drivers implement it too: `gpu/mock.rs` (a
+//! recording driver for the engine's contract tests) and `gpu/emu.rs` (the
+//! real kernels built by g++ and run on the CPU). Handles are opaque
+//! integers here; the RAII types in [`super::device`] and
+//! [`super::external`] own them. Where each piece lives:
+//! `docs/architecture.md`.
 //!
 //! [`Interop`] is the part a zero-copy import needs (a producer's memory,
 //! semaphores, host frames and GL textures); every [`Driver`] has it.
