@@ -121,7 +121,7 @@ struct Staged {
 
 /// Device plane sets used in turn: three, so that frames spread over two
 /// instances of an extractor (`context/gpu.rs`) do not wait on the set of
-/// the frame two back (measured: `docs/performance.md`, session 7).
+/// the frame two back (measured: `docs/performance.md`, "Where the time goes").
 pub(crate) const SETS: usize = 3;
 
 struct Staging {

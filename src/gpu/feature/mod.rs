@@ -67,7 +67,8 @@ pub trait GpuExtractor: Send {
 /// Instances of a frames-independent extractor where spreading pays: with
 /// two, frame N+1's first (large) kernels run beside frame N's coarse
 /// scales, which leave most of the device idle. H200, 1080p `vmaf_v0.6.1`:
-/// 7,700 -> 8,900 fps; three gave no more (`docs/performance.md`, session 7).
+/// 7,700 -> 8,900 fps; three gave no more (`docs/performance.md`, "Where the
+/// time goes").
 pub(crate) const SPREAD: usize = 2;
 
 /// [`SPREAD`] up to 1440p, one instance above: at 2160p the integer VIF
