@@ -1,4 +1,6 @@
 #![doc = include_str!("../README.md")]
+#![warn(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 #[cfg(feature = "cli")]
 pub mod cli;

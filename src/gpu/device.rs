@@ -224,7 +224,8 @@ impl Stream {
     /// Source and destination must cover the copied rows and stay alive and
     /// unmodified (host source) until the copy has run.
     pub unsafe fn copy_2d(&self, copy: &Copy2d) -> Result<()> {
-        self.gpu.driver.copy_2d(copy, self.handle)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe { self.gpu.driver.copy_2d(copy, self.handle) }
     }
 
     /// Queues a copy of `dst.len()` bytes from device memory to pinned memory.
@@ -232,10 +233,13 @@ impl Stream {
     /// # Safety
     /// `dst` must not be read before the copy has run (wait on an event).
     pub unsafe fn copy_to_pinned(&self, dst: &mut PinnedBuffer, src: &DeviceBuffer) -> Result<()> {
-        let bytes = dst.bytes.min(src.bytes);
-        self.gpu
-            .driver
-            .copy_to_host(dst.as_mut_ptr(), src.ptr, bytes, self.handle)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let bytes = dst.bytes.min(src.bytes);
+            self.gpu
+                .driver
+                .copy_to_host(dst.as_mut_ptr(), src.ptr, bytes, self.handle)
+        }
     }
 
     /// Queues filling a buffer with a 32-bit value.
@@ -259,16 +263,19 @@ impl Stream {
         dims: &LaunchDims,
         params: &mut [*mut c_void],
     ) -> Result<()> {
-        let driver = &self.gpu.driver;
-        let Some(launches) = &self.gpu.launches else {
-            return driver.launch(function.handle, dims, self.handle, params);
-        };
-        let (start, end) = launches.events()?;
-        // Kept (and destroyed) by `launches` whatever happens next.
-        launches.push(function.name.clone(), start, end);
-        driver.event_record(start, self.handle)?;
-        driver.launch(function.handle, dims, self.handle, params)?;
-        driver.event_record(end, self.handle)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let driver = &self.gpu.driver;
+            let Some(launches) = &self.gpu.launches else {
+                return driver.launch(function.handle, dims, self.handle, params);
+            };
+            let (start, end) = launches.events()?;
+            // Kept (and destroyed) by `launches` whatever happens next.
+            launches.push(function.name.clone(), start, end);
+            driver.event_record(start, self.handle)?;
+            driver.launch(function.handle, dims, self.handle, params)?;
+            driver.event_record(end, self.handle)
+        }
     }
 }
 
@@ -365,6 +372,7 @@ pub struct Module {
 
 // SAFETY: modules may be used from any thread.
 unsafe impl Send for Module {}
+// SAFETY: Module's handles may be used from any thread (the runtime serialises calls on one object); it has no interior mutability of its own.
 unsafe impl Sync for Module {}
 
 impl Module {

@@ -233,19 +233,22 @@ unsafe impl Driver for EmuDriver {
     }
 
     unsafe fn copy_2d(&self, copy: &Copy2d, _stream: Handle) -> Result<()> {
-        let src = match copy.src {
-            Memory::Host(p) => p,
-            Memory::Device(d) => d as *const u8,
-            Memory::Array(_) => return Err(error("copy_2d", "arrays are not emulated")),
-        };
-        for row in 0..copy.height {
-            std::ptr::copy(
-                src.add(row * copy.src_pitch),
-                (copy.dst as *mut u8).add(row * copy.dst_pitch),
-                copy.width_bytes,
-            );
+        // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
+        unsafe {
+            let src = match copy.src {
+                Memory::Host(p) => p,
+                Memory::Device(d) => d as *const u8,
+                Memory::Array(_) => return Err(error("copy_2d", "arrays are not emulated")),
+            };
+            for row in 0..copy.height {
+                std::ptr::copy(
+                    src.add(row * copy.src_pitch),
+                    (copy.dst as *mut u8).add(row * copy.dst_pitch),
+                    copy.width_bytes,
+                );
+            }
+            Ok(())
         }
-        Ok(())
     }
     unsafe fn copy_to_host(
         &self,
@@ -254,8 +257,11 @@ unsafe impl Driver for EmuDriver {
         bytes: usize,
         _stream: Handle,
     ) -> Result<()> {
-        std::ptr::copy(src as *const u8, dst, bytes);
-        Ok(())
+        // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
+        unsafe {
+            std::ptr::copy(src as *const u8, dst, bytes);
+            Ok(())
+        }
     }
     unsafe fn memset_u32(
         &self,
@@ -264,8 +270,11 @@ unsafe impl Driver for EmuDriver {
         count: usize,
         _stream: Handle,
     ) -> Result<()> {
-        std::slice::from_raw_parts_mut(dst as *mut u32, count).fill(value);
-        Ok(())
+        // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
+        unsafe {
+            std::slice::from_raw_parts_mut(dst as *mut u32, count).fill(value);
+            Ok(())
+        }
     }
 
     fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>> {
@@ -287,17 +296,20 @@ unsafe impl Driver for EmuDriver {
         self.state.lock().unwrap().modules.remove(&module.0);
     }
     unsafe fn function(&self, module: Handle, name: &str) -> Result<Handle> {
-        let lib = self.state.lock().unwrap().modules[&module.0].clone();
-        let c = CString::new(name).map_err(|e| error("function", e.to_string()))?;
-        let kernel = (lib.lookup)(c.as_ptr())
-            .ok_or_else(|| error("function", format!("no kernel '{name}'")))?;
-        let h = self.handle();
-        self.state
-            .lock()
-            .unwrap()
-            .functions
-            .insert(h.0, (lib, kernel));
-        Ok(h)
+        // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
+        unsafe {
+            let lib = self.state.lock().unwrap().modules[&module.0].clone();
+            let c = CString::new(name).map_err(|e| error("function", e.to_string()))?;
+            let kernel = (lib.lookup)(c.as_ptr())
+                .ok_or_else(|| error("function", format!("no kernel '{name}'")))?;
+            let h = self.handle();
+            self.state
+                .lock()
+                .unwrap()
+                .functions
+                .insert(h.0, (lib, kernel));
+            Ok(h)
+        }
     }
     unsafe fn launch(
         &self,
@@ -306,23 +318,26 @@ unsafe impl Driver for EmuDriver {
         _stream: Handle,
         params: &mut [*mut c_void],
     ) -> Result<()> {
-        let (lib, kernel) = self.state.lock().unwrap().functions[&function.0].clone();
-        let (g, b) = (dims.grid, dims.block);
-        let d = [g.0, g.1, g.2, b.0, b.1, b.2];
-        let mut message = [0 as c_char; 512];
-        let rc = (lib.launch)(
-            kernel,
-            d.as_ptr(),
-            dims.shared_bytes,
-            params.as_mut_ptr(),
-            message.as_mut_ptr(),
-            message.len(),
-        );
-        if rc != 0 {
-            let m = std::ffi::CStr::from_ptr(message.as_ptr());
-            return Err(error("launch", m.to_string_lossy()));
+        // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
+        unsafe {
+            let (lib, kernel) = self.state.lock().unwrap().functions[&function.0].clone();
+            let (g, b) = (dims.grid, dims.block);
+            let d = [g.0, g.1, g.2, b.0, b.1, b.2];
+            let mut message = [0 as c_char; 512];
+            let rc = (lib.launch)(
+                kernel,
+                d.as_ptr(),
+                dims.shared_bytes,
+                params.as_mut_ptr(),
+                message.as_mut_ptr(),
+                message.len(),
+            );
+            if rc != 0 {
+                let m = std::ffi::CStr::from_ptr(message.as_ptr());
+                return Err(error("launch", m.to_string_lossy()));
+            }
+            Ok(())
         }
-        Ok(())
     }
 }
 

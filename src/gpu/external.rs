@@ -59,7 +59,8 @@ impl Gpu {
     /// `ptr..ptr + bytes` must be memory of this device, alive while the
     /// dma-buf is used.
     pub unsafe fn export_dmabuf(&self, ptr: DevicePtr, bytes: usize) -> Result<OwnedFd> {
-        self.driver().export_dmabuf(ptr, bytes)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe { self.driver().export_dmabuf(ptr, bytes) }
     }
 
     /// Imports a semaphore a producer exported as an opaque fd (Vulkan
@@ -105,10 +106,13 @@ impl Gpu {
         texture: u32,
         target: u32,
     ) -> Result<GraphicsResource> {
-        Ok(GraphicsResource {
-            handle: self.driver().gl_register_image(texture, target)?,
-            gpu: self.clone(),
-        })
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            Ok(GraphicsResource {
+                handle: self.driver().gl_register_image(texture, target)?,
+                gpu: self.clone(),
+            })
+        }
     }
 }
 
@@ -131,6 +135,7 @@ pub struct ExternalMemory {
 
 // SAFETY: runtime handles may be used from any thread.
 unsafe impl Send for ExternalMemory {}
+// SAFETY: ExternalMemory's handles may be used from any thread (the runtime serialises calls on one object); it has no interior mutability of its own.
 unsafe impl Sync for ExternalMemory {}
 
 impl ExternalMemory {
@@ -208,6 +213,7 @@ pub struct ExternalSemaphore {
 
 // SAFETY: runtime handles may be used from any thread.
 unsafe impl Send for ExternalSemaphore {}
+// SAFETY: ExternalSemaphore's handles may be used from any thread (the runtime serialises calls on one object); it has no interior mutability of its own.
 unsafe impl Sync for ExternalSemaphore {}
 
 impl ExternalSemaphore {

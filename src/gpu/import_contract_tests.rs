@@ -285,6 +285,7 @@ fn a_gl_texture_is_unmapped_before_it_is_unregistered() {
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}: {log:?}");
 
     // A failed map leaves nothing to unmap; the registration still goes.
+    // SAFETY: the mock driver registers nothing real.
     let mut texture = unsafe { gpu.register_gl_texture(8, GL_TEXTURE_2D) }.unwrap();
     driver.fail_next("graphics_map");
     assert!(texture.map(&stream).is_err());
@@ -301,6 +302,7 @@ fn a_gl_texture_is_unmapped_before_it_is_unregistered() {
     assert_eq!((unmaps, unregisters), (1, 2));
 
     // An explicit unmap is not repeated on drop.
+    // SAFETY: the mock driver registers nothing real.
     let mut texture = unsafe { gpu.register_gl_texture(9, GL_TEXTURE_2D) }.unwrap();
     texture.map(&stream).unwrap().unmap().unwrap();
     drop(texture);

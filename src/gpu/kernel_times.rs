@@ -87,6 +87,8 @@ impl KernelTimes {
                     .event_synchronize(end)
                     .and_then(|()| driver.event_elapsed_ms(start, end))
             };
+            // SAFETY: our events; the synchronize above finished their work,
+            // and nothing else holds them.
             unsafe {
                 driver.event_destroy(start);
                 driver.event_destroy(end);

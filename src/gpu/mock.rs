@@ -369,10 +369,13 @@ unsafe impl Driver for MockDriver {
         bytes: usize,
         stream: Handle,
     ) -> Result<()> {
-        // Zero sums: every reader of the results sees a plausible frame.
-        std::ptr::write_bytes(dst, 0, bytes);
-        self.push(Call::CopyToHost { src, stream });
-        Ok(())
+        // SAFETY: the caller upholds the Driver method's contract (pointers the mock handed out).
+        unsafe {
+            // Zero sums: every reader of the results sees a plausible frame.
+            std::ptr::write_bytes(dst, 0, bytes);
+            self.push(Call::CopyToHost { src, stream });
+            Ok(())
+        }
     }
     unsafe fn memset_u32(
         &self,
@@ -412,18 +415,21 @@ unsafe impl Driver for MockDriver {
         stream: Handle,
         params: &mut [*mut c_void],
     ) -> Result<()> {
-        self.check("launch")?;
-        let name = self.state.lock().unwrap().functions[&function.0].clone();
-        let pointers = pointer_params(&name)
-            .iter()
-            .map(|&i| *(params[i] as *const u64))
-            .collect();
-        self.push(Call::Launch {
-            function: name,
-            pointers,
-            stream,
-        });
-        Ok(())
+        // SAFETY: the caller upholds the Driver method's contract (pointers the mock handed out).
+        unsafe {
+            self.check("launch")?;
+            let name = self.state.lock().unwrap().functions[&function.0].clone();
+            let pointers = pointer_params(&name)
+                .iter()
+                .map(|&i| *(params[i] as *const u64))
+                .collect();
+            self.push(Call::Launch {
+                function: name,
+                pointers,
+                stream,
+            });
+            Ok(())
+        }
     }
 }
 

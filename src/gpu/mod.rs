@@ -171,8 +171,11 @@ fn not_built(backend: GpuBackend) -> Error {
 /// and every context built on it; vmafx never destroys it.
 #[cfg(feature = "cuda")]
 pub unsafe fn open_cuda_context(context: *mut std::ffi::c_void) -> Result<Gpu> {
-    let driver = cuda::CudaDriver::with_context(context as cudarc::driver::sys::CUcontext)?;
-    Ok(Gpu::new(std::sync::Arc::new(driver)))
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        let driver = cuda::CudaDriver::with_context(context as cudarc::driver::sys::CUcontext)?;
+        Ok(Gpu::new(std::sync::Arc::new(driver)))
+    }
 }
 
 #[cfg(test)]

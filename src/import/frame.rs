@@ -251,6 +251,7 @@ mod tests {
     use std::ptr::NonNull;
 
     fn host_nv12(bytes: &mut [u8], width: u32, height: u32, pitch: u64) -> FrameDesc {
+        // SAFETY: `bytes` outlives every frame the test builds from it.
         let memory = Memory::Host(unsafe {
             HostMemory::new(NonNull::new(bytes.as_mut_ptr()).unwrap(), bytes.len())
         });

@@ -17,6 +17,7 @@ pub struct HostMemory {
 // SAFETY: the producer promises (in `new`) that the memory stays valid and
 // unwritten until release; the library only reads it.
 unsafe impl Send for HostMemory {}
+// SAFETY: HostMemory's handles may be used from any thread (the runtime serialises calls on one object); it has no interior mutability of its own.
 unsafe impl Sync for HostMemory {}
 
 impl HostMemory {
@@ -44,7 +45,8 @@ impl HostMemory {
     /// # Safety
     /// As [`HostMemory::new`]: valid and unwritten while the slice lives.
     pub(crate) unsafe fn as_slice(&self) -> &[u8] {
-        std::slice::from_raw_parts(self.ptr.as_ptr(), self.bytes)
+        // SAFETY: `new`'s caller promised `bytes` readable bytes at `ptr`, unwritten while the frame lives.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.bytes) }
     }
 }
 

@@ -54,87 +54,97 @@ fn weight(k: usize) -> i32 {
 /// the pictures'.
 #[target_feature(enable = "avx2")]
 pub unsafe fn decimate(rows: &mut Rows, pictures: [PlaneRef<'_, u8>; 2], outputs: [&mut [u16]; 2]) {
-    let (w, h) = (pictures[0].width, pictures[0].height);
-    let out_w = w / 2;
-    assert!(rows.padded[0].len() >= w + 2 * HALF + 2 * BLOCK);
-    for (picture, (padded, out)) in pictures.iter().zip(rows.padded.iter_mut().zip(outputs)) {
-        for i in 0..h / 2 {
-            let mut taps: [&[u8]; TAPS] = [&[]; TAPS];
-            for (k, tap) in taps.iter_mut().enumerate() {
-                *tap = picture.row(mirror((2 * i + k) as isize - HALF as isize, h));
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        let (w, h) = (pictures[0].width, pictures[0].height);
+        let out_w = w / 2;
+        assert!(rows.padded[0].len() >= w + 2 * HALF + 2 * BLOCK);
+        for (picture, (padded, out)) in pictures.iter().zip(rows.padded.iter_mut().zip(outputs)) {
+            for i in 0..h / 2 {
+                let mut taps: [&[u8]; TAPS] = [&[]; TAPS];
+                for (k, tap) in taps.iter_mut().enumerate() {
+                    *tap = picture.row(mirror((2 * i + k) as isize - HALF as isize, h));
+                }
+                vertical(&taps, padded, w);
+                mirror_edges(&mut padded[..w + 2 * HALF], HALF);
+                horizontal(padded, &mut out[i * out_w..(i + 1) * out_w]);
             }
-            vertical(&taps, padded, w);
-            mirror_edges(&mut padded[..w + 2 * HALF], HALF);
-            horizontal(padded, &mut out[i * out_w..(i + 1) * out_w]);
         }
     }
 }
 
 #[target_feature(enable = "avx2")]
 unsafe fn vertical(taps: &[&[u8]; TAPS], padded: &mut [i16], w: usize) {
-    let mut j = 0;
-    while j + BLOCK <= w {
-        let mut acc = [_mm256_setzero_si256(); 2];
-        for p in 0..PAIRS {
-            let (k0, k1) = (2 * p, 2 * p + 1);
-            let c = _mm256_set1_epi32(weight(k0) | (weight(k1) << 16));
-            // The missing last tap (weight 0) reads the previous row again.
-            let (r0, r1) = (
-                &taps[k0][j..j + BLOCK],
-                &taps[k1.min(TAPS - 1)][j..j + BLOCK],
-            );
-            let a = _mm_loadu_si128(r0.as_ptr().cast());
-            let b = _mm_loadu_si128(r1.as_ptr().cast());
-            let lo = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b));
-            let hi = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(a, b));
-            acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(lo, c));
-            acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(hi, c));
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        let mut j = 0;
+        while j + BLOCK <= w {
+            let mut acc = [_mm256_setzero_si256(); 2];
+            for p in 0..PAIRS {
+                let (k0, k1) = (2 * p, 2 * p + 1);
+                let c = _mm256_set1_epi32(weight(k0) | (weight(k1) << 16));
+                // The missing last tap (weight 0) reads the previous row again.
+                let (r0, r1) = (
+                    &taps[k0][j..j + BLOCK],
+                    &taps[k1.min(TAPS - 1)][j..j + BLOCK],
+                );
+                let a = _mm_loadu_si128(r0.as_ptr().cast());
+                let b = _mm_loadu_si128(r1.as_ptr().cast());
+                let lo = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b));
+                let hi = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(a, b));
+                acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(lo, c));
+                acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(hi, c));
+            }
+            // (Σc·x + 128) >> 8, minus 32768.
+            let mean = |s| {
+                let v = _mm256_srli_epi32(_mm256_add_epi32(s, _mm256_set1_epi32(128)), 8);
+                _mm256_sub_epi32(v, _mm256_set1_epi32(32768))
+            };
+            let packed =
+                _mm256_permute4x64_epi64(_mm256_packs_epi32(mean(acc[0]), mean(acc[1])), 0xd8);
+            let dst = &mut padded[HALF + j..HALF + j + BLOCK];
+            _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
+            j += BLOCK;
         }
-        // (Σc·x + 128) >> 8, minus 32768.
-        let mean = |s| {
-            let v = _mm256_srli_epi32(_mm256_add_epi32(s, _mm256_set1_epi32(128)), 8);
-            _mm256_sub_epi32(v, _mm256_set1_epi32(32768))
-        };
-        let packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(mean(acc[0]), mean(acc[1])), 0xd8);
-        let dst = &mut padded[HALF + j..HALF + j + BLOCK];
-        _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
-        j += BLOCK;
-    }
-    for j in j..w {
-        let sum: u32 = (0..TAPS)
-            .map(|k| FILTER[k] as u32 * u32::from(taps[k][j]))
-            .sum();
-        padded[HALF + j] = (((sum + 128) >> 8) as u16 ^ 0x8000) as i16;
+        for j in j..w {
+            let sum: u32 = (0..TAPS)
+                .map(|k| FILTER[k] as u32 * u32::from(taps[k][j]))
+                .sum();
+            padded[HALF + j] = (((sum + 128) >> 8) as u16 ^ 0x8000) as i16;
+        }
     }
 }
 
 #[target_feature(enable = "avx2")]
 unsafe fn horizontal(padded: &[i16], out: &mut [u16]) {
-    let out_w = out.len();
-    let mut o = 0;
-    // Output column o + m reads padded columns 2(o + m) + k.
-    while o + 8 <= out_w {
-        let mut acc = _mm256_setzero_si256();
-        for p in 0..PAIRS {
-            let k = 2 * p;
-            let c = _mm256_set1_epi32(weight(k) | (weight(k + 1) << 16));
-            let src = &padded[2 * o + k..2 * o + k + 16];
-            let v = _mm256_loadu_si256(src.as_ptr().cast());
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(v, c));
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        let out_w = out.len();
+        let mut o = 0;
+        // Output column o + m reads padded columns 2(o + m) + k.
+        while o + 8 <= out_w {
+            let mut acc = _mm256_setzero_si256();
+            for p in 0..PAIRS {
+                let k = 2 * p;
+                let c = _mm256_set1_epi32(weight(k) | (weight(k + 1) << 16));
+                let src = &padded[2 * o + k..2 * o + k + 16];
+                let v = _mm256_loadu_si256(src.as_ptr().cast());
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(v, c));
+            }
+            let bias = _mm256_set1_epi32(i32::MIN.wrapping_add(1 << 15));
+            let v = _mm256_srli_epi32(_mm256_add_epi32(acc, bias), 16);
+            // Values fit 16 bits: packus keeps them; the permute restores order.
+            let packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0xd8);
+            let dst = &mut out[o..o + 8];
+            _mm_storeu_si128(dst.as_mut_ptr().cast(), _mm256_castsi256_si128(packed));
+            o += 8;
         }
-        let bias = _mm256_set1_epi32(i32::MIN.wrapping_add(1 << 15));
-        let v = _mm256_srli_epi32(_mm256_add_epi32(acc, bias), 16);
-        // Values fit 16 bits: packus keeps them; the permute restores order.
-        let packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0xd8);
-        let dst = &mut out[o..o + 8];
-        _mm_storeu_si128(dst.as_mut_ptr().cast(), _mm256_castsi256_si128(packed));
-        o += 8;
-    }
-    for o in o..out_w {
-        let sum = (0..TAPS).fold(0u32, |s, k| {
-            let v = u32::from(padded[2 * o + k] as u16 ^ 0x8000);
-            s.wrapping_add(u32::from(FILTER[k]) * v)
-        });
-        out[o] = (sum.wrapping_add(1 << 15) >> 16) as u16;
+        for o in o..out_w {
+            let sum = (0..TAPS).fold(0u32, |s, k| {
+                let v = u32::from(padded[2 * o + k] as u16 ^ 0x8000);
+                s.wrapping_add(u32::from(FILTER[k]) * v)
+            });
+            out[o] = (sum.wrapping_add(1 << 15) >> 16) as u16;
+        }
     }
 }

@@ -445,6 +445,7 @@ pub(super) mod tests {
                         unsafe { u8_avx2::accumulate(&mut filter.rows16, r, d, log2, gain_limit) };
                     assert_eq!(portable, avx2, "8-bit AVX2 {w}x{h}");
                     if u8_avx2::has_vnni() {
+                        // SAFETY: the CPU features were detected by the test's guard above.
                         let vnni = unsafe {
                             u8_avx2::accumulate_vnni(&mut filter.rows16, r, d, log2, gain_limit)
                         };

@@ -89,7 +89,8 @@ pub unsafe fn accumulate(
     log2: &Log2Table,
     gain_limit: f64,
 ) -> ScaleSums {
-    avx2::accumulate(rows, reference, distorted, log2, gain_limit)
+    // SAFETY: the CPU feature was detected before this path was chosen.
+    unsafe { avx2::accumulate(rows, reference, distorted, log2, gain_limit) }
 }
 
 /// [`accumulate`] with AVX-512 VNNI's fused multiply-adds.
@@ -103,7 +104,8 @@ pub unsafe fn accumulate_vnni(
     log2: &Log2Table,
     gain_limit: f64,
 ) -> ScaleSums {
-    vnni::accumulate(rows, reference, distorted, log2, gain_limit)
+    // SAFETY: the CPU feature was detected before this path was chosen.
+    unsafe { vnni::accumulate(rows, reference, distorted, log2, gain_limit) }
 }
 
 /// The passes, compiled once per instruction set: `dot` is
@@ -129,24 +131,27 @@ macro_rules! moment_pass {
                 log2: &Log2Table,
                 gain_limit: f64,
             ) -> ScaleSums {
-                let (w, h) = (reference.width, reference.height);
-                assert!(rows.rows[0].len() >= w + 2 * HALF + BLOCK);
-                let mut sums = ScaleSums::default();
-                for i in 0..h {
-                    let mut ref_rows: [&[u8]; TAPS] = [&[]; TAPS];
-                    let mut dis_rows = ref_rows;
-                    for k in 0..TAPS {
-                        let y = mirror(i as isize + k as isize - HALF as isize, h);
-                        ref_rows[k] = reference.row(y);
-                        dis_rows[k] = distorted.row(y);
+                // SAFETY: the caller upholds this function's `# Safety` contract.
+                unsafe {
+                    let (w, h) = (reference.width, reference.height);
+                    assert!(rows.rows[0].len() >= w + 2 * HALF + BLOCK);
+                    let mut sums = ScaleSums::default();
+                    for i in 0..h {
+                        let mut ref_rows: [&[u8]; TAPS] = [&[]; TAPS];
+                        let mut dis_rows = ref_rows;
+                        for k in 0..TAPS {
+                            let y = mirror(i as isize + k as isize - HALF as isize, h);
+                            ref_rows[k] = reference.row(y);
+                            dis_rows[k] = distorted.row(y);
+                        }
+                        vertical(rows, &ref_rows, &dis_rows, w);
+                        for row in &mut rows.rows {
+                            mirror_edges(&mut row[..w + 2 * HALF], HALF);
+                        }
+                        horizontal(rows, w, log2, gain_limit, &mut sums);
                     }
-                    vertical(rows, &ref_rows, &dis_rows, w);
-                    for row in &mut rows.rows {
-                        mirror_edges(&mut row[..w + 2 * HALF], HALF);
-                    }
-                    horizontal(rows, w, log2, gain_limit, &mut sums);
+                    sums
                 }
-                sums
             }
 
             /// The vertical pass of one row into `rows` (from column `HALF`).
@@ -157,108 +162,113 @@ macro_rules! moment_pass {
                 dis_rows: &[&[u8]; TAPS],
                 w: usize,
             ) {
-                let filter = FILTERS[0];
-                let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
-                let flip = _mm_set1_epi8(-128);
-                let mut j = 0;
-                while j + BLOCK <= w {
-                    let zero = _mm256_setzero_si256();
-                    let mut acc = [[zero; 2]; 5];
-                    for p in 0..PAIRS {
-                        let (k0, k1) = (2 * p, 2 * p + 1);
-                        let pair = i32::from(weight(k0)) | (i32::from(weight(k1)) << 16);
-                        let c = _mm256_set1_epi32(pair);
-                        // Each 32-bit lane holds (x'[k0], x'[k1]) of one column.
-                        // The missing 18th tap (weight 0) reads the 17th row again.
-                        let k1_row = k1.min(TAPS - 1);
-                        let load = |rows: &[&[u8]; TAPS]| {
-                            let (r0, r1) = (&rows[k0][j..j + BLOCK], &rows[k1_row][j..j + BLOCK]);
-                            let a = _mm_xor_si128(_mm_loadu_si128(r0.as_ptr().cast()), flip);
-                            let b = _mm_xor_si128(_mm_loadu_si128(r1.as_ptr().cast()), flip);
-                            [
-                                _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)),
-                                _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)),
-                            ]
-                        };
-                        let (r, d) = (load(ref_rows), load(dis_rows));
-                        for half in 0..2 {
-                            let (x, y) = (r[half], d[half]);
-                            let terms = [
-                                x,
-                                y,
-                                _mm256_mullo_epi16(x, x),
-                                _mm256_mullo_epi16(y, y),
-                                _mm256_mullo_epi16(x, y),
-                            ];
-                            for (a, t) in acc.iter_mut().zip(terms) {
-                                a[half] = dot(a[half], t, c);
+                // SAFETY: the caller upholds this function's `# Safety` contract.
+                unsafe {
+                    let filter = FILTERS[0];
+                    let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
+                    let flip = _mm_set1_epi8(-128);
+                    let mut j = 0;
+                    while j + BLOCK <= w {
+                        let zero = _mm256_setzero_si256();
+                        let mut acc = [[zero; 2]; 5];
+                        for p in 0..PAIRS {
+                            let (k0, k1) = (2 * p, 2 * p + 1);
+                            let pair = i32::from(weight(k0)) | (i32::from(weight(k1)) << 16);
+                            let c = _mm256_set1_epi32(pair);
+                            // Each 32-bit lane holds (x'[k0], x'[k1]) of one column.
+                            // The missing 18th tap (weight 0) reads the 17th row again.
+                            let k1_row = k1.min(TAPS - 1);
+                            let load = |rows: &[&[u8]; TAPS]| {
+                                let (r0, r1) =
+                                    (&rows[k0][j..j + BLOCK], &rows[k1_row][j..j + BLOCK]);
+                                let a = _mm_xor_si128(_mm_loadu_si128(r0.as_ptr().cast()), flip);
+                                let b = _mm_xor_si128(_mm_loadu_si128(r1.as_ptr().cast()), flip);
+                                [
+                                    _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)),
+                                    _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)),
+                                ]
+                            };
+                            let (r, d) = (load(ref_rows), load(dis_rows));
+                            for half in 0..2 {
+                                let (x, y) = (r[half], d[half]);
+                                let terms = [
+                                    x,
+                                    y,
+                                    _mm256_mullo_epi16(x, x),
+                                    _mm256_mullo_epi16(y, y),
+                                    _mm256_mullo_epi16(x, y),
+                                ];
+                                for (a, t) in acc.iter_mut().zip(terms) {
+                                    a[half] = dot(a[half], t, c);
+                                }
                             }
                         }
-                    }
-                    let [s1, s2, sxx, syy, sxy] = acc;
-                    let mut out = [[zero; 2]; 8];
-                    for half in 0..2 {
-                        let (x, y) = (s1[half], s2[half]);
-                        // (Σc·x + 128) >> 8 with Σc·x = x + 2^23, offset by -32768.
-                        let mean = |s| {
-                            let v = _mm256_srli_epi32(
-                                _mm256_add_epi32(s, _mm256_set1_epi32((1 << 23) + 128)),
-                                8,
+                        let [s1, s2, sxx, syy, sxy] = acc;
+                        let mut out = [[zero; 2]; 8];
+                        for half in 0..2 {
+                            let (x, y) = (s1[half], s2[half]);
+                            // (Σc·x + 128) >> 8 with Σc·x = x + 2^23, offset by -32768.
+                            let mean = |s| {
+                                let v = _mm256_srli_epi32(
+                                    _mm256_add_epi32(s, _mm256_set1_epi32((1 << 23) + 128)),
+                                    8,
+                                );
+                                _mm256_sub_epi32(v, _mm256_set1_epi32(32768))
+                            };
+                            out[MU1][half] = mean(x);
+                            out[MU2][half] = mean(y);
+                            let base = _mm256_set1_epi32(1 << 30);
+                            let xx = _mm256_add_epi32(
+                                _mm256_add_epi32(sxx[half], _mm256_slli_epi32(x, 8)),
+                                base,
                             );
-                            _mm256_sub_epi32(v, _mm256_set1_epi32(32768))
-                        };
-                        out[MU1][half] = mean(x);
-                        out[MU2][half] = mean(y);
-                        let base = _mm256_set1_epi32(1 << 30);
-                        let xx = _mm256_add_epi32(
-                            _mm256_add_epi32(sxx[half], _mm256_slli_epi32(x, 8)),
-                            base,
-                        );
-                        let yy = _mm256_add_epi32(
-                            _mm256_add_epi32(syy[half], _mm256_slli_epi32(y, 8)),
-                            base,
-                        );
-                        let xy = _mm256_add_epi32(
-                            _mm256_add_epi32(
-                                sxy[half],
-                                _mm256_slli_epi32(_mm256_add_epi32(x, y), 7),
-                            ),
-                            base,
-                        );
-                        for (q, v) in [(XX, xx), (YY, yy), (XY, xy)] {
-                            let bias = _mm256_set1_epi32(32768);
-                            out[q][half] = _mm256_sub_epi32(_mm256_srli_epi32(v, 16), bias);
-                            out[q + 1][half] = _mm256_sub_epi32(
-                                _mm256_and_si256(v, _mm256_set1_epi32(0xffff)),
-                                bias,
+                            let yy = _mm256_add_epi32(
+                                _mm256_add_epi32(syy[half], _mm256_slli_epi32(y, 8)),
+                                base,
                             );
+                            let xy = _mm256_add_epi32(
+                                _mm256_add_epi32(
+                                    sxy[half],
+                                    _mm256_slli_epi32(_mm256_add_epi32(x, y), 7),
+                                ),
+                                base,
+                            );
+                            for (q, v) in [(XX, xx), (YY, yy), (XY, xy)] {
+                                let bias = _mm256_set1_epi32(32768);
+                                out[q][half] = _mm256_sub_epi32(_mm256_srli_epi32(v, 16), bias);
+                                out[q + 1][half] = _mm256_sub_epi32(
+                                    _mm256_and_si256(v, _mm256_set1_epi32(0xffff)),
+                                    bias,
+                                );
+                            }
                         }
+                        for (row, [lo, hi]) in rows.rows.iter_mut().zip(out) {
+                            // packs interleaves 128-bit lanes; the permute restores order.
+                            let packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xd8);
+                            let dst = &mut row[HALF + j..HALF + j + BLOCK];
+                            _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
+                        }
+                        j += BLOCK;
                     }
-                    for (row, [lo, hi]) in rows.rows.iter_mut().zip(out) {
-                        // packs interleaves 128-bit lanes; the permute restores order.
-                        let packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xd8);
-                        let dst = &mut row[HALF + j..HALF + j + BLOCK];
-                        _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
-                    }
-                    j += BLOCK;
-                }
-                for j in j..w {
-                    let (mut m1, mut m2, mut xx, mut yy, mut xy) = (0u32, 0u32, 0u32, 0u32, 0u32);
-                    for k in 0..TAPS {
-                        let c = u32::from(filter[k]);
-                        let (x, y) = (u32::from(ref_rows[k][j]), u32::from(dis_rows[k][j]));
-                        m1 += c * x;
-                        m2 += c * y;
-                        xx = xx.wrapping_add(c * x * x);
-                        yy = yy.wrapping_add(c * y * y);
-                        xy = xy.wrapping_add(c * x * y);
-                    }
-                    let at = HALF + j;
-                    rows.rows[MU1][at] = offset((m1 + 128) >> 8);
-                    rows.rows[MU2][at] = offset((m2 + 128) >> 8);
-                    for (q, v) in [(XX, xx), (YY, yy), (XY, xy)] {
-                        rows.rows[q][at] = offset(v >> 16);
-                        rows.rows[q + 1][at] = offset(v & 0xffff);
+                    for j in j..w {
+                        let (mut m1, mut m2, mut xx, mut yy, mut xy) =
+                            (0u32, 0u32, 0u32, 0u32, 0u32);
+                        for k in 0..TAPS {
+                            let c = u32::from(filter[k]);
+                            let (x, y) = (u32::from(ref_rows[k][j]), u32::from(dis_rows[k][j]));
+                            m1 += c * x;
+                            m2 += c * y;
+                            xx = xx.wrapping_add(c * x * x);
+                            yy = yy.wrapping_add(c * y * y);
+                            xy = xy.wrapping_add(c * x * y);
+                        }
+                        let at = HALF + j;
+                        rows.rows[MU1][at] = offset((m1 + 128) >> 8);
+                        rows.rows[MU2][at] = offset((m2 + 128) >> 8);
+                        for (q, v) in [(XX, xx), (YY, yy), (XY, xy)] {
+                            rows.rows[q][at] = offset(v >> 16);
+                            rows.rows[q + 1][at] = offset(v & 0xffff);
+                        }
                     }
                 }
             }
@@ -272,57 +282,62 @@ macro_rules! moment_pass {
                 gain_limit: f64,
                 sums: &mut ScaleSums,
             ) {
-                let filter = FILTERS[0];
-                let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
-                let mut vec_sums = VecSums::new(log2, gain_limit);
-                let mut j = 0;
-                while j + BLOCK <= w {
-                    let zero = _mm256_setzero_si256();
-                    // [quantity][even, odd columns]
-                    let mut acc = [[zero; 2]; 8];
-                    for p in 0..PAIRS {
-                        let k = 2 * p;
-                        let pair = i32::from(weight(k)) | (i32::from(weight(k + 1)) << 16);
-                        let c = _mm256_set1_epi32(pair);
-                        for (a, row) in acc.iter_mut().zip(&rows.rows) {
-                            // Lane m of the even vector: taps k, k+1 of column j + 2m.
-                            let src = &row[j + k..j + k + BLOCK + 1];
-                            let even = _mm256_loadu_si256(src.as_ptr().cast());
-                            let odd = _mm256_loadu_si256(src[1..].as_ptr().cast());
-                            a[0] = dot(a[0], even, c);
-                            a[1] = dot(a[1], odd, c);
+                // SAFETY: the caller upholds this function's `# Safety` contract.
+                unsafe {
+                    let filter = FILTERS[0];
+                    let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
+                    let mut vec_sums = VecSums::new(log2, gain_limit);
+                    let mut j = 0;
+                    while j + BLOCK <= w {
+                        let zero = _mm256_setzero_si256();
+                        // [quantity][even, odd columns]
+                        let mut acc = [[zero; 2]; 8];
+                        for p in 0..PAIRS {
+                            let k = 2 * p;
+                            let pair = i32::from(weight(k)) | (i32::from(weight(k + 1)) << 16);
+                            let c = _mm256_set1_epi32(pair);
+                            for (a, row) in acc.iter_mut().zip(&rows.rows) {
+                                // Lane m of the even vector: taps k, k+1 of column j + 2m.
+                                let src = &row[j + k..j + k + BLOCK + 1];
+                                let even = _mm256_loadu_si256(src.as_ptr().cast());
+                                let odd = _mm256_loadu_si256(src[1..].as_ptr().cast());
+                                a[0] = dot(a[0], even, c);
+                                a[1] = dot(a[1], odd, c);
+                            }
                         }
+                        let top = _mm256_set1_epi32(i32::MIN);
+                        let round = _mm256_set1_epi32(1 << 15);
+                        for parity in 0..2 {
+                            let sum = |q: usize| _mm256_add_epi32(acc[q][parity], top);
+                            let moment = |q: usize| {
+                                let low =
+                                    _mm256_srli_epi32(_mm256_add_epi32(sum(q + 1), round), 16);
+                                _mm256_add_epi32(sum(q), low)
+                            };
+                            vec_sums.add(sum(MU1), sum(MU2), moment(XX), moment(YY), moment(XY));
+                        }
+                        j += BLOCK;
                     }
-                    let top = _mm256_set1_epi32(i32::MIN);
-                    let round = _mm256_set1_epi32(1 << 15);
-                    for parity in 0..2 {
-                        let sum = |q: usize| _mm256_add_epi32(acc[q][parity], top);
-                        let moment = |q: usize| {
-                            let low = _mm256_srli_epi32(_mm256_add_epi32(sum(q + 1), round), 16);
-                            _mm256_add_epi32(sum(q), low)
+                    for j in j..w {
+                        let mut s = [0u32; 8];
+                        for (k, &c) in filter.iter().enumerate() {
+                            for (acc, row) in s.iter_mut().zip(&rows.rows) {
+                                *acc = acc.wrapping_add(u32::from(c) * unoffset(row[j + k]));
+                            }
+                        }
+                        let moment =
+                            |q: usize| s[q].wrapping_add(s[q + 1].wrapping_add(1 << 15) >> 16);
+                        let block = MomentBlock {
+                            mu1: [s[MU1]],
+                            mu2: [s[MU2]],
+                            xx: [moment(XX)],
+                            yy: [moment(YY)],
+                            xy: [moment(XY)],
                         };
-                        vec_sums.add(sum(MU1), sum(MU2), moment(XX), moment(YY), moment(XY));
+                        sums.add_block::<1>(&block, log2, gain_limit);
                     }
-                    j += BLOCK;
+                    vec_sums.finish(sums);
                 }
-                for j in j..w {
-                    let mut s = [0u32; 8];
-                    for (k, &c) in filter.iter().enumerate() {
-                        for (acc, row) in s.iter_mut().zip(&rows.rows) {
-                            *acc = acc.wrapping_add(u32::from(c) * unoffset(row[j + k]));
-                        }
-                    }
-                    let moment = |q: usize| s[q].wrapping_add(s[q + 1].wrapping_add(1 << 15) >> 16);
-                    let block = MomentBlock {
-                        mu1: [s[MU1]],
-                        mu2: [s[MU2]],
-                        xx: [moment(XX)],
-                        yy: [moment(YY)],
-                        xy: [moment(XY)],
-                    };
-                    sums.add_block::<1>(&block, log2, gain_limit);
-                }
-                vec_sums.finish(sums);
             }
         }
     };

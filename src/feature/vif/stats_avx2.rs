@@ -64,16 +64,19 @@ impl VecSums {
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn log2_u32(&self, v: __m256i) -> __m256i {
-        // floor(log2(v >> 16)) from the exponent of its exact float.
-        let top = _mm256_cvtepi32_ps(_mm256_srli_epi32(v, 16));
-        let exponent = _mm256_srli_epi32(_mm256_castps_si256(top), 23);
-        let shift = _mm256_sub_epi32(exponent, _mm256_set1_epi32(127 - 1));
-        let low16 = _mm256_set1_epi32(0xffff);
-        let mantissa = _mm256_and_si256(_mm256_srlv_epi32(v, shift), low16);
-        // SAFETY: mantissas are below 2^16 and the table has 2^16 + 1
-        // 16-bit entries, so every 32-bit read stays inside it.
-        let entry = _mm256_and_si256(_mm256_i32gather_epi32::<2>(self.table, mantissa), low16);
-        _mm256_add_epi32(entry, _mm256_slli_epi32(shift, 11))
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            // floor(log2(v >> 16)) from the exponent of its exact float.
+            let top = _mm256_cvtepi32_ps(_mm256_srli_epi32(v, 16));
+            let exponent = _mm256_srli_epi32(_mm256_castps_si256(top), 23);
+            let shift = _mm256_sub_epi32(exponent, _mm256_set1_epi32(127 - 1));
+            let low16 = _mm256_set1_epi32(0xffff);
+            let mantissa = _mm256_and_si256(_mm256_srlv_epi32(v, shift), low16);
+            // SAFETY: mantissas are below 2^16 and the table has 2^16 + 1
+            // 16-bit entries, so every 32-bit read stays inside it.
+            let entry = _mm256_and_si256(_mm256_i32gather_epi32::<2>(self.table, mantissa), low16);
+            _mm256_add_epi32(entry, _mm256_slli_epi32(shift, 11))
+        }
     }
 
     /// `log2(v) * 2048` of integer-valued doubles `2^16 <= v < 2^52`, in
@@ -81,22 +84,26 @@ impl VecSums {
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn log2_f64(&self, v: __m256d) -> __m256i {
-        let bias = _mm256_set1_pd(4503599627370496.0); // 2^52
-        let shift = _mm256_sub_epi64(
-            _mm256_srli_epi64(_mm256_castpd_si256(v), 52),
-            _mm256_set1_epi64x(1023 + 15),
-        );
-        let int = _mm256_sub_epi64(
-            _mm256_castpd_si256(_mm256_add_pd(v, bias)),
-            _mm256_castpd_si256(bias),
-        );
-        let mantissa = _mm256_and_si256(_mm256_srlv_epi64(int, shift), _mm256_set1_epi64x(0xffff));
-        // SAFETY: as in `log2_u32`.
-        let entry = _mm_and_si128(
-            _mm256_i64gather_epi32::<2>(self.table, mantissa),
-            _mm_set1_epi32(0xffff),
-        );
-        _mm256_add_epi64(_mm256_cvtepi32_epi64(entry), _mm256_slli_epi64(shift, 11))
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let bias = _mm256_set1_pd(4503599627370496.0); // 2^52
+            let shift = _mm256_sub_epi64(
+                _mm256_srli_epi64(_mm256_castpd_si256(v), 52),
+                _mm256_set1_epi64x(1023 + 15),
+            );
+            let int = _mm256_sub_epi64(
+                _mm256_castpd_si256(_mm256_add_pd(v, bias)),
+                _mm256_castpd_si256(bias),
+            );
+            let mantissa =
+                _mm256_and_si256(_mm256_srlv_epi64(int, shift), _mm256_set1_epi64x(0xffff));
+            // SAFETY: as in `log2_u32`.
+            let entry = _mm_and_si128(
+                _mm256_i64gather_epi32::<2>(self.table, mantissa),
+                _mm_set1_epi32(0xffff),
+            );
+            _mm256_add_epi64(_mm256_cvtepi32_epi64(entry), _mm256_slli_epi64(shift, 11))
+        }
     }
 
     /// Adds eight pixels' moments (as `stats::MomentBlock` holds them).
@@ -113,82 +120,85 @@ impl VecSums {
         yy: __m256i,
         xy: __m256i,
     ) {
-        let zero = _mm256_setzero_si256();
-        let nsq = _mm256_set1_epi32(SIGMA_NSQ);
-        let sigma1_sq = _mm256_sub_epi32(xx, product_q32(mu1, mu1));
-        let sigma2_sq = _mm256_max_epi32(_mm256_sub_epi32(yy, product_q32(mu2, mu2)), zero);
-        let sigma12 = _mm256_sub_epi32(xy, product_q32(mu1, mu2));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let zero = _mm256_setzero_si256();
+            let nsq = _mm256_set1_epi32(SIGMA_NSQ);
+            let sigma1_sq = _mm256_sub_epi32(xx, product_q32(mu1, mu1));
+            let sigma2_sq = _mm256_max_epi32(_mm256_sub_epi32(yy, product_q32(mu2, mu2)), zero);
+            let sigma12 = _mm256_sub_epi32(xy, product_q32(mu1, mu2));
 
-        let flat = _mm256_cmpgt_epi32(nsq, sigma1_sq);
-        let positive = _mm256_and_si256(
-            _mm256_cmpgt_epi32(sigma12, zero),
-            _mm256_cmpgt_epi32(sigma2_sq, zero),
-        );
-        let has_gain = _mm256_andnot_si256(flat, positive);
+            let flat = _mm256_cmpgt_epi32(nsq, sigma1_sq);
+            let positive = _mm256_and_si256(
+                _mm256_cmpgt_epi32(sigma12, zero),
+                _mm256_cmpgt_epi32(sigma2_sq, zero),
+            );
+            let has_gain = _mm256_andnot_si256(flat, positive);
 
-        let den_log = self.log2_u32(_mm256_add_epi32(sigma1_sq, nsq));
-        let den = _mm256_andnot_si256(
-            flat,
-            _mm256_sub_epi32(den_log, _mm256_set1_epi32(2048 * 17)),
-        );
+            let den_log = self.log2_u32(_mm256_add_epi32(sigma1_sq, nsq));
+            let den = _mm256_andnot_si256(
+                flat,
+                _mm256_sub_epi32(den_log, _mm256_set1_epi32(2048 * 17)),
+            );
 
-        // The gain and the noise left after it, in double precision.
-        let halves = |v: __m256i| {
-            (
-                _mm256_cvtepi32_pd(_mm256_castsi256_si128(v)),
-                _mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(v)),
-            )
-        };
-        let (s1, s2, s12) = (halves(sigma1_sq), halves(sigma2_sq), halves(sigma12));
-        let eps = _mm256_set1_pd(EPS);
-        let gain = |s1, s12| _mm256_div_pd(s12, _mm256_add_pd(s1, eps));
-        let g = (gain(s1.0, s12.0), gain(s1.1, s12.1));
-        // Out-of-range values give i32::MIN, as in C; the clamp makes it 0.
-        let sv = |s2, g, s12| _mm256_cvttpd_epi32(_mm256_sub_pd(s2, _mm256_mul_pd(g, s12)));
-        let sv_sq = _mm256_max_epi32(
-            _mm256_set_m128i(sv(s2.1, g.1, s12.1), sv(s2.0, g.0, s12.0)),
-            zero,
-        );
-        let noise_log = self.log2_u32(_mm256_add_epi32(sv_sq, nsq));
-        let noise = halves(sv_sq);
+            // The gain and the noise left after it, in double precision.
+            let halves = |v: __m256i| {
+                (
+                    _mm256_cvtepi32_pd(_mm256_castsi256_si128(v)),
+                    _mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(v)),
+                )
+            };
+            let (s1, s2, s12) = (halves(sigma1_sq), halves(sigma2_sq), halves(sigma12));
+            let eps = _mm256_set1_pd(EPS);
+            let gain = |s1, s12| _mm256_div_pd(s12, _mm256_add_pd(s1, eps));
+            let g = (gain(s1.0, s12.0), gain(s1.1, s12.1));
+            // Out-of-range values give i32::MIN, as in C; the clamp makes it 0.
+            let sv = |s2, g, s12| _mm256_cvttpd_epi32(_mm256_sub_pd(s2, _mm256_mul_pd(g, s12)));
+            let sv_sq = _mm256_max_epi32(
+                _mm256_set_m128i(sv(s2.1, g.1, s12.1), sv(s2.0, g.0, s12.0)),
+                zero,
+            );
+            let noise_log = self.log2_u32(_mm256_add_epi32(sv_sq, nsq));
+            let noise = halves(sv_sq);
 
-        let num_arg = |g, s1, noise| {
-            let g = _mm256_min_pd(g, self.gain_limit);
-            let x = _mm256_mul_pd(_mm256_mul_pd(g, g), s1);
-            let t = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x);
-            _mm256_add_pd(
-                t,
-                _mm256_add_pd(noise, _mm256_set1_pd(f64::from(SIGMA_NSQ))),
-            )
-        };
-        let num_log = (
-            self.log2_f64(num_arg(g.0, s1.0, noise.0)),
-            self.log2_f64(num_arg(g.1, s1.1, noise.1)),
-        );
-        let num = (
-            _mm256_and_si256(
-                _mm256_sub_epi64(num_log.0, widen::<0>(noise_log)),
-                widen::<0>(has_gain),
-            ),
-            _mm256_and_si256(
-                _mm256_sub_epi64(num_log.1, widen::<1>(noise_log)),
-                widen::<1>(has_gain),
-            ),
-        );
-        self.num_log = _mm256_add_epi64(self.num_log, _mm256_add_epi64(num.0, num.1));
-        self.den_log = _mm256_add_epi64(
-            self.den_log,
-            _mm256_add_epi64(widen::<0>(den), widen::<1>(den)),
-        );
-        let non_log = _mm256_and_si256(sigma2_sq, flat);
-        self.num_non_log = _mm256_add_epi64(
-            self.num_non_log,
-            _mm256_add_epi64(widen::<0>(non_log), widen::<1>(non_log)),
-        );
-        self.den_non_log = _mm256_sub_epi64(
-            self.den_non_log,
-            _mm256_add_epi64(widen::<0>(flat), widen::<1>(flat)),
-        );
+            let num_arg = |g, s1, noise| {
+                let g = _mm256_min_pd(g, self.gain_limit);
+                let x = _mm256_mul_pd(_mm256_mul_pd(g, g), s1);
+                let t = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x);
+                _mm256_add_pd(
+                    t,
+                    _mm256_add_pd(noise, _mm256_set1_pd(f64::from(SIGMA_NSQ))),
+                )
+            };
+            let num_log = (
+                self.log2_f64(num_arg(g.0, s1.0, noise.0)),
+                self.log2_f64(num_arg(g.1, s1.1, noise.1)),
+            );
+            let num = (
+                _mm256_and_si256(
+                    _mm256_sub_epi64(num_log.0, widen::<0>(noise_log)),
+                    widen::<0>(has_gain),
+                ),
+                _mm256_and_si256(
+                    _mm256_sub_epi64(num_log.1, widen::<1>(noise_log)),
+                    widen::<1>(has_gain),
+                ),
+            );
+            self.num_log = _mm256_add_epi64(self.num_log, _mm256_add_epi64(num.0, num.1));
+            self.den_log = _mm256_add_epi64(
+                self.den_log,
+                _mm256_add_epi64(widen::<0>(den), widen::<1>(den)),
+            );
+            let non_log = _mm256_and_si256(sigma2_sq, flat);
+            self.num_non_log = _mm256_add_epi64(
+                self.num_non_log,
+                _mm256_add_epi64(widen::<0>(non_log), widen::<1>(non_log)),
+            );
+            self.den_non_log = _mm256_sub_epi64(
+                self.den_non_log,
+                _mm256_add_epi64(widen::<0>(flat), widen::<1>(flat)),
+            );
+        }
     }
 
     /// Adds the lanes' sums into `sums`.

@@ -66,6 +66,7 @@ fn gl_register_image_fn() -> Option<GlRegisterImage> {
     })
 }
 
+// SAFETY: each method calls the CUDA driver API on the handles the engine passes, as the trait's per-method contracts require.
 unsafe impl Interop for CudaDriver {
     fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc) -> Result<Handle> {
         self.bind()?;
@@ -110,27 +111,36 @@ unsafe impl Interop for CudaDriver {
     }
 
     unsafe fn map_external_buffer(&self, m: Handle, offset: u64, bytes: u64) -> Result<DevicePtr> {
-        self.bind()?;
-        let mut d: cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC = std::mem::zeroed();
-        d.offset = offset;
-        d.size = bytes;
-        let mut ptr = 0;
-        check(
-            cu::cuExternalMemoryGetMappedBuffer(&mut ptr, memory(m), &d),
-            &format!("cuExternalMemoryGetMappedBuffer ({bytes} bytes at {offset})"),
-        )?;
-        Ok(ptr)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut d: cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC = std::mem::zeroed();
+            d.offset = offset;
+            d.size = bytes;
+            let mut ptr = 0;
+            check(
+                cu::cuExternalMemoryGetMappedBuffer(&mut ptr, memory(m), &d),
+                &format!("cuExternalMemoryGetMappedBuffer ({bytes} bytes at {offset})"),
+            )?;
+            Ok(ptr)
+        }
     }
 
     unsafe fn free_external_buffer(&self, ptr: DevicePtr) {
-        if self.bind().is_ok() {
-            cu::cuMemFree_v2(ptr);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                cu::cuMemFree_v2(ptr);
+            }
         }
     }
 
     unsafe fn destroy_external_memory(&self, m: Handle) {
-        if self.bind().is_ok() {
-            cu::cuDestroyExternalMemory(memory(m));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                cu::cuDestroyExternalMemory(memory(m));
+            }
         }
     }
 
@@ -157,6 +167,7 @@ unsafe impl Interop for CudaDriver {
         let mut out = std::ptr::null_mut();
         // SAFETY: valid descriptor and out-pointer.
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { cu::cuImportExternalSemaphore(&mut out, &d) },
             &format!("cuImportExternalSemaphore ({kind}, opaque fd)"),
         )?; // on failure `fd` drops: closed
@@ -165,127 +176,163 @@ unsafe impl Interop for CudaDriver {
     }
 
     unsafe fn signal_semaphore(&self, sem: Handle, value: u64, s: Handle) -> Result<()> {
-        self.bind()?;
-        let mut p: cu::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS = std::mem::zeroed();
-        p.params.fence.value = value; // ignored by binary semaphores
-        let handle = semaphore(sem);
-        check(
-            cu::cuSignalExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
-            "cuSignalExternalSemaphoresAsync",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut p: cu::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS = std::mem::zeroed();
+            p.params.fence.value = value; // ignored by binary semaphores
+            let handle = semaphore(sem);
+            check(
+                cu::cuSignalExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
+                "cuSignalExternalSemaphoresAsync",
+            )
+        }
     }
 
     unsafe fn wait_semaphore(&self, sem: Handle, value: u64, s: Handle) -> Result<()> {
-        self.bind()?;
-        let mut p: cu::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS = std::mem::zeroed();
-        p.params.fence.value = value;
-        let handle = semaphore(sem);
-        check(
-            cu::cuWaitExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
-            "cuWaitExternalSemaphoresAsync",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut p: cu::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS = std::mem::zeroed();
+            p.params.fence.value = value;
+            let handle = semaphore(sem);
+            check(
+                cu::cuWaitExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
+                "cuWaitExternalSemaphoresAsync",
+            )
+        }
     }
 
     unsafe fn destroy_semaphore(&self, sem: Handle) {
-        if self.bind().is_ok() {
-            cu::cuDestroyExternalSemaphore(semaphore(sem));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                cu::cuDestroyExternalSemaphore(semaphore(sem));
+            }
         }
     }
 
     unsafe fn host_register(&self, ptr: *mut u8, bytes: usize) -> Result<()> {
-        self.bind()?;
-        check(
-            cu::cuMemHostRegister_v2(
-                ptr as *mut c_void,
-                bytes,
-                cu::CU_MEMHOSTREGISTER_DEVICEMAP | cu::CU_MEMHOSTREGISTER_PORTABLE,
-            ),
-            &format!("cuMemHostRegister ({bytes} bytes)"),
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(
+                cu::cuMemHostRegister_v2(
+                    ptr as *mut c_void,
+                    bytes,
+                    cu::CU_MEMHOSTREGISTER_DEVICEMAP | cu::CU_MEMHOSTREGISTER_PORTABLE,
+                ),
+                &format!("cuMemHostRegister ({bytes} bytes)"),
+            )
+        }
     }
 
     unsafe fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr> {
-        self.bind()?;
-        let mut device = 0;
-        check(
-            cu::cuMemHostGetDevicePointer_v2(&mut device, ptr as *mut c_void, 0),
-            "cuMemHostGetDevicePointer",
-        )?;
-        Ok(device)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut device = 0;
+            check(
+                cu::cuMemHostGetDevicePointer_v2(&mut device, ptr as *mut c_void, 0),
+                "cuMemHostGetDevicePointer",
+            )?;
+            Ok(device)
+        }
     }
 
     unsafe fn host_unregister(&self, ptr: *mut u8) {
-        if self.bind().is_ok() {
-            cu::cuMemHostUnregister(ptr as *mut c_void);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                cu::cuMemHostUnregister(ptr as *mut c_void);
+            }
         }
     }
 
     unsafe fn export_dmabuf(&self, ptr: DevicePtr, bytes: usize) -> Result<OwnedFd> {
-        self.bind()?;
-        let mut fd: i32 = -1;
-        check(
-            cu::cuMemGetHandleForAddressRange(
-                &mut fd as *mut i32 as *mut c_void,
-                ptr,
-                bytes,
-                cu::CUmemRangeHandleType::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
-                0,
-            ),
-            &format!("cuMemGetHandleForAddressRange (dma-buf, {bytes} bytes)"),
-        )?;
-        // SAFETY: a new fd, ours.
-        Ok(std::os::fd::FromRawFd::from_raw_fd(fd))
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut fd: i32 = -1;
+            check(
+                cu::cuMemGetHandleForAddressRange(
+                    &mut fd as *mut i32 as *mut c_void,
+                    ptr,
+                    bytes,
+                    cu::CUmemRangeHandleType::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                    0,
+                ),
+                &format!("cuMemGetHandleForAddressRange (dma-buf, {bytes} bytes)"),
+            )?;
+            // SAFETY: a new fd, ours.
+            Ok(std::os::fd::FromRawFd::from_raw_fd(fd))
+        }
     }
 
     unsafe fn gl_register_image(&self, texture: u32, target: u32) -> Result<Handle> {
-        self.bind()?;
-        let operation =
-            format!("cuGraphicsGLRegisterImage (texture {texture}, target {target:#x})");
-        let register = gl_register_image_fn().ok_or_else(|| {
-            Error::gpu(
-                GpuApi::Cuda,
-                operation.clone(),
-                GpuCode::NotSupported,
-                "this libcuda exports no cuGraphicsGLRegisterImage",
-            )
-        })?;
-        let mut out = std::ptr::null_mut();
-        let flags = cu::CUgraphicsRegisterFlags::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY as u32;
-        check(register(&mut out, texture, target, flags), &operation)?;
-        Ok(Handle(out as usize))
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let operation =
+                format!("cuGraphicsGLRegisterImage (texture {texture}, target {target:#x})");
+            let register = gl_register_image_fn().ok_or_else(|| {
+                Error::gpu(
+                    GpuApi::Cuda,
+                    operation.clone(),
+                    GpuCode::NotSupported,
+                    "this libcuda exports no cuGraphicsGLRegisterImage",
+                )
+            })?;
+            let mut out = std::ptr::null_mut();
+            let flags = cu::CUgraphicsRegisterFlags::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY as u32;
+            check(register(&mut out, texture, target, flags), &operation)?;
+            Ok(Handle(out as usize))
+        }
     }
 
     unsafe fn graphics_map(&self, r: Handle, s: Handle) -> Result<()> {
-        self.bind()?;
-        let mut handle = resource(r);
-        check(
-            cu::cuGraphicsMapResources(1, &mut handle, stream(s)),
-            "cuGraphicsMapResources",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut handle = resource(r);
+            check(
+                cu::cuGraphicsMapResources(1, &mut handle, stream(s)),
+                "cuGraphicsMapResources",
+            )
+        }
     }
 
     unsafe fn graphics_array(&self, r: Handle) -> Result<Handle> {
-        self.bind()?;
-        let mut array = std::ptr::null_mut();
-        check(
-            cu::cuGraphicsSubResourceGetMappedArray(&mut array, resource(r), 0, 0),
-            "cuGraphicsSubResourceGetMappedArray",
-        )?;
-        Ok(Handle(array as usize))
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut array = std::ptr::null_mut();
+            check(
+                cu::cuGraphicsSubResourceGetMappedArray(&mut array, resource(r), 0, 0),
+                "cuGraphicsSubResourceGetMappedArray",
+            )?;
+            Ok(Handle(array as usize))
+        }
     }
 
     unsafe fn graphics_unmap(&self, r: Handle, s: Handle) -> Result<()> {
-        self.bind()?;
-        let mut handle = resource(r);
-        check(
-            cu::cuGraphicsUnmapResources(1, &mut handle, stream(s)),
-            "cuGraphicsUnmapResources",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut handle = resource(r);
+            check(
+                cu::cuGraphicsUnmapResources(1, &mut handle, stream(s)),
+                "cuGraphicsUnmapResources",
+            )
+        }
     }
 
     unsafe fn graphics_unregister(&self, r: Handle) {
-        if self.bind().is_ok() {
-            cu::cuGraphicsUnregisterResource(resource(r));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                cu::cuGraphicsUnregisterResource(resource(r));
+            }
         }
     }
 }

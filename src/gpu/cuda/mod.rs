@@ -79,6 +79,7 @@ pub struct CudaDriver {
 // SAFETY: the context handle may be used from any thread once made
 // current there; every call below does so.
 unsafe impl Send for CudaDriver {}
+// SAFETY: CudaDriver's handles may be used from any thread (the runtime serialises calls on one object); it has no interior mutability of its own.
 unsafe impl Sync for CudaDriver {}
 
 impl CudaDriver {
@@ -144,27 +145,30 @@ impl CudaDriver {
     /// `context` must be a valid `CUcontext` that outlives the returned
     /// driver and everything made with it; vmafx never destroys it.
     pub unsafe fn with_context(context: cu::CUcontext) -> Result<Self> {
-        if !driver_present() {
-            return Err(unavailable(
-                "the CUDA driver library (libcuda.so) was not found",
-            ));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if !driver_present() {
+                return Err(unavailable(
+                    "the CUDA driver library (libcuda.so) was not found",
+                ));
+            }
+            if context.is_null() {
+                return Err(unavailable("the lent CUDA context is null"));
+            }
+            check(cu::cuInit(0), "cuInit")
+                .map_err(|e| unavailable(format!("no usable CUDA driver: {e}")))?;
+            check(cu::cuCtxPushCurrent_v2(context), "cuCtxPushCurrent")?;
+            let mut device = 0;
+            let got = check(cu::cuCtxGetDevice(&mut device), "cuCtxGetDevice");
+            let mut popped = std::ptr::null_mut();
+            cu::cuCtxPopCurrent_v2(&mut popped);
+            got?;
+            let mut raw = std::mem::zeroed::<cu::CUuuid>();
+            check(cu::cuDeviceGetUuid_v2(&mut raw, device), "cuDeviceGetUuid")?;
+            let uuid = raw.bytes.map(|b| b as u8);
+            // A CUdevice handle is the device's ordinal.
+            Self::with_device_info(device, context, device, uuid)
         }
-        if context.is_null() {
-            return Err(unavailable("the lent CUDA context is null"));
-        }
-        check(cu::cuInit(0), "cuInit")
-            .map_err(|e| unavailable(format!("no usable CUDA driver: {e}")))?;
-        check(cu::cuCtxPushCurrent_v2(context), "cuCtxPushCurrent")?;
-        let mut device = 0;
-        let got = check(cu::cuCtxGetDevice(&mut device), "cuCtxGetDevice");
-        let mut popped = std::ptr::null_mut();
-        cu::cuCtxPopCurrent_v2(&mut popped);
-        got?;
-        let mut raw = std::mem::zeroed::<cu::CUuuid>();
-        check(cu::cuDeviceGetUuid_v2(&mut raw, device), "cuDeviceGetUuid")?;
-        let uuid = raw.bytes.map(|b| b as u8);
-        // A CUdevice handle is the device's ordinal.
-        Self::with_device_info(device, context, device, uuid)
     }
 
     /// Reads the device's name, compute capability and the driver version.
@@ -174,40 +178,43 @@ impl CudaDriver {
         index: i32,
         uuid: [u8; 16],
     ) -> Result<Self> {
-        {
-            let mut name = [0 as std::ffi::c_char; 256];
-            check(
-                cu::cuDeviceGetName(name.as_mut_ptr(), 256, device),
-                "cuDeviceGetName",
-            )?;
-            let name = CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
-            let attr = |a| {
-                let mut v = 0;
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            {
+                let mut name = [0 as std::ffi::c_char; 256];
                 check(
-                    cu::cuDeviceGetAttribute(&mut v, a, device),
-                    "cuDeviceGetAttribute",
-                )
-                .map(|_| v)
-            };
-            let compute_capability = (
-                attr(cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
-                attr(cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
-            );
-            let mut driver_version = 0;
-            check(
-                cu::cuDriverGetVersion(&mut driver_version),
-                "cuDriverGetVersion",
-            )?;
-            Ok(Self {
-                device,
-                context,
-                retained_primary: false,
-                index,
-                name,
-                uuid,
-                compute_capability,
-                driver_version,
-            })
+                    cu::cuDeviceGetName(name.as_mut_ptr(), 256, device),
+                    "cuDeviceGetName",
+                )?;
+                let name = CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+                let attr = |a| {
+                    let mut v = 0;
+                    check(
+                        cu::cuDeviceGetAttribute(&mut v, a, device),
+                        "cuDeviceGetAttribute",
+                    )
+                    .map(|_| v)
+                };
+                let compute_capability = (
+                    attr(cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+                    attr(cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+                );
+                let mut driver_version = 0;
+                check(
+                    cu::cuDriverGetVersion(&mut driver_version),
+                    "cuDriverGetVersion",
+                )?;
+                Ok(Self {
+                    device,
+                    context,
+                    retained_primary: false,
+                    index,
+                    name,
+                    uuid,
+                    compute_capability,
+                    driver_version,
+                })
+            }
         }
     }
 
@@ -300,6 +307,7 @@ pub fn compile_ptx(source: &str, name: &str, arch: &str) -> Result<Vec<u8>> {
     }
 }
 
+// SAFETY: each method calls the CUDA driver API on the handles the engine passes, as the trait's per-method contracts require.
 unsafe impl Driver for CudaDriver {
     fn backend(&self) -> &'static str {
         BACKEND
@@ -325,6 +333,7 @@ unsafe impl Driver for CudaDriver {
         let (mut free, mut total) = (0, 0);
         // SAFETY: valid out-pointers.
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { cu::cuMemGetInfo_v2(&mut free, &mut total) },
             "cuMemGetInfo",
         )?;
@@ -342,6 +351,7 @@ unsafe impl Driver for CudaDriver {
         self.bind()?;
         let mut ptr = 0;
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { cu::cuMemAlloc_v2(&mut ptr, bytes.max(1)) },
             "cuMemAlloc",
         )?;
@@ -349,8 +359,11 @@ unsafe impl Driver for CudaDriver {
     }
 
     unsafe fn free(&self, ptr: DevicePtr) {
-        if self.bind().is_ok() {
-            cu::cuMemFree_v2(ptr);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                cu::cuMemFree_v2(ptr);
+            }
         }
     }
 
@@ -358,6 +371,7 @@ unsafe impl Driver for CudaDriver {
         self.bind()?;
         let mut ptr = std::ptr::null_mut();
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { cu::cuMemHostAlloc(&mut ptr, bytes.max(1), 0) },
             "cuMemHostAlloc",
         )?;
@@ -365,8 +379,11 @@ unsafe impl Driver for CudaDriver {
     }
 
     unsafe fn free_pinned(&self, ptr: *mut u8) {
-        if self.bind().is_ok() {
-            cu::cuMemFreeHost(ptr as *mut c_void);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                cu::cuMemFreeHost(ptr as *mut c_void);
+            }
         }
     }
 
@@ -375,6 +392,7 @@ unsafe impl Driver for CudaDriver {
         let mut s = std::ptr::null_mut();
         let flags = cu::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { cu::cuStreamCreate(&mut s, flags) },
             "cuStreamCreate",
         )?;
@@ -382,116 +400,145 @@ unsafe impl Driver for CudaDriver {
     }
 
     unsafe fn stream_destroy(&self, s: Handle) {
-        if self.bind().is_ok() {
-            cu::cuStreamDestroy_v2(stream(s));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                cu::cuStreamDestroy_v2(stream(s));
+            }
         }
     }
 
     unsafe fn stream_synchronize(&self, s: Handle) -> Result<()> {
-        self.bind()?;
-        check(cu::cuStreamSynchronize(stream(s)), "cuStreamSynchronize")
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(cu::cuStreamSynchronize(stream(s)), "cuStreamSynchronize")
+        }
     }
 
     fn event_create(&self) -> Result<Handle> {
         self.bind()?;
         let mut e = std::ptr::null_mut();
         let flags = cu::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+        // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
         check(unsafe { cu::cuEventCreate(&mut e, flags) }, "cuEventCreate")?;
         Ok(Handle(e as usize))
     }
 
     unsafe fn event_destroy(&self, e: Handle) {
-        if self.bind().is_ok() {
-            cu::cuEventDestroy_v2(event(e));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                cu::cuEventDestroy_v2(event(e));
+            }
         }
     }
 
     unsafe fn event_record(&self, e: Handle, s: Handle) -> Result<()> {
-        self.bind()?;
-        check(cu::cuEventRecord(event(e), stream(s)), "cuEventRecord")
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(cu::cuEventRecord(event(e), stream(s)), "cuEventRecord")
+        }
     }
 
     unsafe fn stream_wait_event(&self, s: Handle, e: Handle) -> Result<()> {
-        self.bind()?;
-        check(
-            cu::cuStreamWaitEvent(stream(s), event(e), 0),
-            "cuStreamWaitEvent",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(
+                cu::cuStreamWaitEvent(stream(s), event(e), 0),
+                "cuStreamWaitEvent",
+            )
+        }
     }
 
     unsafe fn event_query(&self, e: Handle) -> Result<bool> {
-        self.bind()?;
-        match cu::cuEventQuery(event(e)) {
-            cu::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-            r => check(r, "cuEventQuery").map(|_| true),
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            match cu::cuEventQuery(event(e)) {
+                cu::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+                r => check(r, "cuEventQuery").map(|_| true),
+            }
         }
     }
 
     unsafe fn event_synchronize(&self, e: Handle) -> Result<()> {
-        self.bind()?;
-        check(cu::cuEventSynchronize(event(e)), "cuEventSynchronize")
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(cu::cuEventSynchronize(event(e)), "cuEventSynchronize")
+        }
     }
 
     fn timed_event_create(&self) -> Result<Handle> {
         self.bind()?;
         let mut e = std::ptr::null_mut();
         let flags = cu::CUevent_flags::CU_EVENT_DEFAULT as u32;
+        // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
         check(unsafe { cu::cuEventCreate(&mut e, flags) }, "cuEventCreate")?;
         Ok(Handle(e as usize))
     }
 
     unsafe fn event_elapsed_ms(&self, start: Handle, end: Handle) -> Result<f32> {
-        self.bind()?;
-        let mut ms = 0f32;
-        check(
-            cu::cuEventElapsedTime_v2(&mut ms, event(start), event(end)),
-            "cuEventElapsedTime_v2",
-        )?;
-        Ok(ms)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut ms = 0f32;
+            check(
+                cu::cuEventElapsedTime_v2(&mut ms, event(start), event(end)),
+                "cuEventElapsedTime_v2",
+            )?;
+            Ok(ms)
+        }
     }
 
     unsafe fn copy_2d(&self, c: &Copy2d, s: Handle) -> Result<()> {
-        self.bind()?;
-        // Built field by field: the memory-type enums have no zero value.
-        let (src_type, src_host, src_device, src_array) = match c.src {
-            Memory::Host(h) => (
-                cu::CUmemorytype::CU_MEMORYTYPE_HOST,
-                h as *const c_void,
-                0,
-                std::ptr::null_mut(),
-            ),
-            Memory::Device(d) => (
-                cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                std::ptr::null(),
-                d,
-                std::ptr::null_mut(),
-            ),
-            Memory::Array(a) => (
-                cu::CUmemorytype::CU_MEMORYTYPE_ARRAY,
-                std::ptr::null(),
-                0,
-                a.0 as cu::CUarray,
-            ),
-        };
-        let p = cu::CUDA_MEMCPY2D {
-            srcXInBytes: 0,
-            srcY: 0,
-            srcMemoryType: src_type,
-            srcHost: src_host,
-            srcDevice: src_device,
-            srcArray: src_array,
-            srcPitch: c.src_pitch,
-            dstXInBytes: 0,
-            dstY: 0,
-            dstMemoryType: cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            dstHost: std::ptr::null_mut(),
-            dstDevice: c.dst,
-            dstArray: std::ptr::null_mut(),
-            dstPitch: c.dst_pitch,
-            WidthInBytes: c.width_bytes,
-            Height: c.height,
-        };
-        check(cu::cuMemcpy2DAsync_v2(&p, stream(s)), "cuMemcpy2DAsync")
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            // Built field by field: the memory-type enums have no zero value.
+            let (src_type, src_host, src_device, src_array) = match c.src {
+                Memory::Host(h) => (
+                    cu::CUmemorytype::CU_MEMORYTYPE_HOST,
+                    h as *const c_void,
+                    0,
+                    std::ptr::null_mut(),
+                ),
+                Memory::Device(d) => (
+                    cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                    std::ptr::null(),
+                    d,
+                    std::ptr::null_mut(),
+                ),
+                Memory::Array(a) => (
+                    cu::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+                    std::ptr::null(),
+                    0,
+                    a.0 as cu::CUarray,
+                ),
+            };
+            let p = cu::CUDA_MEMCPY2D {
+                srcXInBytes: 0,
+                srcY: 0,
+                srcMemoryType: src_type,
+                srcHost: src_host,
+                srcDevice: src_device,
+                srcArray: src_array,
+                srcPitch: c.src_pitch,
+                dstXInBytes: 0,
+                dstY: 0,
+                dstMemoryType: cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                dstHost: std::ptr::null_mut(),
+                dstDevice: c.dst,
+                dstArray: std::ptr::null_mut(),
+                dstPitch: c.dst_pitch,
+                WidthInBytes: c.width_bytes,
+                Height: c.height,
+            };
+            check(cu::cuMemcpy2DAsync_v2(&p, stream(s)), "cuMemcpy2DAsync")
+        }
     }
 
     unsafe fn copy_to_host(
@@ -501,19 +548,25 @@ unsafe impl Driver for CudaDriver {
         bytes: usize,
         s: Handle,
     ) -> Result<()> {
-        self.bind()?;
-        check(
-            cu::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, stream(s)),
-            "cuMemcpyDtoHAsync",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(
+                cu::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, stream(s)),
+                "cuMemcpyDtoHAsync",
+            )
+        }
     }
 
     unsafe fn memset_u32(&self, dst: DevicePtr, value: u32, count: usize, s: Handle) -> Result<()> {
-        self.bind()?;
-        check(
-            cu::cuMemsetD32Async(dst, value, count, stream(s)),
-            "cuMemsetD32Async",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(
+                cu::cuMemsetD32Async(dst, value, count, stream(s)),
+                "cuMemsetD32Async",
+            )
+        }
     }
 
     fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>> {
@@ -525,6 +578,8 @@ unsafe impl Driver for CudaDriver {
         self.bind()?;
         let mut m = std::ptr::null_mut();
         check(
+            // SAFETY: `image` is a NUL-terminated PTX/code object that outlives
+            // the call; the out-pointer is a local.
             unsafe { cu::cuModuleLoadData(&mut m, image.as_ptr() as *const c_void) },
             "cuModuleLoadData",
         )?;
@@ -532,20 +587,26 @@ unsafe impl Driver for CudaDriver {
     }
 
     unsafe fn module_unload(&self, m: Handle) {
-        if self.bind().is_ok() {
-            cu::cuModuleUnload(m.0 as cu::CUmodule);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                cu::cuModuleUnload(m.0 as cu::CUmodule);
+            }
         }
     }
 
     unsafe fn function(&self, m: Handle, name: &str) -> Result<Handle> {
-        self.bind()?;
-        let cname = CString::new(name).expect("kernel names are literals");
-        let mut f = std::ptr::null_mut();
-        check(
-            cu::cuModuleGetFunction(&mut f, m.0 as cu::CUmodule, cname.as_ptr()),
-            &format!("cuModuleGetFunction({name})"),
-        )?;
-        Ok(Handle(f as usize))
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let cname = CString::new(name).expect("kernel names are literals");
+            let mut f = std::ptr::null_mut();
+            check(
+                cu::cuModuleGetFunction(&mut f, m.0 as cu::CUmodule, cname.as_ptr()),
+                &format!("cuModuleGetFunction({name})"),
+            )?;
+            Ok(Handle(f as usize))
+        }
     }
 
     unsafe fn launch(
@@ -555,34 +616,37 @@ unsafe impl Driver for CudaDriver {
         s: Handle,
         params: &mut [*mut c_void],
     ) -> Result<()> {
-        self.bind()?;
-        // Above 48 KiB a kernel's dynamic shared memory must be opted into
-        // (up to the device's per-block maximum; beyond, the launch fails).
-        if d.shared_bytes > 48 * 1024 {
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            // Above 48 KiB a kernel's dynamic shared memory must be opted into
+            // (up to the device's per-block maximum; beyond, the launch fails).
+            if d.shared_bytes > 48 * 1024 {
+                check(
+                    cu::cuFuncSetAttribute(
+                        f.0 as cu::CUfunction,
+                        cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        d.shared_bytes as i32,
+                    ),
+                    "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+                )?;
+            }
             check(
-                cu::cuFuncSetAttribute(
+                cu::cuLaunchKernel(
                     f.0 as cu::CUfunction,
-                    cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    d.shared_bytes as i32,
+                    d.grid.0,
+                    d.grid.1,
+                    d.grid.2,
+                    d.block.0,
+                    d.block.1,
+                    d.block.2,
+                    d.shared_bytes,
+                    stream(s),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
                 ),
-                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
-            )?;
+                "cuLaunchKernel",
+            )
         }
-        check(
-            cu::cuLaunchKernel(
-                f.0 as cu::CUfunction,
-                d.grid.0,
-                d.grid.1,
-                d.grid.2,
-                d.block.0,
-                d.block.1,
-                d.block.2,
-                d.shared_bytes,
-                stream(s),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            ),
-            "cuLaunchKernel",
-        )
     }
 }

@@ -67,12 +67,15 @@ impl Args {
         function: &Function,
         dims: &LaunchDims,
     ) -> Result<()> {
-        let mut params: Vec<*mut c_void> = self
-            .0
-            .iter_mut()
-            .map(|b| &mut **b as *mut dyn Any as *mut c_void)
-            .collect();
-        stream.launch(function, dims, &mut params)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let mut params: Vec<*mut c_void> = self
+                .0
+                .iter_mut()
+                .map(|b| &mut **b as *mut dyn Any as *mut c_void)
+                .collect();
+            stream.launch(function, dims, &mut params)
+        }
     }
 }
 

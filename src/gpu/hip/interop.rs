@@ -30,6 +30,7 @@ fn semaphore_check(result: hip::hipError_t, operation: &str) -> Result<()> {
     check(result, operation)
 }
 
+// SAFETY: each method calls the HIP runtime on the handles the engine passes, as the trait's per-method contracts require.
 unsafe impl Interop for HipDriver {
     fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc) -> Result<Handle> {
         self.bind()?;
@@ -54,6 +55,7 @@ unsafe impl Interop for HipDriver {
         let mut out = std::ptr::null_mut();
         // SAFETY: valid descriptor and out-pointer.
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { hip::hipImportExternalMemory(&mut out, &d) },
             &format!(
                 "hipImportExternalMemory ({}, {} bytes{})",
@@ -67,30 +69,43 @@ unsafe impl Interop for HipDriver {
     }
 
     unsafe fn map_external_buffer(&self, m: Handle, offset: u64, bytes: u64) -> Result<DevicePtr> {
-        self.bind()?;
-        let d = hip::hipExternalMemoryBufferDesc {
-            offset,
-            size: bytes,
-            flags: 0,
-            reserved: [0; 16],
-        };
-        let mut ptr = std::ptr::null_mut();
-        check(
-            hip::hipExternalMemoryGetMappedBuffer(&mut ptr, m.0 as hip::hipExternalMemory_t, &d),
-            &format!("hipExternalMemoryGetMappedBuffer ({bytes} bytes at {offset})"),
-        )?;
-        Ok(ptr as DevicePtr)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let d = hip::hipExternalMemoryBufferDesc {
+                offset,
+                size: bytes,
+                flags: 0,
+                reserved: [0; 16],
+            };
+            let mut ptr = std::ptr::null_mut();
+            check(
+                hip::hipExternalMemoryGetMappedBuffer(
+                    &mut ptr,
+                    m.0 as hip::hipExternalMemory_t,
+                    &d,
+                ),
+                &format!("hipExternalMemoryGetMappedBuffer ({bytes} bytes at {offset})"),
+            )?;
+            Ok(ptr as DevicePtr)
+        }
     }
 
     unsafe fn free_external_buffer(&self, ptr: DevicePtr) {
-        if self.bind().is_ok() {
-            hip::hipFree(ptr as *mut c_void);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                hip::hipFree(ptr as *mut c_void);
+            }
         }
     }
 
     unsafe fn destroy_external_memory(&self, m: Handle) {
-        if self.bind().is_ok() {
-            hip::hipDestroyExternalMemory(m.0 as hip::hipExternalMemory_t);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                hip::hipDestroyExternalMemory(m.0 as hip::hipExternalMemory_t);
+            }
         }
     }
 
@@ -117,6 +132,7 @@ unsafe impl Interop for HipDriver {
         let mut out = std::ptr::null_mut();
         // SAFETY: valid descriptor and out-pointer.
         semaphore_check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { hip::hipImportExternalSemaphore(&mut out, &d) },
             &format!("hipImportExternalSemaphore ({kind}, opaque fd)"),
         )?;
@@ -125,54 +141,72 @@ unsafe impl Interop for HipDriver {
     }
 
     unsafe fn signal_semaphore(&self, sem: Handle, value: u64, s: Handle) -> Result<()> {
-        self.bind()?;
-        let mut p: hip::hipExternalSemaphoreSignalParams = std::mem::zeroed();
-        p.params.fence.value = value;
-        let handle = sem.0 as hip::hipExternalSemaphore_t;
-        semaphore_check(
-            hip::hipSignalExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
-            "hipSignalExternalSemaphoresAsync",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut p: hip::hipExternalSemaphoreSignalParams = std::mem::zeroed();
+            p.params.fence.value = value;
+            let handle = sem.0 as hip::hipExternalSemaphore_t;
+            semaphore_check(
+                hip::hipSignalExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
+                "hipSignalExternalSemaphoresAsync",
+            )
+        }
     }
 
     unsafe fn wait_semaphore(&self, sem: Handle, value: u64, s: Handle) -> Result<()> {
-        self.bind()?;
-        let mut p: hip::hipExternalSemaphoreWaitParams = std::mem::zeroed();
-        p.params.fence.value = value;
-        let handle = sem.0 as hip::hipExternalSemaphore_t;
-        semaphore_check(
-            hip::hipWaitExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
-            "hipWaitExternalSemaphoresAsync",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut p: hip::hipExternalSemaphoreWaitParams = std::mem::zeroed();
+            p.params.fence.value = value;
+            let handle = sem.0 as hip::hipExternalSemaphore_t;
+            semaphore_check(
+                hip::hipWaitExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
+                "hipWaitExternalSemaphoresAsync",
+            )
+        }
     }
 
     unsafe fn destroy_semaphore(&self, sem: Handle) {
-        if self.bind().is_ok() {
-            hip::hipDestroyExternalSemaphore(sem.0 as hip::hipExternalSemaphore_t);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                hip::hipDestroyExternalSemaphore(sem.0 as hip::hipExternalSemaphore_t);
+            }
         }
     }
 
     unsafe fn host_register(&self, ptr: *mut u8, bytes: usize) -> Result<()> {
-        self.bind()?;
-        check(
-            hip::hipHostRegister(ptr as *mut c_void, bytes, hip::hipHostRegisterMapped),
-            &format!("hipHostRegister ({bytes} bytes)"),
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(
+                hip::hipHostRegister(ptr as *mut c_void, bytes, hip::hipHostRegisterMapped),
+                &format!("hipHostRegister ({bytes} bytes)"),
+            )
+        }
     }
 
     unsafe fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr> {
-        self.bind()?;
-        let mut device = std::ptr::null_mut();
-        check(
-            hip::hipHostGetDevicePointer(&mut device, ptr as *mut c_void, 0),
-            "hipHostGetDevicePointer",
-        )?;
-        Ok(device as DevicePtr)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut device = std::ptr::null_mut();
+            check(
+                hip::hipHostGetDevicePointer(&mut device, ptr as *mut c_void, 0),
+                "hipHostGetDevicePointer",
+            )?;
+            Ok(device as DevicePtr)
+        }
     }
 
     unsafe fn host_unregister(&self, ptr: *mut u8) {
-        if self.bind().is_ok() {
-            hip::hipHostUnregister(ptr as *mut c_void);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                hip::hipHostUnregister(ptr as *mut c_void);
+            }
         }
     }
 
@@ -196,41 +230,53 @@ unsafe impl Interop for HipDriver {
     }
 
     unsafe fn graphics_map(&self, r: Handle, s: Handle) -> Result<()> {
-        self.bind()?;
-        let mut handle = r.0 as hip::hipGraphicsResource_t;
-        check(
-            hip::hipGraphicsMapResources(1, &mut handle, stream(s)),
-            "hipGraphicsMapResources",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut handle = r.0 as hip::hipGraphicsResource_t;
+            check(
+                hip::hipGraphicsMapResources(1, &mut handle, stream(s)),
+                "hipGraphicsMapResources",
+            )
+        }
     }
 
     unsafe fn graphics_array(&self, r: Handle) -> Result<Handle> {
-        self.bind()?;
-        let mut array = std::ptr::null_mut();
-        check(
-            hip::hipGraphicsSubResourceGetMappedArray(
-                &mut array,
-                r.0 as hip::hipGraphicsResource_t,
-                0,
-                0,
-            ),
-            "hipGraphicsSubResourceGetMappedArray",
-        )?;
-        Ok(Handle(array as usize))
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut array = std::ptr::null_mut();
+            check(
+                hip::hipGraphicsSubResourceGetMappedArray(
+                    &mut array,
+                    r.0 as hip::hipGraphicsResource_t,
+                    0,
+                    0,
+                ),
+                "hipGraphicsSubResourceGetMappedArray",
+            )?;
+            Ok(Handle(array as usize))
+        }
     }
 
     unsafe fn graphics_unmap(&self, r: Handle, s: Handle) -> Result<()> {
-        self.bind()?;
-        let mut handle = r.0 as hip::hipGraphicsResource_t;
-        check(
-            hip::hipGraphicsUnmapResources(1, &mut handle, stream(s)),
-            "hipGraphicsUnmapResources",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut handle = r.0 as hip::hipGraphicsResource_t;
+            check(
+                hip::hipGraphicsUnmapResources(1, &mut handle, stream(s)),
+                "hipGraphicsUnmapResources",
+            )
+        }
     }
 
     unsafe fn graphics_unregister(&self, r: Handle) {
-        if self.bind().is_ok() {
-            hip::hipGraphicsUnregisterResource(r.0 as hip::hipGraphicsResource_t);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                hip::hipGraphicsUnregisterResource(r.0 as hip::hipGraphicsResource_t);
+            }
         }
     }
 }

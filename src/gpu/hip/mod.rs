@@ -163,6 +163,7 @@ fn rtc_check(r: hip::hiprtcResult, what: &str) -> std::result::Result<(), String
     }
 }
 
+// SAFETY: each method calls the HIP runtime on the handles the engine passes, as the trait's per-method contracts require.
 unsafe impl Driver for HipDriver {
     fn backend(&self) -> &'static str {
         BACKEND
@@ -187,6 +188,7 @@ unsafe impl Driver for HipDriver {
         let (mut free, mut total) = (0, 0);
         // SAFETY: valid out-pointers.
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { hip::hipMemGetInfo(&mut free, &mut total) },
             "hipMemGetInfo",
         )?;
@@ -201,6 +203,7 @@ unsafe impl Driver for HipDriver {
         self.bind()?;
         let mut ptr = std::ptr::null_mut();
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { hip::hipMalloc(&mut ptr, bytes.max(1)) },
             "hipMalloc",
         )?;
@@ -208,8 +211,11 @@ unsafe impl Driver for HipDriver {
     }
 
     unsafe fn free(&self, ptr: DevicePtr) {
-        if self.bind().is_ok() {
-            hip::hipFree(ptr as *mut c_void);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                hip::hipFree(ptr as *mut c_void);
+            }
         }
     }
 
@@ -217,6 +223,7 @@ unsafe impl Driver for HipDriver {
         self.bind()?;
         let mut ptr = std::ptr::null_mut();
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { hip::hipHostMalloc(&mut ptr, bytes.max(1), 0) },
             "hipHostMalloc",
         )?;
@@ -224,8 +231,11 @@ unsafe impl Driver for HipDriver {
     }
 
     unsafe fn free_pinned(&self, ptr: *mut u8) {
-        if self.bind().is_ok() {
-            hip::hipHostFree(ptr as *mut c_void);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                hip::hipHostFree(ptr as *mut c_void);
+            }
         }
     }
 
@@ -233,6 +243,7 @@ unsafe impl Driver for HipDriver {
         self.bind()?;
         let mut s = std::ptr::null_mut();
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { hip::hipStreamCreateWithFlags(&mut s, hip::hipStreamNonBlocking) },
             "hipStreamCreate",
         )?;
@@ -240,20 +251,27 @@ unsafe impl Driver for HipDriver {
     }
 
     unsafe fn stream_destroy(&self, s: Handle) {
-        if self.bind().is_ok() {
-            hip::hipStreamDestroy(stream(s));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                hip::hipStreamDestroy(stream(s));
+            }
         }
     }
 
     unsafe fn stream_synchronize(&self, s: Handle) -> Result<()> {
-        self.bind()?;
-        check(hip::hipStreamSynchronize(stream(s)), "hipStreamSynchronize")
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(hip::hipStreamSynchronize(stream(s)), "hipStreamSynchronize")
+        }
     }
 
     fn event_create(&self) -> Result<Handle> {
         self.bind()?;
         let mut e = std::ptr::null_mut();
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { hip::hipEventCreateWithFlags(&mut e, hip::hipEventDisableTiming) },
             "hipEventCreate",
         )?;
@@ -261,41 +279,57 @@ unsafe impl Driver for HipDriver {
     }
 
     unsafe fn event_destroy(&self, e: Handle) {
-        if self.bind().is_ok() {
-            hip::hipEventDestroy(event(e));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                hip::hipEventDestroy(event(e));
+            }
         }
     }
 
     unsafe fn event_record(&self, e: Handle, s: Handle) -> Result<()> {
-        self.bind()?;
-        check(hip::hipEventRecord(event(e), stream(s)), "hipEventRecord")
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(hip::hipEventRecord(event(e), stream(s)), "hipEventRecord")
+        }
     }
 
     unsafe fn stream_wait_event(&self, s: Handle, e: Handle) -> Result<()> {
-        self.bind()?;
-        check(
-            hip::hipStreamWaitEvent(stream(s), event(e), 0),
-            "hipStreamWaitEvent",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(
+                hip::hipStreamWaitEvent(stream(s), event(e), 0),
+                "hipStreamWaitEvent",
+            )
+        }
     }
 
     unsafe fn event_query(&self, e: Handle) -> Result<bool> {
-        self.bind()?;
-        match hip::hipEventQuery(event(e)) {
-            hip::hipError_t_hipErrorNotReady => Ok(false),
-            r => check(r, "hipEventQuery").map(|_| true),
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            match hip::hipEventQuery(event(e)) {
+                hip::hipError_t_hipErrorNotReady => Ok(false),
+                r => check(r, "hipEventQuery").map(|_| true),
+            }
         }
     }
 
     unsafe fn event_synchronize(&self, e: Handle) -> Result<()> {
-        self.bind()?;
-        check(hip::hipEventSynchronize(event(e)), "hipEventSynchronize")
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(hip::hipEventSynchronize(event(e)), "hipEventSynchronize")
+        }
     }
 
     fn timed_event_create(&self) -> Result<Handle> {
         self.bind()?;
         let mut e = std::ptr::null_mut();
         check(
+            // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
             unsafe { hip::hipEventCreateWithFlags(&mut e, hip::hipEventDefault) },
             "hipEventCreate",
         )?;
@@ -303,53 +337,59 @@ unsafe impl Driver for HipDriver {
     }
 
     unsafe fn event_elapsed_ms(&self, start: Handle, end: Handle) -> Result<f32> {
-        self.bind()?;
-        let mut ms = 0f32;
-        check(
-            hip::hipEventElapsedTime(&mut ms, event(start), event(end)),
-            "hipEventElapsedTime",
-        )?;
-        Ok(ms)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let mut ms = 0f32;
+            check(
+                hip::hipEventElapsedTime(&mut ms, event(start), event(end)),
+                "hipEventElapsedTime",
+            )?;
+            Ok(ms)
+        }
     }
 
     unsafe fn copy_2d(&self, c: &Copy2d, s: Handle) -> Result<()> {
-        self.bind()?;
-        let (src, kind) = match c.src {
-            Memory::Host(h) => (h as *const c_void, hip::hipMemcpyKind_hipMemcpyHostToDevice),
-            Memory::Device(d) => (
-                d as *const c_void,
-                hip::hipMemcpyKind_hipMemcpyDeviceToDevice,
-            ),
-            Memory::Array(a) => {
-                return check(
-                    hip::hipMemcpy2DFromArrayAsync(
-                        c.dst as *mut c_void,
-                        c.dst_pitch,
-                        a.0 as hip::hipArray_const_t,
-                        0,
-                        0,
-                        c.width_bytes,
-                        c.height,
-                        hip::hipMemcpyKind_hipMemcpyDeviceToDevice,
-                        stream(s),
-                    ),
-                    "hipMemcpy2DFromArrayAsync",
-                )
-            }
-        };
-        check(
-            hip::hipMemcpy2DAsync(
-                c.dst as *mut c_void,
-                c.dst_pitch,
-                src,
-                c.src_pitch,
-                c.width_bytes,
-                c.height,
-                kind,
-                stream(s),
-            ),
-            "hipMemcpy2DAsync",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let (src, kind) = match c.src {
+                Memory::Host(h) => (h as *const c_void, hip::hipMemcpyKind_hipMemcpyHostToDevice),
+                Memory::Device(d) => (
+                    d as *const c_void,
+                    hip::hipMemcpyKind_hipMemcpyDeviceToDevice,
+                ),
+                Memory::Array(a) => {
+                    return check(
+                        hip::hipMemcpy2DFromArrayAsync(
+                            c.dst as *mut c_void,
+                            c.dst_pitch,
+                            a.0 as hip::hipArray_const_t,
+                            0,
+                            0,
+                            c.width_bytes,
+                            c.height,
+                            hip::hipMemcpyKind_hipMemcpyDeviceToDevice,
+                            stream(s),
+                        ),
+                        "hipMemcpy2DFromArrayAsync",
+                    )
+                }
+            };
+            check(
+                hip::hipMemcpy2DAsync(
+                    c.dst as *mut c_void,
+                    c.dst_pitch,
+                    src,
+                    c.src_pitch,
+                    c.width_bytes,
+                    c.height,
+                    kind,
+                    stream(s),
+                ),
+                "hipMemcpy2DAsync",
+            )
+        }
     }
 
     unsafe fn copy_to_host(
@@ -359,24 +399,30 @@ unsafe impl Driver for HipDriver {
         bytes: usize,
         s: Handle,
     ) -> Result<()> {
-        self.bind()?;
-        check(
-            hip::hipMemcpyDtoHAsync(
-                dst as *mut c_void,
-                src as hip::hipDeviceptr_t,
-                bytes,
-                stream(s),
-            ),
-            "hipMemcpyDtoHAsync",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(
+                hip::hipMemcpyDtoHAsync(
+                    dst as *mut c_void,
+                    src as hip::hipDeviceptr_t,
+                    bytes,
+                    stream(s),
+                ),
+                "hipMemcpyDtoHAsync",
+            )
+        }
     }
 
     unsafe fn memset_u32(&self, dst: DevicePtr, value: u32, count: usize, s: Handle) -> Result<()> {
-        self.bind()?;
-        check(
-            hip::hipMemsetD32Async(dst as hip::hipDeviceptr_t, value as i32, count, stream(s)),
-            "hipMemsetD32Async",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(
+                hip::hipMemsetD32Async(dst as hip::hipDeviceptr_t, value as i32, count, stream(s)),
+                "hipMemsetD32Async",
+            )
+        }
     }
 
     fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>> {
@@ -450,6 +496,8 @@ unsafe impl Driver for HipDriver {
         self.bind()?;
         let mut m = std::ptr::null_mut();
         check(
+            // SAFETY: `image` is a NUL-terminated PTX/code object that outlives
+            // the call; the out-pointer is a local.
             unsafe { hip::hipModuleLoadData(&mut m, image.as_ptr() as *const c_void) },
             "hipModuleLoadData",
         )?;
@@ -457,20 +505,26 @@ unsafe impl Driver for HipDriver {
     }
 
     unsafe fn module_unload(&self, m: Handle) {
-        if self.bind().is_ok() {
-            hip::hipModuleUnload(m.0 as hip::hipModule_t);
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            if self.bind().is_ok() {
+                hip::hipModuleUnload(m.0 as hip::hipModule_t);
+            }
         }
     }
 
     unsafe fn function(&self, m: Handle, name: &str) -> Result<Handle> {
-        self.bind()?;
-        let cname = CString::new(name).expect("kernel names are literals");
-        let mut f = std::ptr::null_mut();
-        check(
-            hip::hipModuleGetFunction(&mut f, m.0 as hip::hipModule_t, cname.as_ptr()),
-            &format!("hipModuleGetFunction({name})"),
-        )?;
-        Ok(Handle(f as usize))
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            let cname = CString::new(name).expect("kernel names are literals");
+            let mut f = std::ptr::null_mut();
+            check(
+                hip::hipModuleGetFunction(&mut f, m.0 as hip::hipModule_t, cname.as_ptr()),
+                &format!("hipModuleGetFunction({name})"),
+            )?;
+            Ok(Handle(f as usize))
+        }
     }
 
     unsafe fn launch(
@@ -480,22 +534,25 @@ unsafe impl Driver for HipDriver {
         s: Handle,
         params: &mut [*mut c_void],
     ) -> Result<()> {
-        self.bind()?;
-        check(
-            hip::hipModuleLaunchKernel(
-                f.0 as hip::hipFunction_t,
-                d.grid.0,
-                d.grid.1,
-                d.grid.2,
-                d.block.0,
-                d.block.1,
-                d.block.2,
-                d.shared_bytes,
-                stream(s),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            ),
-            "hipModuleLaunchKernel",
-        )
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            self.bind()?;
+            check(
+                hip::hipModuleLaunchKernel(
+                    f.0 as hip::hipFunction_t,
+                    d.grid.0,
+                    d.grid.1,
+                    d.grid.2,
+                    d.block.0,
+                    d.block.1,
+                    d.block.2,
+                    d.shared_bytes,
+                    stream(s),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+                "hipModuleLaunchKernel",
+            )
+        }
     }
 }
