@@ -8,7 +8,7 @@
 //! each value, (frame being processed, slot, position in that call), so it
 //! is the same whatever the thread timing.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// When a value was written: while processing which frame (`u32::MAX` for
 /// the final flush), by which slot, and its position within that call.
@@ -21,14 +21,105 @@ pub struct FeatureCollector {
     first_write: Vec<WriteKey>,
     frames: BTreeMap<u32, Vec<(usize, f64)>>,
     aggregates: Vec<Vec<(String, f64)>>,
+    progress: Vec<SlotProgress>,
+    /// Frames submitted so far.
+    submitted: u32,
+    /// Non-temporal slots process every `subsample`th frame.
+    subsample: u32,
+    /// Every slot has flushed: every frame is complete.
+    flushed: bool,
 }
 
+/// How far one extractor slot has processed the input: every frame below
+/// `next` that it processes has been processed; `ahead` holds frames done
+/// out of order (worker threads).
+#[derive(Debug, Default, Clone)]
+struct SlotProgress {
+    temporal: bool,
+    next: u32,
+    ahead: BTreeSet<u32>,
+}
+
+/// How many frames past frame `i` a temporal extractor may still write
+/// values of frame `i` (motion's five-frame window derives frame 0 from the
+/// SAD of frame 2; `motion2` of `i` needs frame `i + 1`). Non-temporal
+/// extractors write a frame's values while processing it.
+pub const TEMPORAL_LOOKAHEAD: u32 = 2;
+
 impl FeatureCollector {
+    /// A collector for `slots` extractor slots, each temporal or not;
+    /// non-temporal slots process every `subsample`th frame only.
     pub fn new(slot_count: usize) -> Self {
         Self {
             aggregates: vec![Vec::new(); slot_count],
+            progress: vec![SlotProgress::default(); slot_count],
             ..Self::default()
         }
+    }
+
+    /// Says which slots are temporal (they process every frame and write
+    /// values up to [`TEMPORAL_LOOKAHEAD`] frames late); the others process
+    /// every `subsample`th frame.
+    pub fn plan(&mut self, temporal: &[bool], subsample: u32) {
+        for (p, &t) in self.progress.iter_mut().zip(temporal) {
+            p.temporal = t;
+        }
+        self.subsample = subsample.max(1);
+    }
+
+    /// Frame `frame` was submitted (frames are submitted in order).
+    pub fn submitted(&mut self, frame: u32) {
+        self.submitted = self.submitted.max(frame + 1);
+    }
+
+    /// Slot `slot` has finished processing frame `frame`.
+    pub fn processed(&mut self, slot: usize, frame: u32) {
+        let submitted = self.submitted.max(frame + 1);
+        let subsample = self.subsample.max(1);
+        let p = &mut self.progress[slot];
+        if frame >= p.next {
+            p.ahead.insert(frame);
+        }
+        loop {
+            let n = p.next;
+            let skipped = !p.temporal && !n.is_multiple_of(subsample) && n < submitted;
+            if skipped || p.ahead.remove(&n) {
+                p.next += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Every slot has flushed: all submitted frames are complete.
+    pub fn flushed(&mut self) {
+        self.flushed = true;
+    }
+
+    /// How many leading frames are complete: no extractor will write a
+    /// value for them any more.
+    pub fn complete_frames(&self) -> u32 {
+        if self.flushed {
+            return self.submitted;
+        }
+        let subsample = self.subsample.max(1);
+        self.progress
+            .iter()
+            .map(|p| {
+                if p.temporal {
+                    p.next.saturating_sub(TEMPORAL_LOOKAHEAD)
+                } else {
+                    // Frames this slot does not score are past once seen.
+                    let mut n = p.next;
+                    while n < self.submitted && !n.is_multiple_of(subsample) {
+                        n += 1;
+                    }
+                    n
+                }
+            })
+            .min()
+            .unwrap_or(self.submitted)
+            .min(self.submitted)
     }
 
     /// Records `value` of feature `name` for `frame`. A name written twice
@@ -77,6 +168,30 @@ impl FeatureCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frames_complete_once_every_slot_is_past_them() {
+        let mut c = FeatureCollector::new(2);
+        c.plan(&[false, true], 2);
+        for f in 0..6 {
+            c.submitted(f);
+        }
+        // Slot 0 (every 2nd frame) out of order, slot 1 (temporal) in order.
+        c.processed(0, 2);
+        assert_eq!(c.complete_frames(), 0);
+        c.processed(0, 0);
+        for f in 0..3 {
+            c.processed(1, f);
+        }
+        // Slot 0 is past frame 3 (frame 3 is not one it scores); slot 1
+        // may still write frame 1's values.
+        assert_eq!(c.complete_frames(), 1);
+        c.processed(1, 3);
+        c.processed(1, 4);
+        assert_eq!(c.complete_frames(), 3);
+        c.flushed();
+        assert_eq!(c.complete_frames(), 6);
+    }
 
     #[test]
     fn order_is_first_write_in_processing_order() {

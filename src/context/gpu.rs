@@ -125,6 +125,7 @@ impl GpuEngine {
                     if wanted(*slot) {
                         x.extract(&frame, &mut sink)?;
                         collect(collector, &mut sink, index, *slot);
+                        collector.processed(*slot, index);
                     }
                 }
             }
@@ -275,6 +276,7 @@ impl OnGpu {
                 // the CPU engine writes them: output order does not depend
                 // on the pipelining.
                 collect(collector, sink, at, self.slot);
+                collector.processed(self.slot, at);
             }
         }
         Ok(())

@@ -10,6 +10,7 @@ use crate::gpu::bind::BindCounts;
 use crate::gpu::Gpu;
 use crate::model::{FeatureRequest, Model};
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
+use crate::pool::{PooledMetric, Pooler};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -102,6 +103,12 @@ impl ContextBuilder {
         self
     }
 
+    /// Adds the default model, `vmaf_v0.6.1` (what the command line scores
+    /// without `-m`): its pooled score is then `scores.pooled("vmaf")`.
+    pub fn default_model(self) -> Self {
+        self.model(Model::default_model())
+    }
+
     /// Adds an extractor by libvmaf name with `key=value` options. Asking
     /// twice for the same extractor with the same options computes it once.
     pub fn feature(mut self, name: &str, options: RawOptions) -> Self {
@@ -180,16 +187,20 @@ impl ContextBuilder {
             let all: Vec<usize> = (0..slots.len()).collect();
             Engine::Threaded(Workers::start(&slots, &all, &self.format, self.threads)?)
         };
+        let mut collector = FeatureCollector::new(slots.len());
+        let temporal: Vec<bool> = slots.iter().map(|s| s.temporal).collect();
+        collector.plan(&temporal, self.subsample);
         Ok(Context {
             format: self.format,
             subsample: self.subsample,
-            collector: FeatureCollector::new(slots.len()),
+            collector,
             slots,
             models,
             engine,
             next_index: 0,
             error: None,
             frames: FrameQueue::new(self.fence_timeout),
+            stream: FrameStream::default(),
         })
     }
 }
@@ -207,6 +218,56 @@ pub struct Context {
     /// Pairs waiting for fences or for earlier pairs (imported frames, and
     /// host pictures submitted behind them).
     frames: FrameQueue,
+    /// Frames handed out as they finish (see [`Context::on_frame`]).
+    stream: FrameStream,
+}
+
+/// Called with each scored frame's values as soon as the frame is complete.
+pub type FrameCallback = Box<dyn FnMut(u32, &[(String, f64)]) + Send>;
+
+/// Scored frames handed out while the run goes on, in frame order.
+#[derive(Default)]
+struct FrameStream {
+    /// Someone asked for frames as they finish: compute them then.
+    on: bool,
+    callback: Option<FrameCallback>,
+    /// Frames below this are published.
+    published: u32,
+    /// Published frames not yet taken by [`Context::take_finished`].
+    ready: std::collections::VecDeque<(u32, Vec<(String, f64)>)>,
+    /// Every published frame, for pooling and `score_at`.
+    done: Vec<(u32, Vec<(String, f64)>)>,
+}
+
+impl FrameStream {
+    /// Publishes the frames that completed since the last call (when
+    /// someone asked for them).
+    fn publish(
+        &mut self,
+        collector: &FeatureCollector,
+        models: &[(Model, Vec<FeatureRequest>)],
+        subsample: u32,
+    ) -> Result<()> {
+        if !self.on {
+            return Ok(());
+        }
+        let complete = collector.complete_frames();
+        while self.published < complete {
+            let i = self.published;
+            self.published += 1;
+            if !i.is_multiple_of(subsample) {
+                continue;
+            }
+            let mut values = collector.frame(i);
+            predict(models, i, &mut values)?;
+            if let Some(callback) = &mut self.callback {
+                callback(i, &values);
+            }
+            self.ready.push_back((i, values.clone()));
+            self.done.push((i, values));
+        }
+        Ok(())
+    }
 }
 
 /// What the run produced for the frames it scores.
@@ -218,6 +279,65 @@ pub struct FeatureScores {
     pub frames: Vec<(u32, Vec<(String, f64)>)>,
     /// Whole-run metrics (psnr's aPSNR), in extractor order.
     pub aggregate: Vec<(String, f64)>,
+}
+
+impl FeatureScores {
+    /// The value of feature or model output `name` (e.g. `vmaf`,
+    /// `integer_adm2`, `psnr_y`) at frame `frame`.
+    pub fn get(&self, frame: u32, name: &str) -> Option<f64> {
+        let (_, values) = self.frames.iter().find(|(i, _)| *i == frame)?;
+        values.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+
+    /// `name`'s value in every scored frame that has it, in frame order.
+    pub fn values(&self, name: &str) -> Vec<(u32, f64)> {
+        self.frames
+            .iter()
+            .filter_map(|(i, values)| {
+                values
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| (*i, *v))
+            })
+            .collect()
+    }
+
+    /// `name` pooled over the scored frames (min, max, mean, harmonic mean,
+    /// bit for bit as libvmaf pools), or `None` when no frame has it or
+    /// some frame lacks it (where libvmaf's pooling fails too). A model's
+    /// pooled score is `pooled("vmaf")` (or the model's name).
+    pub fn pooled(&self, name: &str) -> Option<PooledMetric> {
+        pool_named(self.frames.iter().map(|(_, v)| v.as_slice()), name)
+    }
+
+    /// The names of the first frame's values, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.frames
+            .first()
+            .map(|(_, v)| v.iter().map(|(n, _)| n.as_str()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The whole-run value `name` (psnr's `apsnr_y`).
+    pub fn aggregate(&self, name: &str) -> Option<f64> {
+        self.aggregate
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// Pools `name` over frames; `None` if no frame has it or one lacks it.
+fn pool_named<'a>(
+    frames: impl Iterator<Item = &'a [(String, f64)]>,
+    name: &str,
+) -> Option<PooledMetric> {
+    let mut pooler = Pooler::new();
+    for values in frames {
+        let (_, v) = values.iter().find(|(n, _)| n == name)?;
+        pooler.push(*v);
+    }
+    pooler.finish()
 }
 
 impl Context {
@@ -296,6 +416,7 @@ impl Context {
     /// Scores pair `index` now (its turn has come).
     fn process(&mut self, index: u32, pictures: Pictures<'_>) -> Result<()> {
         let scored = index.is_multiple_of(self.subsample);
+        self.collector.submitted(index);
         match &mut self.engine {
             Engine::Gpu(g) => {
                 g.submit(
@@ -321,6 +442,7 @@ impl Context {
                         for (seq, (i, name, v)) in sink.drain().enumerate() {
                             self.collector.add((index, slot, seq), i, name, v);
                         }
+                        self.collector.processed(slot, index);
                     }
                 }
             }
@@ -334,7 +456,75 @@ impl Context {
                 }
             }
         }
-        Ok(())
+        self.publish()
+    }
+
+    /// Calls `callback` with each scored frame's values (features, then
+    /// model scores, as [`FeatureScores::frames`] holds them) as soon as the
+    /// frame and every frame its temporal features look at are done, in
+    /// frame order, from `submit`/`submit_frames` or `finish` on the caller's
+    /// thread. Frames already complete are handed over at once.
+    pub fn on_frame(&mut self, callback: impl FnMut(u32, &[(String, f64)]) + Send + 'static) {
+        self.stream.on = true;
+        self.stream.callback = Some(Box::new(callback));
+        if let Err(e) = self.publish() {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    /// The scored frames that completed since the last call, in frame order
+    /// (an iterator over a snapshot: call again after more submits).
+    pub fn take_finished(
+        &mut self,
+    ) -> Result<std::collections::vec_deque::IntoIter<(u32, Vec<(String, f64)>)>> {
+        self.stream.on = true;
+        self.publish()?;
+        Ok(std::mem::take(&mut self.stream.ready).into_iter())
+    }
+
+    /// How many leading frames are complete: their values will not change.
+    pub fn frames_complete(&self) -> u32 {
+        self.collector.complete_frames()
+    }
+
+    /// The values of scored frame `index` (libvmaf's
+    /// `vmaf_score_at_index`): features and model scores, once the frame is
+    /// complete.
+    pub fn score_at(&mut self, index: u32) -> Result<Vec<(String, f64)>> {
+        self.stream.on = true;
+        self.publish()?;
+        if let Some((_, values)) = self.stream.done.iter().find(|(i, _)| *i == index) {
+            return Ok(values.clone());
+        }
+        Err(Error::InvalidArgument(
+            if !index.is_multiple_of(self.subsample) {
+                format!("frame {index} is not scored (subsample {})", self.subsample)
+            } else {
+                format!(
+                    "frame {index} is not complete yet ({} of {} submitted frames are)",
+                    self.collector.complete_frames(),
+                    self.next_index
+                )
+            },
+        ))
+    }
+
+    /// `name` pooled over the scored frames complete so far (min, max, mean
+    /// and harmonic mean, as libvmaf pools), or `None` before the first
+    /// frame or for a name no frame has.
+    pub fn pooled_so_far(&mut self, name: &str) -> Result<Option<PooledMetric>> {
+        self.stream.on = true;
+        self.publish()?;
+        Ok(pool_named(
+            self.stream.done.iter().map(|(_, v)| v.as_slice()),
+            name,
+        ))
+    }
+
+    /// Publishes the frames that completed since the last call.
+    fn publish(&mut self) -> Result<()> {
+        self.stream
+            .publish(&self.collector, &self.models, self.subsample)
     }
 
     /// How imported frames reached the extractors on the device, and how
@@ -373,6 +563,9 @@ impl Context {
             Engine::Threaded(w) => w.finish(&mut self.collector)?,
             Engine::Gpu(g) => g.finish(&mut self.collector)?,
         }
+        self.collector.flushed();
+        self.stream
+            .publish(&self.collector, &self.models, self.subsample)?;
         let frames = (0..self.next_index)
             .filter(|i| i % self.subsample == 0)
             .map(|i| {

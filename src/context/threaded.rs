@@ -7,7 +7,12 @@ use std::thread::JoinHandle;
 
 /// Values of one lane's frame (or flush): per-frame values with the key of
 /// their write, and aggregates with their slot.
-pub(super) type SlotResult = Result<(Vec<(WriteKey, u32, String, f64)>, Vec<(usize, String, f64)>)>;
+/// and the (slot, frame) pairs processed.
+pub(super) type SlotResult = Result<(
+    Vec<(WriteKey, u32, String, f64)>,
+    Vec<(usize, String, f64)>,
+    Vec<(usize, u32)>,
+)>;
 
 /// Worker threads: a pool that runs the non-temporal extractors on scored
 /// frames in any order, and one lane that runs the temporal extractors on
@@ -123,12 +128,15 @@ impl Workers {
 
 pub(super) fn absorb(r: SlotResult, collector: &mut FeatureCollector, error: &mut Option<Error>) {
     match r {
-        Ok((values, aggregates)) => {
+        Ok((values, aggregates, processed)) => {
             for (key, frame, name, v) in values {
                 collector.add(key, frame, name, v);
             }
             for (slot, name, v) in aggregates {
                 collector.add_aggregate(slot, name, v);
+            }
+            for (slot, frame) in processed {
+                collector.processed(slot, frame);
             }
         }
         Err(e) => {
@@ -176,9 +184,12 @@ impl Lane {
         sink: &mut FeatureSink,
         mut f: impl FnMut(&mut dyn Extractor, &mut FeatureSink) -> Result<()>,
     ) -> SlotResult {
-        let (mut values, mut aggregates) = (Vec::new(), Vec::new());
+        let (mut values, mut aggregates, mut processed) = (Vec::new(), Vec::new(), Vec::new());
         for (slot, x) in &mut self.extractors {
             f(x.as_mut(), sink)?;
+            if at != FLUSH {
+                processed.push((*slot, at));
+            }
             values.extend(
                 sink.drain()
                     .enumerate()
@@ -186,6 +197,6 @@ impl Lane {
             );
             aggregates.extend(sink.drain_aggregates().map(|(n, v)| (*slot, n, v)));
         }
-        Ok((values, aggregates))
+        Ok((values, aggregates, processed))
     }
 }

@@ -57,7 +57,16 @@ enum Kind {
     },
 }
 
+/// The model the command line uses when none is named.
+pub const DEFAULT_VERSION: &str = "vmaf_v0.6.1";
+
 impl Model {
+    /// The default model, `vmaf_v0.6.1`, as the `vmaf` tool picks it.
+    pub fn default_model() -> Self {
+        // Built in and parsed by every test run: cannot fail.
+        Self::load(&ModelSpec::version(DEFAULT_VERSION)).expect("the built-in default model loads")
+    }
+
     /// Loads the built-in model or model file that `spec` names.
     pub fn load(spec: &ModelSpec) -> Result<Self> {
         let text = match &spec.source {
