@@ -11,7 +11,7 @@ pub mod registry;
 pub mod adm;
 pub mod cambi;
 pub mod ciede;
-pub mod common;
+pub(crate) mod common;
 pub mod float_adm;
 pub mod float_ansnr;
 pub mod float_moment;

@@ -8,7 +8,7 @@
 //! nothing waits for kernels. Two staging sets alternate; a set is reused
 //! only once its previous copy has completed (an event per set).
 //!
-//! The device planes come in [`SETS`] sets, used frame by frame in turn, so
+//! The device planes come in `SETS` sets, used frame by frame in turn, so
 //! frame N+1's upload (or layout pass) runs while frames N and N-1 are
 //! still read from the other sets. A set is written only after its previous
 //! frame's readers are done: the engine records the set's `free` event

@@ -3,10 +3,10 @@
 //!
 //! No-reference by default: it scores the distorted luma alone, at the
 //! encoding resolution and in 10 bits. Per frame: resize and requantize
-//! ([`preprocess`]), keep the flat areas ([`spatial_mask`]), then at five
-//! scales (each half the previous) mode-filter ([`filter_mode`]), measure
-//! the banding contrast of every pixel ([`c_values`]) and pool the worst
-//! ones ([`pooling`]). With `full_ref=true` the reference is scored too
+//! (`preprocess`), keep the flat areas (`spatial_mask`), then at five
+//! scales (each half the previous) mode-filter (`filter_mode`), measure
+//! the banding contrast of every pixel (`c_values`) and pool the worst
+//! ones (`pooling`). With `full_ref=true` the reference is scored too
 //! (`cambi_source`) and `cambi_full_reference` is the banding the encode
 //! added. No state carries from frame to frame.
 

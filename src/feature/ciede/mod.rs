@@ -12,7 +12,7 @@
 //! Speed comes from skipping work whose result is known exactly (identical
 //! sample triples differ by exactly 0; a cache remembers the Lab colour of
 //! seen triples) and from overlapping independent work: a row is done in
-//! passes (keys, colours, differences) and differences [`LANES`] at a time.
+//! passes (keys, colours, differences) and differences `LANES` at a time.
 //! The sum itself stays in libvmaf's pixel order.
 
 pub mod chroma;

@@ -6,7 +6,7 @@
 //! (0 before the first comparable frame, weighted by `motion_fps_weight`,
 //! capped at `motion_max_val`). `integer_motion2` and `integer_motion3` of a
 //! frame also depend on the next frame's SAD, so they come out one frame
-//! late (see [`window`]); `integer_motion` (with `debug`) is the SAD score.
+//! late (see `window`); `integer_motion` (with `debug`) is the SAD score.
 
 mod sad;
 mod window;

@@ -14,7 +14,7 @@ const FILTER: [i32; 5] = [3571, 16004, 26386, 16004, 3571];
 const RADIUS: usize = 2;
 
 /// Per-row scratch of the SAD: the vertical pass of one row, each value
-/// `y` split as `256 * hi + lo` (`0 <= lo < 256`; see [`horizontal_tap`]).
+/// `y` split as `256 * hi + lo` (`0 <= lo < 256`; see `horizontal_tap`).
 #[derive(Debug, Clone, Default)]
 pub struct SadScratch {
     hi: Vec<i32>,

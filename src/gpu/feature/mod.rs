@@ -58,7 +58,7 @@ pub trait GpuExtractor: Send {
     /// pictures of `format`, taking frames in turn, each on its own lane.
     /// More than one only where a frame's values depend on that frame alone
     /// (nothing carried from frame to frame, nothing left for `flush`) and
-    /// spreading was measured to pay (see [`SPREAD`]).
+    /// spreading was measured to pay (see `SPREAD`).
     fn instances(&self, _format: &PictureFormat) -> usize {
         1
     }
