@@ -88,6 +88,7 @@
 pub mod cli;
 pub(crate) mod collector;
 pub mod context;
+pub(crate) mod cpu;
 pub mod error;
 pub mod feature;
 pub mod gpu;

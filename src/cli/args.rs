@@ -104,8 +104,8 @@ pub struct Args {
     #[arg(long = "frame_skip_dist", default_value_t = 0)]
     pub frame_skip_dist: u64,
 
-    /// Accepted for compatibility with `vmaf` (SIMD selection); vmafx's CPU
-    /// results do not depend on it.
+    /// Instruction sets not to use, as `vmaf`'s bits (8: AVX2, 16/32:
+    /// AVX-512); the scores do not depend on it.
     #[arg(long = "cpumask", hide = true)]
     pub cpumask: Option<u64>,
 

@@ -23,6 +23,10 @@ const DEFAULT_MODEL: &str = "version=vmaf_v0.6.1";
 
 /// Runs the command line; returns the process exit code's cause on failure.
 pub fn run(args: &Args) -> Result<()> {
+    if let Some(mask) = args.cpumask {
+        // Before anything is scored: the instruction sets are fixed then.
+        crate::cpu::restrict_by_cpumask(mask);
+    }
     let gpu = select_backend(args)?;
     let precision = Precision::parse(&args.precision)?;
     let raw = raw_format(args)?;

@@ -242,7 +242,7 @@ fn plane_sse<T: Sample>(
     height: usize,
 ) -> u64 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has_avx2() {
         // SAFETY: the CPU supports AVX2, checked just above.
         return unsafe { plane_sse_avx2(r, d, width, height) };
     }

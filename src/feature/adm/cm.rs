@@ -9,7 +9,7 @@
 use super::decouple::Coef;
 use super::dwt::Bands;
 use super::region::Region;
-use super::simd::simd_dispatch;
+use crate::cpu::simd_dispatch;
 use super::tables::{I4_ONE_BY_15, I4_ONE_BY_30, ONE_BY_15, ONE_BY_30};
 
 /// Fixed-point arithmetic of contrast masking at one scale.

@@ -6,7 +6,7 @@
 
 use super::dwt::Bands;
 use super::region::Region;
-use super::simd::simd_dispatch;
+use crate::cpu::simd_dispatch;
 
 /// A detail coefficient: 16 bits at scale 0, 32 bits at scales 1-3. The two
 /// widths compute the gain t/o differently (direct reciprocal table vs.

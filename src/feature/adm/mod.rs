@@ -29,7 +29,6 @@ pub(crate) mod dwt;
 pub(crate) mod output;
 pub(crate) mod pipeline;
 pub(crate) mod region;
-mod simd;
 mod tables;
 
 use super::common::format_check::check_frame_format;

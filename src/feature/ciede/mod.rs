@@ -151,7 +151,7 @@ impl Ciede {
     /// columns, accumulated in `double`).
     fn sum_delta_e<T: Sample>(&mut self, r: [PlaneRef<'_, T>; 3], d: [PlaneRef<'_, T>; 3]) -> f64 {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if crate::cpu::has_avx2() {
             // SAFETY: the CPU supports AVX2, checked just above.
             return unsafe { self.sum_delta_e_avx2(r, d) };
         }

@@ -76,7 +76,7 @@ impl Convolver {
 /// bits; on x86-64 an AVX2 build of the loop is picked at run time.
 fn accumulate_products(acc: &mut [f64], src: &[f32], k: f32) {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has_avx2() {
         // SAFETY: the CPU supports AVX2, checked just above.
         return unsafe { accumulate_products_avx2(acc, src, k) };
     }

@@ -62,7 +62,7 @@ pub fn compute_adm(
     s: &mut AdmScratch,
 ) -> AdmScores {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has_avx2() {
         // SAFETY: the CPU supports AVX2.
         return unsafe { compute_adm_avx2(reference, distorted, p, s) };
     }
@@ -266,7 +266,7 @@ mod tests {
         let base = compute_adm_impl(&r, &d, &p, &mut AdmScratch::default());
         assert!(base.score > 0.0 && base.score < 1.0 && base.aim.is_some());
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if crate::cpu::has_avx2() {
             // SAFETY: checked above.
             let wide = unsafe { compute_adm_avx2(&r, &d, &p, &mut AdmScratch::default()) };
             assert_eq!(base, wide);

@@ -55,7 +55,7 @@ pub fn compute_vif(
     scratch: &mut VifScratch,
 ) -> VifSums {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has_avx2() {
         // SAFETY: the CPU supports AVX2.
         return unsafe { compute_vif_avx2(reference, distorted, kernels, params, scratch) };
     }
@@ -410,7 +410,7 @@ mod tests {
             .chain(&base.den)
             .all(|v| v.is_finite() && *v != 0.0));
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if crate::cpu::has_avx2() {
             // SAFETY: checked above.
             let wide = unsafe { compute_vif_avx2(&r, &d, &k, p, &mut VifScratch::default()) };
             assert_eq!(base, wide);

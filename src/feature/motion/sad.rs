@@ -40,7 +40,7 @@ pub fn blurred_difference_sad<T: Sample>(
     scratch: &mut SadScratch,
 ) -> u64 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has_avx2() {
         // SAFETY: the CPU supports AVX2, checked just above.
         return unsafe { sad_avx2(prev, cur, bit_depth, scratch) };
     }

@@ -117,7 +117,7 @@ pub fn plane_score<T: Sample>(
     weights: &Weights,
 ) -> f64 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has_avx2() {
         // SAFETY: the CPU supports AVX2, checked just above.
         return unsafe { plane_score_avx2(src, dst, width, height, bit_depth, weights) };
     }

@@ -125,7 +125,7 @@ impl VerticalShifts {
 pub fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx2")
+        crate::cpu::has_avx2()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

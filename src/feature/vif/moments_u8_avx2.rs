@@ -73,8 +73,7 @@ fn unoffset(v: i16) -> u32 {
 
 /// True when the CPU runs AVX-512 VNNI on 256-bit vectors.
 pub fn has_vnni() -> bool {
-    std::arch::is_x86_feature_detected!("avx512vnni")
-        && std::arch::is_x86_feature_detected!("avx512vl")
+    crate::cpu::has_avx512_vnni()
 }
 
 /// Sums the VIF statistic over scale 0 of an 8-bit pair.

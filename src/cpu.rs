@@ -1,10 +1,14 @@
-//! Runs the hot kernels compiled for AVX-512 or AVX2 when the CPU has them.
+//! The one place where the CPU engine picks its instruction sets.
 //!
-//! The kernels are plain Rust written so that LLVM vectorizes them; extra
-//! copies compiled with wider instruction sets (chosen at run time) give
-//! wider vectors and 64-bit integer operations without leaving the baseline
-//! target. Only integer and exactly rounded float operations are involved
-//! (Rust never contracts to FMA), so every copy gives identical results.
+//! Every extractor asks here whether to run its AVX2 or AVX-512 code
+//! ([`has_avx2`], [`has_avx512`], [`has_avx512_vnni`]) or calls a kernel
+//! through [`simd_dispatch`], which compiles plain Rust (written so that
+//! LLVM vectorizes it) once more for each level and picks one at run time.
+//! The level is detected once and can be capped for every extractor at once
+//! with `VMAFX_SIMD` (`none`, `avx2`, `avx512`), which tests use to check
+//! that each path gives the same bits. Only integer and exactly rounded
+//! float operations are involved (Rust never contracts to FMA), so every
+//! level gives identical results.
 
 use std::sync::OnceLock;
 
@@ -18,16 +22,35 @@ pub enum SimdLevel {
 
 /// The widest level the CPU supports, capped by the `VMAFX_SIMD`
 /// environment variable (`none`, `avx2`, `avx512`) for testing the others.
+/// Read once, at the first call.
 pub fn simd_level() -> SimdLevel {
-    static LEVEL: OnceLock<SimdLevel> = OnceLock::new();
     *LEVEL.get_or_init(|| {
         let cap = match std::env::var("VMAFX_SIMD").as_deref() {
             Ok("none") => SimdLevel::Baseline,
             Ok("avx2") => SimdLevel::Avx2,
             _ => SimdLevel::Avx512,
         };
-        detect().min(cap)
+        detect().min(cap).min(MASK_CAP.get().copied().unwrap_or(SimdLevel::Avx512))
     })
+}
+
+static LEVEL: OnceLock<SimdLevel> = OnceLock::new();
+static MASK_CAP: OnceLock<SimdLevel> = OnceLock::new();
+
+/// libvmaf's `--cpumask`: bits of instruction sets not to use (bit 3
+/// AVX2, bit 4 AVX-512, bit 5 AVX-512 ICL; the lower bits are SSE levels,
+/// which vmafx's baseline code needs no flag for). Must come before the
+/// first score: the level is fixed at first use. Returns false when it came
+/// too late.
+pub fn restrict_by_cpumask(mask: u64) -> bool {
+    let cap = if mask & (1 << 3) != 0 {
+        SimdLevel::Baseline
+    } else if mask & (0b11 << 4) != 0 {
+        SimdLevel::Avx2
+    } else {
+        SimdLevel::Avx512
+    };
+    MASK_CAP.set(cap).is_ok() && LEVEL.get().is_none()
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -47,6 +70,29 @@ fn detect() -> SimdLevel {
     SimdLevel::Baseline
 }
 
+/// Whether AVX2 code may run (the CPU has it and `VMAFX_SIMD` allows it).
+pub fn has_avx2() -> bool {
+    simd_level() >= SimdLevel::Avx2
+}
+
+/// Whether AVX-512 (F, BW, DQ, VL) code may run.
+pub fn has_avx512() -> bool {
+    simd_level() >= SimdLevel::Avx512
+}
+
+/// Whether AVX-512 VNNI code may run (the AVX-512 level and VNNI).
+pub fn has_avx512_vnni() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static VNNI: OnceLock<bool> = OnceLock::new();
+        has_avx512() && *VNNI.get_or_init(|| std::arch::is_x86_feature_detected!("avx512vnni"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Defines `$name`, which calls `$imp` (an `#[inline(always)]` function)
 /// compiled for the widest instruction set available.
 macro_rules! simd_dispatch {
@@ -59,7 +105,7 @@ macro_rules! simd_dispatch {
         $vis fn $name $(<$($g: $bound),*>)? ($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
             {
-                use $crate::feature::adm::simd::{simd_level, SimdLevel};
+                use $crate::cpu::{simd_level, SimdLevel};
                 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
                 fn avx512 $(<$($g: $bound),*>)? ($($arg: $ty),*) $(-> $ret)? {
                     $imp($($arg),*)
