@@ -2,7 +2,7 @@
 //! library stream, release signals sent from the device after the last
 //! reader.
 
-use super::held::Graveyard;
+use super::held::{Graveyard, ReleaseStream};
 use crate::context::frames::{acquire_name, SIDES};
 use crate::error::{Error, Result};
 use crate::gpu::device::{Gpu, Stream};
@@ -71,9 +71,15 @@ pub(crate) type DeviceSignal = Box<dyn FnOnce(&Gpu, &Stream) + Send>;
 
 /// Turns the frame's device release signals into host-fired ones that
 /// signal from the device: they fire once every reader has finished (the
-/// last reference goes only then), on a fresh stream with nothing queued.
+/// last reference goes only then), on the engine's release stream, where
+/// nothing else is queued (no stream is made or destroyed per frame).
 /// Semaphores are imported now, so an import error reaches the submitter.
-pub(crate) fn signal_from_device(gpu: &Gpu, frame: &Frame, graveyard: &Graveyard) -> Result<()> {
+pub(crate) fn signal_from_device(
+    gpu: &Gpu,
+    frame: &Frame,
+    graveyard: &Graveyard,
+    release_stream: &mut Option<ReleaseStream>,
+) -> Result<()> {
     for release in frame.releases().iter_mut() {
         let signal: DeviceSignal = match release {
             Release::DeviceEvent(raw) => {
@@ -111,13 +117,18 @@ pub(crate) fn signal_from_device(gpu: &Gpu, frame: &Frame, graveyard: &Graveyard
             }
             _ => continue,
         };
+        let stream = match release_stream {
+            Some(s) => s.clone(),
+            None => release_stream
+                .insert(std::sync::Arc::new(std::sync::Mutex::new(gpu.stream()?)))
+                .clone(),
+        };
         let gpu = gpu.clone();
         // A failure has no one to report to: the producer's wait times out
         // and names its fence.
         *release = Release::Callback(Box::new(move || {
-            if let Ok(stream) = gpu.stream() {
-                signal(&gpu, &stream);
-            }
+            let stream = stream.lock().unwrap_or_else(|e| e.into_inner());
+            signal(&gpu, &stream);
         }));
     }
     Ok(())

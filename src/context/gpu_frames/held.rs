@@ -6,7 +6,7 @@ use super::imports::Imports;
 use crate::error::Error;
 use crate::error::Result;
 use crate::gpu::bind::{BindCounts, Binder};
-use crate::gpu::device::Event;
+use crate::gpu::device::{Event, Stream};
 use crate::gpu::external::{ExternalMemory, ExternalSemaphore};
 use crate::import::Frame;
 use std::collections::VecDeque;
@@ -107,7 +107,15 @@ pub(crate) struct ImportedFrames {
     /// `done` events of released pairs, recorded again for later pairs
     /// (an event a frame would cost two runtime calls a frame).
     pub(crate) spare_events: Vec<Event>,
+    /// The stream release signals are sent from (made at the first one).
+    pub(crate) release_stream: Option<ReleaseStream>,
 }
+
+/// A stream that only ever carries release signals (event records,
+/// semaphore signals), so each completes as soon as it is queued. Shared by
+/// the release callbacks, which run on whichever thread lets go of a frame
+/// last.
+pub(crate) type ReleaseStream = Arc<Mutex<Stream>>;
 
 impl ImportedFrames {
     /// An event for a pair's `done`: a spare one, else a new one.

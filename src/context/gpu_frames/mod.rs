@@ -141,7 +141,12 @@ impl GpuEngine {
         let mut waits = Vec::new();
         for (side, frame) in frames.iter().enumerate() {
             waits.extend(acquire_wait(&self.gpu, frame, index, side)?);
-            signal_from_device(&self.gpu, frame, &self.imported.graveyard)?;
+            signal_from_device(
+                &self.gpu,
+                frame,
+                &self.imported.graveyard,
+                &mut self.imported.release_stream,
+            )?;
             self.imported
                 .imports
                 .import_memory(&self.gpu, side, frame.desc())?;
