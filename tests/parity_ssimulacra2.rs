@@ -7,7 +7,6 @@ mod common;
 
 use common::extractor::{create_extractor, expect_bad_option, run_extractor, run_on_pair};
 use common::{Golden, Pair, PAIRS};
-use std::time::Instant;
 use vmafx::feature::ssimulacra2::colour::{self, YuvMatrix};
 use vmafx::feature::ssimulacra2::planes::Planes3;
 use vmafx::feature::ssimulacra2::{Ssimulacra2, MAX_SCALES};
@@ -76,14 +75,7 @@ fn every_golden_frame_is_within_0_01_of_libjxl() {
     let (mut worst, mut pooled) = (Worst::default(), Worst::default());
     for pair in PAIRS {
         let golden = pair.golden(FEATURE);
-        let start = Instant::now();
         let ours = scores(&run_on_pair(pair, FEATURE, ""));
-        let per_frame = start.elapsed().as_secs_f64() / ours.len() as f64;
-        println!(
-            "{}: {:.2} ms/frame (decoding included)",
-            pair.name(),
-            per_frame * 1e3
-        );
         compare(pair, &golden, &ours, &mut worst, &mut pooled);
     }
     assert_eq!(worst.frames, 132, "every golden frame");

@@ -44,7 +44,7 @@ pub struct RecursiveGaussian {
 impl RecursiveGaussian {
     /// libjxl's `CreateRecursiveGaussian`, operation for operation.
     pub fn new(sigma: f64) -> Self {
-        let pi = 3.141_592_653_589_793_f64;
+        let pi = std::f64::consts::PI; // libjxl's kPi, the same double
         let radius = (3.2795 * sigma + 0.2546).round(); // (57), "N"
 
         // Table I, first row.
@@ -202,24 +202,88 @@ fma_kernel! {
         => horizontal_body
 }
 
+/// Rows blurred side by side: each output is still computed exactly as
+/// libjxl computes it for its own row, one row per vector lane.
+const ROWS: usize = 8;
+
 #[inline(always)]
 fn horizontal_body(rg: &RecursiveGaussian, input: &[f32], output: &mut [f32], width: usize) {
-    for (row_in, row_out) in input
+    let height = input.len() / width;
+    let groups = height / ROWS;
+    // Groups of rows, transposed so each column of the group is one vector.
+    let mut columns = vec![[0.0f32; ROWS]; width];
+    let mut blurred = vec![[0.0f32; ROWS]; width];
+    for g in 0..groups {
+        let rows_in = &input[g * ROWS * width..][..ROWS * width];
+        for (x, col) in columns.iter_mut().enumerate() {
+            *col = std::array::from_fn(|r| rows_in[r * width + x]);
+        }
+        horizontal_line(rg, &columns, &mut blurred);
+        let rows_out = &mut output[g * ROWS * width..][..ROWS * width];
+        for (x, col) in blurred.iter().enumerate() {
+            for (r, &v) in col.iter().enumerate() {
+                rows_out[r * width + x] = v;
+            }
+        }
+    }
+    for (row_in, row_out) in input[groups * ROWS * width..]
         .chunks_exact(width)
-        .zip(output.chunks_exact_mut(width))
+        .zip(output[groups * ROWS * width..].chunks_exact_mut(width))
     {
-        horizontal_row(rg, row_in, row_out);
+        horizontal_line(rg, row_in, row_out);
     }
 }
 
-/// libjxl's `FastGaussian1D` on one row.
+/// One value of a row ([`f32`]) or of several rows side by side.
+trait Lane: Copy {
+    const ZERO: Self;
+    fn add(self, other: Self) -> Self;
+    /// `self * k`.
+    fn mul(self, k: f32) -> Self;
+    /// `fma(k, self, acc)`, singly rounded.
+    fn mul_add(self, k: f32, acc: Self) -> Self;
+}
+
+impl Lane for f32 {
+    const ZERO: Self = 0.0;
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self + other
+    }
+    #[inline(always)]
+    fn mul(self, k: f32) -> Self {
+        self * k
+    }
+    #[inline(always)]
+    fn mul_add(self, k: f32, acc: Self) -> Self {
+        k.mul_add(self, acc)
+    }
+}
+
+impl Lane for [f32; ROWS] {
+    const ZERO: Self = [0.0; ROWS];
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        std::array::from_fn(|r| self[r] + other[r])
+    }
+    #[inline(always)]
+    fn mul(self, k: f32) -> Self {
+        std::array::from_fn(|r| self[r] * k)
+    }
+    #[inline(always)]
+    fn mul_add(self, k: f32, acc: Self) -> Self {
+        std::array::from_fn(|r| k.mul_add(self[r], acc[r]))
+    }
+}
+
+/// libjxl's `FastGaussian1D` on one row (or rows side by side).
 #[inline(always)]
-fn horizontal_row(rg: &RecursiveGaussian, input: &[f32], out: &mut [f32]) {
+fn horizontal_line<V: Lane>(rg: &RecursiveGaussian, input: &[V], out: &mut [V]) {
     let xsize = input.len() as isize;
     let radius = rg.radius as isize;
     // The last two outputs per pole (libjxl broadcasts them to every lane).
-    let mut prev = [0.0f32; 3];
-    let mut prev2 = [0.0f32; 3];
+    let mut prev = [V::ZERO; 3];
+    let mut prev2 = [V::ZERO; 3];
 
     let mut n = 1 - radius;
     let lanes = LANES as isize;
@@ -229,35 +293,35 @@ fn horizontal_row(rg: &RecursiveGaussian, input: &[f32], out: &mut [f32]) {
         n += 1;
     }
     // Four outputs at a time, no bounds checks needed.
-    while n < xsize - radius + 1 - (LANES as isize - 1) {
+    while n < xsize - radius + 1 - (lanes - 1) {
         let lo = (n - radius - 1) as usize;
         let hi = (n + radius - 1) as usize;
-        let sum: [f32; LANES] = std::array::from_fn(|j| input[lo + j] + input[hi + j]);
-        let mut o = [[0.0f32; LANES]; 3];
+        let sum: [V; LANES] = std::array::from_fn(|j| input[lo + j].add(input[hi + j]));
+        let mut o = [[V::ZERO; LANES]; 3];
         for k in 0..3 {
             let mul_in = &rg.mul_in[k];
-            let mut v: [f32; LANES] = std::array::from_fn(|j| sum[0] * mul_in[j]);
+            let mut v: [V; LANES] = std::array::from_fn(|j| sum[0].mul(mul_in[j]));
             // Input i reaches lanes j >= i (libjxl's ShiftLeftLanes<i>; the
             // lanes below get `+ 0 * input`, which changes nothing).
-            for i in 1..LANES {
-                for j in i..LANES {
-                    v[j] = mul_in[j - i].mul_add(sum[i], v[j]);
+            for (i, input) in sum.iter().enumerate().skip(1) {
+                for (j, v) in v.iter_mut().enumerate().skip(i) {
+                    *v = input.mul_add(mul_in[j - i], *v);
                 }
             }
-            for j in 0..LANES {
-                v[j] = rg.mul_prev2[k][j].mul_add(prev2[k], v[j]);
+            for (v, &w) in v.iter_mut().zip(&rg.mul_prev2[k]) {
+                *v = prev2[k].mul_add(w, *v);
             }
-            for j in 0..LANES {
-                v[j] = rg.mul_prev[k][j].mul_add(prev[k], v[j]);
+            for (v, &w) in v.iter_mut().zip(&rg.mul_prev[k]) {
+                *v = prev[k].mul_add(w, *v);
             }
             prev2[k] = v[LANES - 2];
             prev[k] = v[LANES - 1];
             o[k] = v;
         }
         for j in 0..LANES {
-            out[n as usize + j] = o[0][j] + (o[1][j] + o[2][j]);
+            out[n as usize + j] = o[0][j].add(o[1][j].add(o[2][j]));
         }
-        n += LANES as isize;
+        n += lanes;
     }
     while n < xsize {
         scalar_step(rg, input, out, n, &mut prev, &mut prev2);
@@ -265,38 +329,42 @@ fn horizontal_row(rg: &RecursiveGaussian, input: &[f32], out: &mut [f32]) {
     }
 }
 
-/// One output of [`horizontal_row`] with bounds checks: lane 0 of libjxl's
+/// One output of [`horizontal_line`] with bounds checks: lane 0 of libjxl's
 /// vectors.
 #[inline(always)]
-fn scalar_step(
+fn scalar_step<V: Lane>(
     rg: &RecursiveGaussian,
-    input: &[f32],
-    out: &mut [f32],
+    input: &[V],
+    out: &mut [V],
     n: isize,
-    prev: &mut [f32; 3],
-    prev2: &mut [f32; 3],
+    prev: &mut [V; 3],
+    prev2: &mut [V; 3],
 ) {
     let xsize = input.len() as isize;
     let radius = rg.radius as isize;
     let (left, right) = (n - radius - 1, n + radius - 1);
-    let left_val = if left >= 0 { input[left as usize] } else { 0.0 };
+    let left_val = if left >= 0 {
+        input[left as usize]
+    } else {
+        V::ZERO
+    };
     let right_val = if right < xsize {
         input[right as usize]
     } else {
-        0.0
+        V::ZERO
     };
-    let sum = left_val + right_val;
-    let mut o = [0.0f32; 3];
+    let sum = left_val.add(right_val);
+    let mut o = [V::ZERO; 3];
     for k in 0..3 {
-        let mut v = sum * rg.mul_in[k][0];
-        v = rg.mul_prev2[k][0].mul_add(prev2[k], v);
+        let mut v = sum.mul(rg.mul_in[k][0]);
+        v = prev2[k].mul_add(rg.mul_prev2[k][0], v);
         prev2[k] = prev[k];
-        v = rg.mul_prev[k][0].mul_add(prev[k], v);
+        v = prev[k].mul_add(rg.mul_prev[k][0], v);
         prev[k] = v;
         o[k] = v;
     }
     if n >= 0 {
-        out[n as usize] = o[0] + (o[1] + o[2]);
+        out[n as usize] = o[0].add(o[1].add(o[2]));
     }
 }
 
@@ -332,7 +400,7 @@ fn vertical_body(
         // nothing, so this is libjxl's one- or two-input sum.
         let top = row(n - radius - 1);
         let bottom = row(n + radius - 1);
-        let mut out = (n >= 0).then(|| &mut output[n as usize * width..][..width]);
+        let out = (n >= 0).then(|| &mut output[n as usize * width..][..width]);
         for k in 0..3 {
             let (n2, d1) = (rg.n2[k], rg.d1[k]);
             let y1 = &mut prev[k * width..][..width];
@@ -349,11 +417,11 @@ fn vertical_body(
                 (None, None) => (0..width).for_each(|x| step(x, 0.0)),
             }
         }
-        if let Some(out) = out.as_deref_mut() {
+        if let Some(out) = out {
             let (y_1, rest) = prev.split_at(width);
             let (y_3, y_5) = rest.split_at(width);
-            for x in 0..width {
-                out[x] = y_1[x] + (y_3[x] + y_5[x]);
+            for (x, o) in out.iter_mut().enumerate() {
+                *o = y_1[x] + (y_3[x] + y_5[x]);
             }
         }
     }
@@ -397,9 +465,9 @@ mod tests {
         for n in (1 - r)..len {
             let sum = at(n - r - 1) + at(n + r - 1);
             let mut total = 0.0;
-            for k in 0..3 {
-                let v = rg.n2[k] as f64 * sum - rg.d1[k] as f64 * y[k][0] - y[k][1];
-                y[k] = [v, y[k][0]];
+            for (k, y) in y.iter_mut().enumerate() {
+                let v = rg.n2[k] as f64 * sum - rg.d1[k] as f64 * y[0] - y[1];
+                *y = [v, y[0]];
                 total += v;
             }
             if n >= 0 {

@@ -172,16 +172,10 @@ fn rgb_row_body(
     }
 }
 
-/// VMAFx's `clampf(v, 0, 1)`.
+/// VMAFx's `clampf(v, 0, 1)` (`f32::clamp` compares the same way).
 #[inline(always)]
 fn clamp01(v: f32) -> f32 {
-    if v < 0.0 {
-        0.0
-    } else if v > 1.0 {
-        1.0
-    } else {
-        v
-    }
+    v.clamp(0.0, 1.0)
 }
 
 #[cfg(test)]

@@ -5,6 +5,9 @@
 //! `v / 12.92` (times the `f32` reciprocal) below. The primaries stay
 //! (sRGB to linear sRGB), so nothing else is applied.
 
+// The constants are libjxl's literals as written, rounded to f32 as there.
+#![allow(clippy::excessive_precision)]
+
 use super::fma::fma_kernel;
 
 /// Numerator coefficients, constant term first.

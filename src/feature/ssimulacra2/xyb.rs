@@ -4,6 +4,9 @@
 //! Y = (L + M) / 2, B = S), then `MakePositiveXYB` from
 //! `tools/ssimulacra2.cc` (plain `f32`, no fused operations).
 
+// The constants are libjxl's literals as written, rounded to f32 as there.
+#![allow(clippy::excessive_precision)]
+
 use super::fma::fma_kernel;
 use super::planes::Planes3;
 
