@@ -31,7 +31,12 @@ fn frames(c: &mut Criterion) {
     g.sample_size(10);
     let pairs = [
         ("a_576x324_420p8_pan", "x264_crf30.yuv.zst", 576, 324),
-        ("b_1280x720_420p8_zoom", "downup_640x360_bicubic.yuv.zst", 1280, 720),
+        (
+            "b_1280x720_420p8_zoom",
+            "downup_640x360_bicubic.yuv.zst",
+            1280,
+            720,
+        ),
     ];
     for (folder, distorted, w, h) in pairs {
         let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv420, 8).unwrap();
