@@ -28,7 +28,7 @@
 //! exactly where libjxl's Highway code uses `MulAdd` (colour conversion,
 //! transfer function, opsin matrix, cube root, both blur passes), `f64`
 //! for the error terms and sums. The blur decides the bits: see
-//! [`blur`].
+//! [`blur`] and ADR 0016.
 
 pub mod blur;
 pub mod colour;
