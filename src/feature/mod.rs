@@ -24,6 +24,7 @@ pub mod motion;
 pub mod psnr;
 pub mod psnr_hvs;
 pub mod speed;
+pub mod ssimulacra2;
 pub mod vif;
 
 use crate::error::Result;

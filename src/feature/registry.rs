@@ -1,5 +1,6 @@
 //! The table of extractors by libvmaf name.
 
+use super::ssimulacra2;
 use super::{adm, cambi, motion, psnr, vif, CreateFn, OptionSpec};
 use super::{ciede, psnr_hvs};
 use super::{float_adm, float_motion, float_vif, speed};
@@ -44,6 +45,7 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &cambi::INFO,
     &ciede::INFO,
     &psnr_hvs::INFO,
+    &ssimulacra2::INFO,
 ];
 
 /// Finds an extractor by name.

@@ -1,0 +1,44 @@
+//! Run-time choice of an AVX2 + FMA build for the kernels that use
+//! `f32::mul_add`.
+//!
+//! `mul_add` is always one fused, singly rounded operation; without the
+//! `fma` target feature it becomes a call to the C library's `fmaf`, exact
+//! but slow. Each kernel here has one body (`#[inline(always)]`) and two
+//! builds of it; both give the same bits.
+
+/// True when the CPU has AVX2 and FMA (checked once, cached by std).
+#[inline]
+pub(super) fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Defines `pub fn $name` that runs `$body` (an `#[inline(always)]`
+/// function with the same arguments) built with AVX2 + FMA when the CPU has
+/// them, else the portable build.
+macro_rules! fma_kernel {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $body:ident) => {
+        $(#[$doc])*
+        $vis fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn with_fma($($arg: $ty),*) {
+                    $body($($arg),*)
+                }
+                if $crate::feature::ssimulacra2::fma::available() {
+                    // SAFETY: the CPU has AVX2 and FMA, checked just above.
+                    return unsafe { with_fma($($arg),*) };
+                }
+            }
+            $body($($arg),*)
+        }
+    };
+}
+pub(super) use fma_kernel;
