@@ -11,7 +11,9 @@
 pub(super) fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        // AVX2 as capped by `VMAFX_SIMD` / `--cpumask` (crate::cpu); FMA
+        // comes with every AVX2 CPU but is checked all the same.
+        crate::cpu::has_avx2() && std::arch::is_x86_feature_detected!("fma")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
