@@ -6,7 +6,7 @@ use super::progress::Progress;
 use crate::error::{Error, Result};
 use crate::feature::options::parse_feature_spec;
 use crate::gpu::{self, DeviceSelector, Gpu, GpuBackend};
-use crate::io::{open, FrameSource};
+use crate::io::{FrameSource, Input};
 use crate::model::{Model, ModelSpec};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
 use crate::report::{write_report, FrameMetrics, OutputFormat, Precision, QualitySize, Report};
@@ -26,8 +26,7 @@ pub fn run(args: &Args) -> Result<()> {
     let gpu = select_backend(args)?;
     let precision = Precision::parse(&args.precision)?;
     let raw = raw_format(args)?;
-    let mut reference = open(&args.reference, raw)?;
-    let mut distorted = open(&args.distorted, raw)?;
+    let (mut reference, mut distorted) = open_inputs(args, raw)?;
     if reference.format() != distorted.format() {
         return Err(Error::PictureMismatch(format!(
             "reference {} is {}, distorted {} is {}",
@@ -127,6 +126,22 @@ fn select_backend(args: &Args) -> Result<Option<Gpu>> {
         eprintln!("vmafx: scoring on {}", gpu.describe());
     }
     Ok(Some(gpu))
+}
+
+/// Opens both inputs before reading either, reference first (as the `vmaf`
+/// tool does): two FIFOs fed by one writer then meet that writer's opens.
+fn open_inputs(
+    args: &Args,
+    raw: Option<PictureFormat>,
+) -> Result<(Box<dyn FrameSource>, Box<dyn FrameSource>)> {
+    if args.reference.as_os_str() == "-" && args.distorted.as_os_str() == "-" {
+        return Err(Error::InvalidArgument(
+            "the reference and the distorted cannot both be standard input ('-')".into(),
+        ));
+    }
+    let reference = Input::open(&args.reference)?;
+    let distorted = Input::open(&args.distorted)?;
+    Ok((reference.into_source(raw)?, distorted.into_source(raw)?))
 }
 
 /// The geometry flags, when given; all four are needed for raw input.

@@ -1,11 +1,11 @@
 //! YUV4MPEG2 (`.y4m`): a text header with the geometry, then `FRAME` lines
 //! each followed by one packed planar frame.
 
+use super::input::{Input, Stream};
 use super::{check_format, read_full, unpack_checked, FrameSource};
 use crate::error::{Error, Result};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// Longest header or FRAME line accepted: a corrupt file must not make us
@@ -14,7 +14,7 @@ const MAX_LINE: u64 = 4096;
 
 pub struct Y4mReader {
     path: PathBuf,
-    file: BufReader<File>,
+    file: Stream,
     format: PictureFormat,
     buf: Vec<u8>,
     line: Vec<u8>,
@@ -22,15 +22,21 @@ pub struct Y4mReader {
 }
 
 impl Y4mReader {
+    /// Opens `path` (`-`: standard input) and reads its header.
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut file = BufReader::with_capacity(1 << 20, file);
+        let input = Input::open(path)?;
+        let (path, len) = input.describe();
+        Self::from_stream(path, input.into_stream(Vec::new()), len)
+    }
+
+    /// Reads the header from `file`; `_len`: the size of a regular file.
+    pub(crate) fn from_stream(path: PathBuf, mut file: Stream, _len: Option<u64>) -> Result<Self> {
         let mut line = Vec::new();
-        read_line(&mut file, &mut line).map_err(|e| Error::io(path, e))?;
-        let header = std::str::from_utf8(&line).map_err(|_| bad_header(path, "not text"))?;
-        let format = parse_header(header).map_err(|reason| bad_header(path, &reason))?;
+        read_line(&mut file, &mut line).map_err(|e| Error::io(&path, e))?;
+        let header = std::str::from_utf8(&line).map_err(|_| bad_header(&path, "not text"))?;
+        let format = parse_header(header).map_err(|reason| bad_header(&path, &reason))?;
         Ok(Self {
-            path: path.into(),
+            path,
             file,
             buf: vec![0; format.frame_bytes()],
             format,
