@@ -397,3 +397,27 @@ fn fifos_and_process_substitution_score_as_the_files() {
     let got = without_fps(&std::fs::read_to_string(&out).unwrap());
     assert_eq!(got, from_files, "process substitution");
 }
+
+#[test]
+fn absurd_sizes_fail_cleanly() {
+    // A y4m header on standard input (no file size to check against) and
+    // raw geometry flags: a message and exit status 1, not an abort.
+    let header = b"YUV4MPEG2 W99999999 H99999999 F30:1 C420jpeg\nFRAME\n".to_vec();
+    let (_, d) = sample_pair();
+    let o = vmafx_within(
+        &["-r", "-", "-d", d.to_str().unwrap(), "-q"],
+        Some(header),
+        LIMIT,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("16384x16384"), "{}", stderr(&o));
+
+    let geo = [
+        "-w", "99999999", "-h", "99999999", "-p", "420", "-b", "8", "-q",
+    ];
+    let mut args = vec!["-r", "/dev/stdin", "-d", d.to_str().unwrap()];
+    args.extend_from_slice(&geo);
+    let o = vmafx_within(&args, Some(vec![0u8; 64]), LIMIT);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("99999999x99999999"), "{}", stderr(&o));
+}

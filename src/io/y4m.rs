@@ -29,12 +29,23 @@ impl Y4mReader {
         Self::from_stream(path, input.into_stream(Vec::new()), len)
     }
 
-    /// Reads the header from `file`; `_len`: the size of a regular file.
-    pub(crate) fn from_stream(path: PathBuf, mut file: Stream, _len: Option<u64>) -> Result<Self> {
+    /// Reads the header from `file`; `len`: the size of a regular file.
+    pub(crate) fn from_stream(path: PathBuf, mut file: Stream, len: Option<u64>) -> Result<Self> {
         let mut line = Vec::new();
         read_line(&mut file, &mut line).map_err(|e| Error::io(&path, e))?;
         let header = std::str::from_utf8(&line).map_err(|_| bad_header(&path, "not text"))?;
         let format = parse_header(header).map_err(|reason| bad_header(&path, &reason))?;
+        // The frame buffer is allocated from the header: a regular file that
+        // cannot hold one frame has a corrupt header, not a huge frame.
+        let frame = format.frame_bytes() as u64;
+        if let Some(len) = len.filter(|&len| len < frame) {
+            return Err(bad_header(
+                &path,
+                &format!(
+                    "the header gives {format} frames of {frame} bytes, but the file is only {len} bytes"
+                ),
+            ));
+        }
         Ok(Self {
             path,
             file,
