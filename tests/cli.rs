@@ -421,3 +421,26 @@ fn absurd_sizes_fail_cleanly() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("99999999x99999999"), "{}", stderr(&o));
 }
+
+#[test]
+fn too_many_threads_name_the_maximum() {
+    let (r, d) = sample_pair();
+    for n in ["100000", "18446744073709551615"] {
+        let args = [
+            "-r",
+            r.to_str().unwrap(),
+            "-d",
+            d.to_str().unwrap(),
+            "-q",
+            "--threads",
+            n,
+        ];
+        let o = vmafx_within(&args, None, LIMIT);
+        assert_eq!(o.status.code(), Some(1), "--threads {n}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("threads {n}: at most 1024")),
+            "{}",
+            stderr(&o)
+        );
+    }
+}

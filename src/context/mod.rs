@@ -109,7 +109,12 @@ impl ContextBuilder {
         self
     }
 
+    /// The most worker threads [`ContextBuilder::threads`] accepts: more
+    /// than any machine's cores, and each thread holds its own extractors.
+    pub const MAX_THREADS: usize = 1024;
+
     /// Worker threads; 0 or 1 runs every extractor on the calling thread.
+    /// At most [`ContextBuilder::MAX_THREADS`].
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads;
         self
@@ -123,6 +128,13 @@ impl ContextBuilder {
     }
 
     pub fn build(self) -> Result<Context> {
+        if self.threads > Self::MAX_THREADS {
+            return Err(Error::InvalidArgument(format!(
+                "threads {}: at most {} worker threads",
+                self.threads,
+                Self::MAX_THREADS
+            )));
+        }
         if self.subsample == 0 {
             return Err(Error::InvalidArgument(
                 "subsample must be at least 1".into(),
