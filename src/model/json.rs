@@ -119,17 +119,10 @@ fn parse_model_dict(dict: &Value, flags: LoadFlags) -> Result<(Regressor, ModelT
     let (score_scale, feature_scales) = scales(dict, normalization, features.len())?;
 
     let svr = match dict.get("model") {
-        Some(Value::String(text)) => Svr::parse(text)?,
+        Some(Value::String(text)) => Svr::parse(text, features.len())?,
         Some(_) => return Err("model is not a string".into()),
         None => return Err("no libsvm model ('model')".into()),
     };
-    if svr.dim() > features.len() {
-        return Err(format!(
-            "support vectors have {} features but feature_names lists {}",
-            svr.dim(),
-            features.len()
-        ));
-    }
 
     let transform = match dict.get("score_transform") {
         Some(t) => {
