@@ -395,3 +395,69 @@ fn model_counts_are_bounded_by_the_data() {
         assert!(e.contains("edited.json") && e.contains(want), "{to}: {e}");
     }
 }
+
+#[test]
+fn model_numbers_must_be_finite_and_ranges_ordered() {
+    use serde_json::json;
+    type Edit = Box<dyn FnOnce(&mut serde_json::Map<String, serde_json::Value>)>;
+    let set = |key: &'static str, v: serde_json::Value| -> Edit {
+        Box::new(move |d| {
+            d.insert(key.into(), v);
+        })
+    };
+    let cases: Vec<(Edit, &str)> = vec![
+        (
+            Box::new(edit_svm("gamma 0.04", "gamma NaN")),
+            "bad gamma 'NaN'",
+        ),
+        (
+            Box::new(edit_svm("gamma 0.04", "gamma -0.04")),
+            "gamma -0.04",
+        ),
+        (Box::new(edit_svm("gamma 0.04", "gamma 0")), "gamma 0"),
+        (
+            Box::new(edit_svm("rho -1.33133", "rho inf")),
+            "bad rho 'inf'",
+        ),
+        (
+            Box::new(edit_svm("\n-4 1:", "\nnan 1:")),
+            "bad coefficient 'nan'",
+        ),
+        (
+            Box::new(edit_svm("2:0.34681232", "2:-inf")),
+            "bad node '2:-inf'",
+        ),
+        (
+            set("score_clip", json!([100.0, 0.0])),
+            "score_clip [100, 0]",
+        ),
+        (set("score_clip", json!([0.0, 100.0, 5.0])), "score_clip"),
+        (
+            Box::new(|d| d["slopes"][0] = json!(0.0)),
+            "slopes[0] (the score's slope) is 0",
+        ),
+        (
+            Box::new(|d| d["slopes"][3] = json!("x")),
+            "slopes holds \"x\", not a finite number",
+        ),
+        (
+            Box::new(|d| d["score_transform"]["p1"] = json!("1")),
+            "score_transform.p1",
+        ),
+        (
+            set("chroma_correction_parameter", json!(null)),
+            "chroma_correction_parameter",
+        ),
+    ];
+    for (edit, want) in cases {
+        let e = load_edited(edit).unwrap_err();
+        assert!(matches!(e, Error::BadModel { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains("edited.json") && e.contains(want),
+            "want '{want}': {e}"
+        );
+    }
+    // The unedited model loads.
+    load_edited(|_| {}).unwrap();
+}

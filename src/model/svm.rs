@@ -18,8 +18,9 @@ pub struct Svr {
 
 impl Svr {
     /// Parses libsvm's model text (`svm_type nu_svr ... SV ...`) for a model
-    /// reading `n_features` features. Every count is checked against the
-    /// data present before anything is sized from it.
+    /// reading `n_features` features. Every number must be finite, and
+    /// every count is checked against the data present before anything is
+    /// sized from it.
     pub fn parse(text: &str, n_features: usize) -> Result<Self, String> {
         let mut lines = text.lines();
         let mut gamma = None;
@@ -36,6 +37,7 @@ impl Svr {
             let number = |what: &str| {
                 value
                     .and_then(|v| v.parse::<f64>().ok())
+                    .filter(|v| v.is_finite())
                     .ok_or_else(|| bad(what))
             };
             let count = |what: &str| {
@@ -77,6 +79,11 @@ impl Svr {
             ));
         }
         let gamma = gamma.ok_or("libsvm model: no gamma")?;
+        if gamma <= 0.0 {
+            return Err(format!(
+                "libsvm model: gamma {gamma} (the RBF kernel needs gamma > 0)"
+            ));
+        }
         let rho = rho.ok_or("libsvm model: no rho")?;
         let total_sv = total_sv.ok_or("libsvm model: no total_sv")?;
 
@@ -88,13 +95,15 @@ impl Svr {
             let Some(coef) = words.next() else { continue };
             let coef: f64 = coef
                 .parse()
-                .map_err(|_| format!("libsvm model: bad coefficient '{coef}'"))?;
+                .ok()
+                .filter(|c: &f64| c.is_finite())
+                .ok_or_else(|| format!("libsvm model: bad coefficient '{coef}'"))?;
             let mut entries = Vec::new();
             for word in words {
                 let entry = word
                     .split_once(':')
                     .and_then(|(i, v)| Some((i.parse::<usize>().ok()?, v.parse::<f64>().ok()?)))
-                    .filter(|&(i, _)| i >= 1)
+                    .filter(|&(i, v)| i >= 1 && v.is_finite())
                     .ok_or_else(|| format!("libsvm model: bad node '{word}'"))?;
                 if entry.0 > n_features {
                     return Err(format!(
