@@ -444,3 +444,31 @@ fn too_many_threads_name_the_maximum() {
         );
     }
 }
+
+#[test]
+fn models_with_one_name_are_refused() {
+    let (r, d) = sample_pair();
+    let (r, d) = (r.to_str().unwrap(), d.to_str().unwrap());
+    for (a, b, name) in [
+        ("version=vmaf_v0.6.1", "version=vmaf_v0.6.1neg", "vmaf"),
+        (
+            "version=vmaf_v0.6.1:name=x",
+            "version=vmaf_v0.6.1neg:name=x",
+            "x",
+        ),
+        ("version=vmaf_v0.6.1", "version=vmaf_v0.6.1", "vmaf"),
+        // A bootstrap model's member outputs collide too.
+        (
+            "version=vmaf_v0.6.1:name=b_0001",
+            "version=vmaf_b_v0.6.3:name=b",
+            "b_0001",
+        ),
+    ] {
+        let args = ["-r", r, "-d", d, "-q", "-m", a, "-m", b, "--frame_cnt", "1"];
+        let o = vmafx_within(&args, None, LIMIT);
+        assert_eq!(o.status.code(), Some(1), "{a} {b}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(&format!("both report '{name}'")), "{a} {b}: {e}");
+        assert!(e.contains("name="), "{e}");
+    }
+}

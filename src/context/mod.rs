@@ -135,6 +135,7 @@ impl ContextBuilder {
                 Self::MAX_THREADS
             )));
         }
+        check_model_names(&self.models)?;
         if self.subsample == 0 {
             return Err(Error::InvalidArgument(
                 "subsample must be at least 1".into(),
@@ -204,6 +205,28 @@ impl ContextBuilder {
             frames: FrameQueue::new(self.fence_timeout),
         })
     }
+}
+
+/// Refuses two models that report under one name (as the `vmaf` tool does):
+/// their scores would overwrite each other.
+fn check_model_names(models: &[Model]) -> Result<()> {
+    for (i, later) in models.iter().enumerate() {
+        for earlier in &models[..i] {
+            if let Some(name) = later
+                .output_names()
+                .iter()
+                .find(|n| earlier.output_names().contains(n))
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "models {} and {} both report '{name}': give each model its own name \
+                     (--model ...:name=NAME)",
+                    earlier.label(),
+                    later.label()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A scoring run over a sequence of reference/distorted picture pairs.
