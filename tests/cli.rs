@@ -161,15 +161,63 @@ fn truncated_and_mismatched_inputs() {
         "{}",
         stderr(&o)
     );
+}
 
+#[test]
+fn inputs_of_different_lengths_score_the_frames_both_have() {
+    // As the vmaf tool: a warning naming both lengths, the common frames
+    // scored, exit 0.
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("r.yuv");
+    let d = dir.path().join("d.yuv");
+    let frame = 64 * 48 * 3 / 2;
+    std::fs::write(&r, vec![16u8; frame * 3]).unwrap();
     std::fs::write(&d, vec![16u8; frame * 2]).unwrap();
+    let out = dir.path().join("out.json");
+    let (r, d, out) = (
+        r.to_str().unwrap(),
+        d.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    let geo = ["-w", "64", "-h", "48", "-p", "420", "-b", "8", "-q"];
+    let mut args = vec!["-r", r, "-d", d, "--json", "-o", out];
+    args.extend_from_slice(&geo);
     let o = vmafx(&args);
-    assert!(!o.status.success());
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("ended after 2 frames"),
+        stderr(&o).contains(&format!(
+            "warning: distorted {d} has 2 frames, reference {r} has 3: scoring the 2 frames both have"
+        )),
         "{}",
         stderr(&o)
     );
+    assert_eq!(common::Golden::load(Path::new(out)).frames.len(), 2);
+
+    // --frame_skip_ref alone: the reference runs out first.
+    let (r, d) = sample_pair();
+    let (r, d) = (r.to_str().unwrap(), d.to_str().unwrap());
+    let o = vmafx(&[
+        "-r",
+        r,
+        "-d",
+        d,
+        "-q",
+        "--json",
+        "-o",
+        out,
+        "--frame_skip_ref",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "reference {r} has 10 frames, distorted {d} has 10: scoring the 9 frames both have \
+             after skipping 1 reference and 0 distorted frames"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(common::Golden::load(Path::new(out)).frames.len(), 9);
 }
 
 /// The sample pair's paths.

@@ -68,8 +68,24 @@ pub fn run(args: &Args) -> Result<()> {
         match (more_ref, more_dist) {
             (true, true) => {}
             (false, false) => break,
-            (true, false) => return Err(ended_early(distorted.as_ref(), reference.as_ref())),
-            (false, true) => return Err(ended_early(reference.as_ref(), distorted.as_ref())),
+            (true, false) => {
+                warn_lengths(
+                    args,
+                    ("distorted", distorted.as_mut()),
+                    ("reference", reference.as_mut()),
+                    count,
+                );
+                break;
+            }
+            (false, true) => {
+                warn_lengths(
+                    args,
+                    ("reference", reference.as_mut()),
+                    ("distorted", distorted.as_mut()),
+                    count,
+                );
+                break;
+            }
         }
         context.submit(r, d)?;
         count += 1;
@@ -189,16 +205,44 @@ fn skip(source: &mut dyn FrameSource, n: u64) -> Result<()> {
     Ok(())
 }
 
-fn ended_early(short: &dyn FrameSource, long: &dyn FrameSource) -> Error {
-    Error::BadInput {
-        path: short.path().into(),
-        frame: short.position(),
-        reason: format!(
-            "ended after {} frames, but {} has more",
-            short.position(),
-            long.path().display()
-        ),
+/// Inputs of different lengths are scored over the frames both have, as
+/// the `vmaf` tool does; the warning names both lengths. A longer regular
+/// file is read to its end to count its frames; a longer pipe may never end,
+/// so it is only said to have more. Printed even with `-q`, like the tool's.
+fn warn_lengths(
+    args: &Args,
+    (short_role, short): (&str, &mut dyn FrameSource),
+    (long_role, long): (&str, &mut dyn FrameSource),
+    scored: u64,
+) {
+    let mut complete = false;
+    if std::fs::metadata(long.path()).is_ok_and(|m| m.is_file()) {
+        let mut scratch = HostPicture::new(long.format());
+        complete = loop {
+            match long.read_into(&mut scratch) {
+                Ok(true) => {}
+                Ok(false) => break true,
+                Err(_) => break false,
+            }
+        };
     }
+    let skipped = if args.frame_skip_ref + args.frame_skip_dist > 0 {
+        format!(
+            " after skipping {} reference and {} distorted frames",
+            args.frame_skip_ref, args.frame_skip_dist
+        )
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "vmafx: warning: {short_role} {} has {} frames, {long_role} {} has {}{}: \
+         scoring the {scored} frames both have{skipped}",
+        short.path().display(),
+        short.position(),
+        long.path().display(),
+        if complete { "" } else { "at least " },
+        long.position(),
+    );
 }
 
 /// Frames a raw file holds (for the progress bar), when it is a plain file.
