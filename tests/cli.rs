@@ -520,3 +520,54 @@ fn models_with_one_name_are_refused() {
         assert!(e.contains("name="), "{e}");
     }
 }
+
+#[test]
+fn unwritable_output_fails_before_reading() {
+    // The reference is a FIFO nobody writes: opening or reading it would
+    // wait, so only a check made before any input is touched can finish.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("never.y4m");
+    mkfifo(&fifo);
+    let (_, d) = sample_pair();
+    let args = [
+        "-r",
+        fifo.to_str().unwrap(),
+        "-d",
+        d.to_str().unwrap(),
+        "-q",
+        "--json",
+        "-o",
+        "/nonexistent/dir/x.json",
+    ];
+    let o = vmafx_within(&args, None, std::time::Duration::from_secs(20));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/nonexistent/dir/x.json") && stderr(&o).contains("No such file"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A run that fails later leaves no empty result file behind, and an
+    // existing one as it was.
+    let (r, d) = sample_pair();
+    let (r, d) = (r.to_str().unwrap(), d.to_str().unwrap());
+    let fresh = dir.path().join("fresh.json");
+    let old = dir.path().join("old.json");
+    std::fs::write(&old, "previous").unwrap();
+    for out in [&fresh, &old] {
+        let o = vmafx(&[
+            "-r",
+            r,
+            "-d",
+            d,
+            "-q",
+            "-m",
+            "version=vmaf_v9",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(stderr(&o).contains("vmaf_v9"), "{}", stderr(&o));
+    }
+    assert!(!fresh.exists());
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), "previous");
+}

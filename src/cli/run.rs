@@ -2,6 +2,7 @@
 //! models and `--feature` flags, score every frame, predict, pool, write.
 
 use super::args::{Args, Backend};
+use super::output::ResultFile;
 use super::progress::Progress;
 use crate::error::{Error, Result};
 use crate::feature::options::parse_feature_spec;
@@ -9,9 +10,8 @@ use crate::gpu::{self, DeviceSelector, Gpu, GpuBackend};
 use crate::io::{FrameSource, Input};
 use crate::model::{Model, ModelSpec};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
-use crate::report::{write_report, FrameMetrics, OutputFormat, Precision, QualitySize, Report};
+use crate::report::{FrameMetrics, OutputFormat, Precision, QualitySize, Report};
 use crate::{ContextBuilder, FeatureScores};
-use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -23,9 +23,10 @@ const DEFAULT_MODEL: &str = "version=vmaf_v0.6.1";
 
 /// Runs the command line; returns the process exit code's cause on failure.
 pub fn run(args: &Args) -> Result<()> {
-    let gpu = select_backend(args)?;
     let precision = Precision::parse(&args.precision)?;
     let raw = raw_format(args)?;
+    let output = args.output.as_deref().map(ResultFile::open).transpose()?;
+    let gpu = select_backend(args)?;
     let (mut reference, mut distorted) = open_inputs(args, raw)?;
     if reference.format() != distorted.format() {
         return Err(Error::PictureMismatch(format!(
@@ -102,12 +103,12 @@ pub fn run(args: &Args) -> Result<()> {
     let seconds = start.elapsed().as_secs_f64();
     let report = build_report(scores, count, seconds);
 
-    if let Some(path) = &args.output {
+    if let Some(output) = output {
         let size = QualitySize {
             width: format.width,
             height: format.height,
         };
-        write_output(path, &report, output_format(args), precision, size)?;
+        output.write(&report, output_format(args), precision, size)?;
     }
     if !args.quiet {
         print_summary(&report, &names);
@@ -275,25 +276,6 @@ fn output_format(args: &Args) -> OutputFormat {
     } else {
         OutputFormat::Xml
     }
-}
-
-fn write_output(
-    path: &Path,
-    report: &Report,
-    format: OutputFormat,
-    precision: Precision,
-    size: QualitySize,
-) -> Result<()> {
-    if path.as_os_str() == "-" {
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
-        write_report(report, format, precision, size, &mut out).map_err(|e| Error::io(path, e))?;
-        return out.flush().map_err(|e| Error::io(path, e));
-    }
-    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    let mut out = std::io::BufWriter::new(file);
-    write_report(report, format, precision, size, &mut out).map_err(|e| Error::io(path, e))?;
-    out.flush().map_err(|e| Error::io(path, e))
 }
 
 /// The pooled mean of each model, as the `vmaf` tool prints it.
