@@ -571,3 +571,57 @@ fn unwritable_output_fails_before_reading() {
     assert!(!fresh.exists());
     assert_eq!(std::fs::read_to_string(&old).unwrap(), "previous");
 }
+
+#[test]
+fn fps_counts_extraction_cpu_time_only() {
+    // As the vmaf tool: frames over the process CPU time from the first
+    // feature value to the last. A reference that arrives slowly through a
+    // FIFO (0.4 s before each frame) makes the run take over 2 s, none of
+    // it CPU time, so the fps stays that of the extraction alone.
+    let (r, d) = sample_pair();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("slow.y4m");
+    mkfifo(&fifo);
+    let (header, frames) = y4m_parts(&std::fs::read(&r).unwrap(), SAMPLE_FRAME);
+    let writer_path = fifo.clone();
+    std::thread::spawn(move || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut w = std::fs::OpenOptions::new().write(true).open(&writer_path)?;
+        w.write_all(&header)?;
+        for f in &frames[..6] {
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            w.write_all(f)?;
+        }
+        Ok(())
+    });
+    let out = dir.path().join("out.json");
+    let args = [
+        "-r",
+        fifo.to_str().unwrap(),
+        "-d",
+        d.to_str().unwrap(),
+        "--frame_cnt",
+        "6",
+        "--threads",
+        "1",
+        "-q",
+        "--json",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let start = std::time::Instant::now();
+    let o = vmafx_within(&args, None, LIMIT);
+    let wall = start.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let fps = json["fps"].as_f64().unwrap();
+    assert_eq!(json["frames"].as_array().unwrap().len(), 6);
+    // Wall-clock fps would be at most 6 / 2.4 s = 2.5; six 576x324 frames
+    // take well under 0.6 s of CPU.
+    assert!(wall > 2.4, "{wall}");
+    assert!(
+        fps > 10.0,
+        "fps {fps} counts waiting (run took {wall:.2} s)"
+    );
+}

@@ -13,7 +13,6 @@ use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
 use crate::report::{FrameMetrics, OutputFormat, Precision, QualitySize, Report};
 use crate::{ContextBuilder, FeatureScores};
 use std::path::Path;
-use std::time::Instant;
 
 /// The version written into result files: libvmaf's, whose output this
 /// reproduces, so tools that parse `vmaf` results accept ours.
@@ -59,7 +58,6 @@ pub fn run(args: &Args) -> Result<()> {
     skip(reference.as_mut(), args.frame_skip_ref)?;
     skip(distorted.as_mut(), args.frame_skip_dist)?;
     let progress = Progress::new(args.quiet, expected_frames(&args.reference, &format, args));
-    let start = Instant::now();
     let mut count: u64 = 0;
     while args.frame_cnt.is_none_or(|n| count < n) {
         let mut r = HostPicture::new(format);
@@ -100,8 +98,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let scores = context.finish()?;
     progress.finish();
-    let seconds = start.elapsed().as_secs_f64();
-    let report = build_report(scores, count, seconds);
+    let report = build_report(scores, count);
 
     if let Some(output) = output {
         let size = QualitySize {
@@ -258,13 +255,19 @@ fn expected_frames(path: &Path, format: &PictureFormat, args: &Args) -> Option<u
 }
 
 /// Pools the scored frames into the result file's contents.
-fn build_report(scores: FeatureScores, frames_read: u64, seconds: f64) -> Report {
+///
+/// `fps` is defined as the `vmaf` tool's: frames read divided by the
+/// process CPU time (C `clock()`) from the first feature value collected to
+/// the last. Set-up, waiting for input and prediction are not counted, and
+/// with several threads their CPU times add up.
+fn build_report(scores: FeatureScores, frames_read: u64) -> Report {
     let frames = scores
         .frames
         .into_iter()
         .map(|(frame_num, metrics)| FrameMetrics { frame_num, metrics })
         .collect();
-    let fps = frames_read as f64 / seconds.max(1e-9);
+    // 0 seconds gives inf (written as the tool writes it), not a guess.
+    let fps = frames_read as f64 / scores.extraction_cpu_seconds;
     Report::from_frames(REPORT_VERSION, fps, frames, scores.aggregate)
 }
 

@@ -253,6 +253,10 @@ pub struct FeatureScores {
     pub frames: Vec<(u32, Vec<(String, f64)>)>,
     /// Whole-run metrics (psnr's aPSNR), in extractor order.
     pub aggregate: Vec<(String, f64)>,
+    /// Process CPU seconds from the first feature value collected to the
+    /// end of extraction (before prediction): libvmaf's feature-collector
+    /// timer, which the `vmaf` tool's `fps` divides the frame count by.
+    pub extraction_cpu_seconds: f64,
 }
 
 impl Context {
@@ -408,6 +412,7 @@ impl Context {
             Engine::Threaded(w) => w.finish(&mut self.collector)?,
             Engine::Gpu(g) => g.finish(&mut self.collector)?,
         }
+        let extraction_cpu_seconds = self.collector.cpu_since_first_value().as_secs_f64();
         let frames = (0..self.next_index)
             .filter(|i| i % self.subsample == 0)
             .map(|i| {
@@ -419,6 +424,7 @@ impl Context {
         Ok(FeatureScores {
             frames,
             aggregate: self.collector.aggregates(),
+            extraction_cpu_seconds,
         })
     }
 }
