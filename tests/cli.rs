@@ -625,3 +625,47 @@ fn fps_counts_extraction_cpu_time_only() {
         "fps {fps} counts waiting (run took {wall:.2} s)"
     );
 }
+
+#[test]
+fn different_colour_ranges_are_warned_about() {
+    let (r, d) = sample_pair();
+    let dir = tempfile::tempdir().unwrap();
+    let with_range = |src: &Path, name: &str, range: &str| {
+        let bytes = std::fs::read(src).unwrap();
+        let nl = bytes.iter().position(|&b| b == b'\n').unwrap();
+        let mut out = bytes[..nl].to_vec();
+        out.extend_from_slice(format!(" XCOLORRANGE={range}").as_bytes());
+        out.extend_from_slice(&bytes[nl..]);
+        let p = dir.path().join(name);
+        std::fs::write(&p, out).unwrap();
+        p
+    };
+    let rf = with_range(&r, "r.y4m", "FULL");
+    let dl = with_range(&d, "d.y4m", "LIMITED");
+    let df = with_range(&d, "d_full.y4m", "FULL");
+    let run = |d: &Path| {
+        vmafx(&[
+            "-r",
+            rf.to_str().unwrap(),
+            "-d",
+            d.to_str().unwrap(),
+            "-q",
+            "--frame_cnt",
+            "1",
+        ])
+    };
+    let o = run(&dl);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("declares colour range FULL, distorted")
+            && stderr(&o).contains("d.y4m LIMITED"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&df);
+    assert!(
+        o.status.success() && stderr(&o).is_empty(),
+        "{}",
+        stderr(&o)
+    );
+}

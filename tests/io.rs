@@ -204,3 +204,23 @@ fn absurd_sizes_are_refused_before_allocating() {
     );
     assert!(PictureFormat::new(65538, 3, ChromaSubsampling::Yuv400, 8).is_ok());
 }
+
+#[test]
+fn y4m_header_limit_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut long = b"YUV4MPEG2 W4 H4 C420jpeg X".to_vec();
+    long.resize(5000, b'a');
+    long.push(b'\n');
+    let p = write_tmp(&dir, "long.y4m", &long);
+    let e = open(&p, None).err().unwrap().to_string();
+    assert!(
+        e.contains("long.y4m") && e.contains("header longer than 4096 bytes"),
+        "{e}"
+    );
+    let p = write_tmp(&dir, "cut.y4m", b"YUV4MPEG2 W4 H4");
+    let e = open(&p, None).err().unwrap().to_string();
+    assert!(
+        e.contains("cut.y4m") && e.contains("header without a newline"),
+        "{e}"
+    );
+}

@@ -37,6 +37,7 @@ pub fn run(args: &Args) -> Result<()> {
         )));
     }
     let format = reference.format();
+    warn_color_ranges(reference.as_ref(), distorted.as_ref());
 
     let models = load_models(args)?;
     let names: Vec<String> = models.iter().map(|m| m.name().to_string()).collect();
@@ -201,6 +202,21 @@ fn skip(source: &mut dyn FrameSource, n: u64) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Scores compare samples as they are: inputs that declare different
+/// colour ranges (one full, one limited) are probably not comparable.
+fn warn_color_ranges(reference: &dyn FrameSource, distorted: &dyn FrameSource) {
+    if let (Some(r), Some(d)) = (reference.color_range(), distorted.color_range()) {
+        if r != d {
+            eprintln!(
+                "vmafx: warning: reference {} declares colour range {r}, distorted {} {d}: \
+                 the samples are compared as they are, without conversion",
+                reference.path().display(),
+                distorted.path().display()
+            );
+        }
+    }
 }
 
 /// Inputs of different lengths are scored over the frames both have, as

@@ -29,6 +29,12 @@ pub trait FrameSource: Send {
 
     /// The file name, for messages.
     fn path(&self) -> &Path;
+
+    /// The colour range the file declares (y4m `XCOLORRANGE`: `FULL`,
+    /// `LIMITED`); `None` when it says nothing. Scores ignore it.
+    fn color_range(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Opens `path` (`-`: standard input) as `.y4m` (by extension or by its
