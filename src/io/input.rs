@@ -48,7 +48,7 @@ impl Input {
         };
         let meta = file.metadata().map_err(|e| Error::io(&path, e))?;
         Ok(Self {
-            len: meta.is_file().then(|| meta.len()),
+            len: meta.is_file().then_some(meta.len()),
             path,
             file,
         })
