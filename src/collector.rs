@@ -9,6 +9,7 @@
 //! is the same whatever the thread timing.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
 
 /// When a value was written: while processing which frame (`u32::MAX` for
 /// the final flush), by which slot, and its position within that call.
@@ -28,6 +29,18 @@ pub struct FeatureCollector {
     subsample: u32,
     /// Every slot has flushed: every frame is complete.
     flushed: bool,
+    /// Process CPU time when the first value was recorded (libvmaf's
+    /// feature-collector timer starts there).
+    first_value_cpu: Option<Duration>,
+}
+
+/// CPU time used by the whole process so far (C's `clock()`, which
+/// libvmaf's timer reads).
+pub fn process_cpu_time() -> Duration {
+    use nix::time::{clock_gettime, ClockId};
+    clock_gettime(ClockId::CLOCK_PROCESS_CPUTIME_ID)
+        .map(Duration::from)
+        .unwrap_or_default()
 }
 
 /// How far one extractor slot has processed the input: every frame below
@@ -126,6 +139,9 @@ impl FeatureCollector {
     /// for one frame (the same feature from two extractor instances whose
     /// options do not change it) keeps the first value.
     pub fn add(&mut self, key: WriteKey, frame: u32, name: String, value: f64) {
+        if self.first_value_cpu.is_none() {
+            self.first_value_cpu = Some(process_cpu_time());
+        }
         let id = match self.ids.get(&name) {
             Some(&id) => {
                 self.first_write[id] = self.first_write[id].min(key);
@@ -142,6 +158,13 @@ impl FeatureCollector {
         if !values.iter().any(|&(i, _)| i == id) {
             values.push((id, value));
         }
+    }
+
+    /// Process CPU time since the first value was recorded (zero if none
+    /// was).
+    pub fn cpu_since_first_value(&self) -> Duration {
+        self.first_value_cpu
+            .map_or(Duration::ZERO, |t| process_cpu_time().saturating_sub(t))
     }
 
     /// Records a whole-run value (psnr's aPSNR).

@@ -126,6 +126,12 @@ pub struct PictureFormat {
 }
 
 impl PictureFormat {
+    /// The most pixels (width x height) accepted: 16384x16384, so 16K video
+    /// and very wide strips fit, and a 4:4:4 16-bit frame is at most 1.5 GiB.
+    /// Sizes come from file headers and flags, so a corrupt one must be
+    /// refused before anything is allocated.
+    pub const MAX_PIXELS: u64 = 16384 * 16384;
+
     pub fn new(
         width: u32,
         height: u32,
@@ -135,6 +141,12 @@ impl PictureFormat {
         if width == 0 || height == 0 {
             return Err(Error::InvalidArgument(format!(
                 "picture size {width}x{height}: width and height must be positive"
+            )));
+        }
+        if width as u64 * height as u64 > Self::MAX_PIXELS {
+            return Err(Error::InvalidArgument(format!(
+                "picture size {width}x{height}: more than the {} pixels (16384x16384) supported",
+                Self::MAX_PIXELS
             )));
         }
         if !(8..=16).contains(&bit_depth) {

@@ -166,3 +166,61 @@ fn raw_input_needs_geometry() {
         "{e}"
     );
 }
+
+#[test]
+fn absurd_sizes_are_refused_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    // Beyond the supported maximum: refused from the header alone.
+    for (name, header) in [
+        ("huge.y4m", "YUV4MPEG2 W99999999 H99999999 F30:1 C420jpeg\n"),
+        ("wide.y4m", "YUV4MPEG2 W200000 H100000 C420jpeg\n"),
+        ("deep.y4m", "YUV4MPEG2 W80000 H80000 C444p16\n"),
+    ] {
+        let mut body = header.as_bytes().to_vec();
+        body.extend_from_slice(b"FRAME\n");
+        body.extend_from_slice(&[0; 64]);
+        let p = write_tmp(&dir, name, &body);
+        let e = open(&p, None).err().expect("refused").to_string();
+        assert!(e.contains(name) && e.contains("16384x16384"), "{name}: {e}");
+    }
+    // Within the maximum, but more than the file holds.
+    let p = write_tmp(
+        &dir,
+        "short.y4m",
+        b"YUV4MPEG2 W16000 H16000 C444p16\nFRAME\n\x01\x02",
+    );
+    let e = open(&p, None).err().expect("refused").to_string();
+    assert!(
+        e.contains("short.y4m") && e.contains("1536000000 bytes") && e.contains("only 40 bytes"),
+        "{e}"
+    );
+    // Raw geometry: the same maximum.
+    let e = PictureFormat::new(99999, 99999, ChromaSubsampling::Yuv420, 8)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("99999x99999") && e.contains("16384x16384"),
+        "{e}"
+    );
+    assert!(PictureFormat::new(65538, 3, ChromaSubsampling::Yuv400, 8).is_ok());
+}
+
+#[test]
+fn y4m_header_limit_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut long = b"YUV4MPEG2 W4 H4 C420jpeg X".to_vec();
+    long.resize(5000, b'a');
+    long.push(b'\n');
+    let p = write_tmp(&dir, "long.y4m", &long);
+    let e = open(&p, None).err().unwrap().to_string();
+    assert!(
+        e.contains("long.y4m") && e.contains("header longer than 4096 bytes"),
+        "{e}"
+    );
+    let p = write_tmp(&dir, "cut.y4m", b"YUV4MPEG2 W4 H4");
+    let e = open(&p, None).err().unwrap().to_string();
+    assert!(
+        e.contains("cut.y4m") && e.contains("header without a newline"),
+        "{e}"
+    );
+}

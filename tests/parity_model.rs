@@ -341,3 +341,123 @@ fn missing_feature_names_feature_model_and_frame() {
     assert_eq!(p, model.predict(&[0.5; 6]).unwrap());
     assert!(model.predict(&[0.5; 5]).is_err());
 }
+
+/// The built-in `vmaf_v0.6.1` model's JSON with `edit` applied to its
+/// `model_dict`, loaded under the label `edited.json`.
+fn load_edited(
+    edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+) -> Result<Model, Error> {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model/builtin/vmaf_v0.6.1.json"),
+    )
+    .unwrap();
+    let mut root: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(root["model_dict"].as_object_mut().unwrap());
+    Model::from_json(&root.to_string(), &ModelSpec::path("edited.json"))
+}
+
+/// Replaces `from` by `to` in the libsvm text of the model.
+fn edit_svm(
+    from: &'static str,
+    to: &'static str,
+) -> impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) {
+    move |dict| {
+        let svm = dict["model"].as_str().unwrap();
+        assert!(svm.contains(from), "{from}");
+        dict["model"] = svm.replacen(from, to, 1).into();
+    }
+}
+
+#[test]
+fn model_counts_are_bounded_by_the_data() {
+    // Counts are checked against what follows them, never used to size
+    // memory up front (these aborted the process).
+    for (from, to, want) in [
+        (
+            "total_sv 211",
+            "total_sv 99999999999",
+            "total_sv is 99999999999 but 211",
+        ),
+        (
+            "6:0.73495824",
+            "99999999999:0.73495824",
+            "past the model's 6 features",
+        ),
+        (
+            "6:0.73495824",
+            "7:0.73495824",
+            "past the model's 6 features",
+        ),
+    ] {
+        let e = load_edited(edit_svm(from, to)).unwrap_err();
+        assert!(matches!(e, Error::BadModel { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(e.contains("edited.json") && e.contains(want), "{to}: {e}");
+    }
+}
+
+#[test]
+fn model_numbers_must_be_finite_and_ranges_ordered() {
+    use serde_json::json;
+    type Edit = Box<dyn FnOnce(&mut serde_json::Map<String, serde_json::Value>)>;
+    let set = |key: &'static str, v: serde_json::Value| -> Edit {
+        Box::new(move |d| {
+            d.insert(key.into(), v);
+        })
+    };
+    let cases: Vec<(Edit, &str)> = vec![
+        (
+            Box::new(edit_svm("gamma 0.04", "gamma NaN")),
+            "bad gamma 'NaN'",
+        ),
+        (
+            Box::new(edit_svm("gamma 0.04", "gamma -0.04")),
+            "gamma -0.04",
+        ),
+        (Box::new(edit_svm("gamma 0.04", "gamma 0")), "gamma 0"),
+        (
+            Box::new(edit_svm("rho -1.33133", "rho inf")),
+            "bad rho 'inf'",
+        ),
+        (
+            Box::new(edit_svm("\n-4 1:", "\nnan 1:")),
+            "bad coefficient 'nan'",
+        ),
+        (
+            Box::new(edit_svm("2:0.34681232", "2:-inf")),
+            "bad node '2:-inf'",
+        ),
+        (
+            set("score_clip", json!([100.0, 0.0])),
+            "score_clip [100, 0]",
+        ),
+        (set("score_clip", json!([0.0, 100.0, 5.0])), "score_clip"),
+        (
+            Box::new(|d| d["slopes"][0] = json!(0.0)),
+            "slopes[0] (the score's slope) is 0",
+        ),
+        (
+            Box::new(|d| d["slopes"][3] = json!("x")),
+            "slopes holds \"x\", not a finite number",
+        ),
+        (
+            Box::new(|d| d["score_transform"]["p1"] = json!("1")),
+            "score_transform.p1",
+        ),
+        (
+            set("chroma_correction_parameter", json!(null)),
+            "chroma_correction_parameter",
+        ),
+    ];
+    for (edit, want) in cases {
+        let e = load_edited(edit).unwrap_err();
+        assert!(matches!(e, Error::BadModel { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains("edited.json") && e.contains(want),
+            "want '{want}': {e}"
+        );
+    }
+    // The unedited model loads.
+    load_edited(|_| {}).unwrap();
+}

@@ -2,6 +2,7 @@
 //! files, and its result file.
 
 pub mod args;
+mod output;
 mod progress;
 mod run;
 

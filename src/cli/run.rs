@@ -2,18 +2,17 @@
 //! models and `--feature` flags, score every frame, predict, pool, write.
 
 use super::args::{Args, Backend};
+use super::output::ResultFile;
 use super::progress::Progress;
 use crate::error::{Error, Result};
 use crate::feature::options::parse_feature_spec;
 use crate::gpu::{self, DeviceSelector, Gpu, GpuBackend};
-use crate::io::{open, FrameSource};
+use crate::io::{FrameSource, Input};
 use crate::model::{Model, ModelSpec};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
-use crate::report::{write_report, FrameMetrics, OutputFormat, Precision, QualitySize, Report};
+use crate::report::{FrameMetrics, OutputFormat, Precision, QualitySize, Report};
 use crate::{ContextBuilder, FeatureScores};
-use std::io::Write;
 use std::path::Path;
-use std::time::Instant;
 
 /// The version written into result files: libvmaf's, whose output this
 /// reproduces, so tools that parse `vmaf` results accept ours.
@@ -27,11 +26,11 @@ pub fn run(args: &Args) -> Result<()> {
         // Before anything is scored: the instruction sets are fixed then.
         crate::cpu::restrict_by_cpumask(mask);
     }
-    let gpu = select_backend(args)?;
     let precision = Precision::parse(&args.precision)?;
     let raw = raw_format(args)?;
-    let mut reference = open(&args.reference, raw)?;
-    let mut distorted = open(&args.distorted, raw)?;
+    let output = args.output.as_deref().map(ResultFile::open).transpose()?;
+    let gpu = select_backend(args)?;
+    let (mut reference, mut distorted) = open_inputs(args, raw)?;
     if reference.format() != distorted.format() {
         return Err(Error::PictureMismatch(format!(
             "reference {} is {}, distorted {} is {}",
@@ -42,6 +41,7 @@ pub fn run(args: &Args) -> Result<()> {
         )));
     }
     let format = reference.format();
+    warn_color_ranges(reference.as_ref(), distorted.as_ref());
 
     let models = load_models(args)?;
     let names: Vec<String> = models.iter().map(|m| m.name().to_string()).collect();
@@ -63,7 +63,6 @@ pub fn run(args: &Args) -> Result<()> {
     skip(reference.as_mut(), args.frame_skip_ref)?;
     skip(distorted.as_mut(), args.frame_skip_dist)?;
     let progress = Progress::new(args.quiet, expected_frames(&args.reference, &format, args));
-    let start = Instant::now();
     let mut count: u64 = 0;
     while args.frame_cnt.is_none_or(|n| count < n) {
         let mut r = HostPicture::new(format);
@@ -73,8 +72,24 @@ pub fn run(args: &Args) -> Result<()> {
         match (more_ref, more_dist) {
             (true, true) => {}
             (false, false) => break,
-            (true, false) => return Err(ended_early(distorted.as_ref(), reference.as_ref())),
-            (false, true) => return Err(ended_early(reference.as_ref(), distorted.as_ref())),
+            (true, false) => {
+                warn_lengths(
+                    args,
+                    ("distorted", distorted.as_mut()),
+                    ("reference", reference.as_mut()),
+                    count,
+                );
+                break;
+            }
+            (false, true) => {
+                warn_lengths(
+                    args,
+                    ("reference", reference.as_mut()),
+                    ("distorted", distorted.as_mut()),
+                    count,
+                );
+                break;
+            }
         }
         context.submit(r, d)?;
         count += 1;
@@ -88,15 +103,14 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let scores = context.finish()?;
     progress.finish();
-    let seconds = start.elapsed().as_secs_f64();
-    let report = build_report(scores, count, seconds);
+    let report = build_report(scores, count);
 
-    if let Some(path) = &args.output {
+    if let Some(output) = output {
         let size = QualitySize {
             width: format.width,
             height: format.height,
         };
-        write_output(path, &report, output_format(args), precision, size)?;
+        output.write(&report, output_format(args), precision, size)?;
     }
     if !args.quiet {
         print_summary(&report, &names);
@@ -131,6 +145,22 @@ fn select_backend(args: &Args) -> Result<Option<Gpu>> {
         eprintln!("vmafx: scoring on {}", gpu.describe());
     }
     Ok(Some(gpu))
+}
+
+/// Opens both inputs before reading either, reference first (as the `vmaf`
+/// tool does): two FIFOs fed by one writer then meet that writer's opens.
+fn open_inputs(
+    args: &Args,
+    raw: Option<PictureFormat>,
+) -> Result<(Box<dyn FrameSource>, Box<dyn FrameSource>)> {
+    if args.reference.as_os_str() == "-" && args.distorted.as_os_str() == "-" {
+        return Err(Error::InvalidArgument(
+            "the reference and the distorted cannot both be standard input ('-')".into(),
+        ));
+    }
+    let reference = Input::open(&args.reference)?;
+    let distorted = Input::open(&args.distorted)?;
+    Ok((reference.into_source(raw)?, distorted.into_source(raw)?))
 }
 
 /// The geometry flags, when given; all four are needed for raw input.
@@ -178,16 +208,59 @@ fn skip(source: &mut dyn FrameSource, n: u64) -> Result<()> {
     Ok(())
 }
 
-fn ended_early(short: &dyn FrameSource, long: &dyn FrameSource) -> Error {
-    Error::BadInput {
-        path: short.path().into(),
-        frame: short.position(),
-        reason: format!(
-            "ended after {} frames, but {} has more",
-            short.position(),
-            long.path().display()
-        ),
+/// Scores compare samples as they are: inputs that declare different
+/// colour ranges (one full, one limited) are probably not comparable.
+fn warn_color_ranges(reference: &dyn FrameSource, distorted: &dyn FrameSource) {
+    if let (Some(r), Some(d)) = (reference.color_range(), distorted.color_range()) {
+        if r != d {
+            eprintln!(
+                "vmafx: warning: reference {} declares colour range {r}, distorted {} {d}: \
+                 the samples are compared as they are, without conversion",
+                reference.path().display(),
+                distorted.path().display()
+            );
+        }
     }
+}
+
+/// Inputs of different lengths are scored over the frames both have, as
+/// the `vmaf` tool does; the warning names both lengths. A longer regular
+/// file is read to its end to count its frames; a longer pipe may never end,
+/// so it is only said to have more. Printed even with `-q`, like the tool's.
+fn warn_lengths(
+    args: &Args,
+    (short_role, short): (&str, &mut dyn FrameSource),
+    (long_role, long): (&str, &mut dyn FrameSource),
+    scored: u64,
+) {
+    let mut complete = false;
+    if std::fs::metadata(long.path()).is_ok_and(|m| m.is_file()) {
+        let mut scratch = HostPicture::new(long.format());
+        complete = loop {
+            match long.read_into(&mut scratch) {
+                Ok(true) => {}
+                Ok(false) => break true,
+                Err(_) => break false,
+            }
+        };
+    }
+    let skipped = if args.frame_skip_ref + args.frame_skip_dist > 0 {
+        format!(
+            " after skipping {} reference and {} distorted frames",
+            args.frame_skip_ref, args.frame_skip_dist
+        )
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "vmafx: warning: {short_role} {} has {} frames, {long_role} {} has {}{}: \
+         scoring the {scored} frames both have{skipped}",
+        short.path().display(),
+        short.position(),
+        long.path().display(),
+        if complete { "" } else { "at least " },
+        long.position(),
+    );
 }
 
 /// Frames a raw file holds (for the progress bar), when it is a plain file.
@@ -202,13 +275,19 @@ fn expected_frames(path: &Path, format: &PictureFormat, args: &Args) -> Option<u
 }
 
 /// Pools the scored frames into the result file's contents.
-fn build_report(scores: FeatureScores, frames_read: u64, seconds: f64) -> Report {
+///
+/// `fps` is defined as the `vmaf` tool's: frames read divided by the
+/// process CPU time (C `clock()`) from the first feature value collected to
+/// the last. Set-up, waiting for input and prediction are not counted, and
+/// with several threads their CPU times add up.
+fn build_report(scores: FeatureScores, frames_read: u64) -> Report {
     let frames = scores
         .frames
         .into_iter()
         .map(|(frame_num, metrics)| FrameMetrics { frame_num, metrics })
         .collect();
-    let fps = frames_read as f64 / seconds.max(1e-9);
+    // 0 seconds gives inf (written as the tool writes it), not a guess.
+    let fps = frames_read as f64 / scores.extraction_cpu_seconds;
     Report::from_frames(REPORT_VERSION, fps, frames, scores.aggregate)
 }
 
@@ -220,25 +299,6 @@ fn output_format(args: &Args) -> OutputFormat {
     } else {
         OutputFormat::Xml
     }
-}
-
-fn write_output(
-    path: &Path,
-    report: &Report,
-    format: OutputFormat,
-    precision: Precision,
-    size: QualitySize,
-) -> Result<()> {
-    if path.as_os_str() == "-" {
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
-        write_report(report, format, precision, size, &mut out).map_err(|e| Error::io(path, e))?;
-        return out.flush().map_err(|e| Error::io(path, e));
-    }
-    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    let mut out = std::io::BufWriter::new(file);
-    write_report(report, format, precision, size, &mut out).map_err(|e| Error::io(path, e))?;
-    out.flush().map_err(|e| Error::io(path, e))
 }
 
 /// The pooled mean of each model, as the `vmaf` tool prints it.

@@ -116,7 +116,12 @@ impl ContextBuilder {
         self
     }
 
+    /// The most worker threads [`ContextBuilder::threads`] accepts: more
+    /// than any machine's cores, and each thread holds its own extractors.
+    pub const MAX_THREADS: usize = 1024;
+
     /// Worker threads; 0 or 1 runs every extractor on the calling thread.
+    /// At most [`ContextBuilder::MAX_THREADS`].
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads;
         self
@@ -130,6 +135,14 @@ impl ContextBuilder {
     }
 
     pub fn build(self) -> Result<Context> {
+        if self.threads > Self::MAX_THREADS {
+            return Err(Error::InvalidArgument(format!(
+                "threads {}: at most {} worker threads",
+                self.threads,
+                Self::MAX_THREADS
+            )));
+        }
+        check_model_names(&self.models)?;
         if self.subsample == 0 {
             return Err(Error::InvalidArgument(
                 "subsample must be at least 1".into(),
@@ -203,6 +216,28 @@ impl ContextBuilder {
             stream: FrameStream::default(),
         })
     }
+}
+
+/// Refuses two models that report under one name (as the `vmaf` tool does):
+/// their scores would overwrite each other.
+fn check_model_names(models: &[Model]) -> Result<()> {
+    for (i, later) in models.iter().enumerate() {
+        for earlier in &models[..i] {
+            if let Some(name) = later
+                .output_names()
+                .iter()
+                .find(|n| earlier.output_names().contains(n))
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "models {} and {} both report '{name}': give each model its own name \
+                     (--model ...:name=NAME)",
+                    earlier.label(),
+                    later.label()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A scoring run over a sequence of reference/distorted picture pairs.
@@ -279,6 +314,10 @@ pub struct FeatureScores {
     pub frames: Vec<(u32, Vec<(String, f64)>)>,
     /// Whole-run metrics (psnr's aPSNR), in extractor order.
     pub aggregate: Vec<(String, f64)>,
+    /// Process CPU seconds from the first feature value collected to the
+    /// end of extraction (before prediction): libvmaf's feature-collector
+    /// timer, which the `vmaf` tool's `fps` divides the frame count by.
+    pub extraction_cpu_seconds: f64,
 }
 
 impl FeatureScores {
@@ -563,6 +602,7 @@ impl Context {
             Engine::Threaded(w) => w.finish(&mut self.collector)?,
             Engine::Gpu(g) => g.finish(&mut self.collector)?,
         }
+        let extraction_cpu_seconds = self.collector.cpu_since_first_value().as_secs_f64();
         self.collector.flushed();
         self.stream
             .publish(&self.collector, &self.models, self.subsample)?;
@@ -577,6 +617,7 @@ impl Context {
         Ok(FeatureScores {
             frames,
             aggregate: self.collector.aggregates(),
+            extraction_cpu_seconds,
         })
     }
 }

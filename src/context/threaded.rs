@@ -27,6 +27,18 @@ pub(super) struct Workers {
     pub(super) slots: Vec<usize>,
 }
 
+/// Starts a worker thread; a thread the system refuses is an error, not a
+/// panic.
+fn spawn(work: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("vmafx-worker".into())
+        .spawn(work)
+        .map_err(|e| Error::Extractor {
+            extractor: "worker".into(),
+            reason: format!("cannot start a worker thread: {e}"),
+        })
+}
+
 impl Workers {
     /// Workers for the slots listed in `which`.
     pub(super) fn start(
@@ -61,7 +73,7 @@ impl Workers {
             for _ in 0..threads {
                 let lane = Lane::create(slots, &parallel_slots, format)?;
                 let (rx, result_tx) = (rx.clone(), result_tx.clone());
-                handles.push(std::thread::spawn(move || lane.run(rx, result_tx)));
+                handles.push(spawn(move || lane.run(rx, result_tx))?);
             }
             Some(tx)
         };
@@ -71,7 +83,7 @@ impl Workers {
             let (tx, rx) = bounded::<(u32, Pair)>(threads * 2);
             let lane = Lane::create(slots, &temporal_slots, format)?;
             let result_tx = result_tx.clone();
-            handles.push(std::thread::spawn(move || lane.run(rx, result_tx)));
+            handles.push(spawn(move || lane.run(rx, result_tx))?);
             Some(tx)
         };
         Ok(Self {

@@ -1,9 +1,12 @@
 //! Video file input, streamed one frame at a time: raw planar `.yuv`
-//! (geometry from the caller) and `.y4m` (geometry from its header).
+//! (geometry from the caller) and `.y4m` (geometry from its header), from
+//! regular files, FIFOs, pipes or standard input (`-`), each opened once.
 
+mod input;
 mod y4m;
 mod yuv;
 
+pub use input::Input;
 pub use y4m::Y4mReader;
 pub use yuv::YuvReader;
 
@@ -26,54 +29,21 @@ pub trait FrameSource: Send {
 
     /// The file name, for messages.
     fn path(&self) -> &Path;
+
+    /// The colour range the file declares (y4m `XCOLORRANGE`: `FULL`,
+    /// `LIMITED`); `None` when it says nothing. Scores ignore it.
+    fn color_range(&self) -> Option<&str> {
+        None
+    }
 }
 
-/// Opens `path` as `.y4m` (by extension or by its `YUV4MPEG2` signature) or
-/// as raw `.yuv` with the geometry in `raw_format`. For `.y4m`, a given
-/// `raw_format` must agree with the header.
+/// Opens `path` (`-`: standard input) as `.y4m` (by extension or by its
+/// `YUV4MPEG2` signature) or as raw `.yuv` with the geometry in
+/// `raw_format`. For `.y4m`, a given `raw_format` must agree with the
+/// header. To open two FIFOs fed by one writer, use [`Input`] (open both,
+/// then read).
 pub fn open(path: &Path, raw_format: Option<PictureFormat>) -> Result<Box<dyn FrameSource>> {
-    let is_y4m = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
-        || has_y4m_signature(path)?;
-    if is_y4m {
-        let r = Y4mReader::open(path)?;
-        if let Some(f) = raw_format {
-            if f != r.format() {
-                return Err(Error::BadHeader {
-                    path: path.into(),
-                    reason: format!(
-                        "header says {}, but the command line says {}",
-                        r.format(),
-                        f
-                    ),
-                });
-            }
-        }
-        Ok(Box::new(r))
-    } else {
-        let f = raw_format.ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "{}: raw .yuv input needs --width, --height, --pixel_format and --bitdepth",
-                path.display()
-            ))
-        })?;
-        Ok(Box::new(YuvReader::open(path, f)?))
-    }
-}
-
-fn has_y4m_signature(path: &Path) -> Result<bool> {
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut sig = [0u8; 10];
-    let mut got = 0;
-    while got < sig.len() {
-        match f.read(&mut sig[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) => return Err(Error::io(path, e)),
-        }
-    }
-    Ok(&sig[..got] == b"YUV4MPEG2 ")
+    Input::open(path)?.into_source(raw_format)
 }
 
 /// Reads exactly `buf.len()` bytes. Returns the number of bytes read, which

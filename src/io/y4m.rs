@@ -1,11 +1,11 @@
 //! YUV4MPEG2 (`.y4m`): a text header with the geometry, then `FRAME` lines
 //! each followed by one packed planar frame.
 
+use super::input::{Input, Stream};
 use super::{check_format, read_full, unpack_checked, FrameSource};
 use crate::error::{Error, Result};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// Longest header or FRAME line accepted: a corrupt file must not make us
@@ -14,28 +14,52 @@ const MAX_LINE: u64 = 4096;
 
 pub struct Y4mReader {
     path: PathBuf,
-    file: BufReader<File>,
+    file: Stream,
     format: PictureFormat,
     buf: Vec<u8>,
     line: Vec<u8>,
     next: u64,
+    /// The header's `XCOLORRANGE=` value (`FULL`, `LIMITED`), if any.
+    color_range: Option<String>,
 }
 
 impl Y4mReader {
+    /// Opens `path` (`-`: standard input) and reads its header.
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut file = BufReader::with_capacity(1 << 20, file);
+        let input = Input::open(path)?;
+        let (path, len) = input.describe();
+        Self::from_stream(path, input.into_stream(Vec::new()), len)
+    }
+
+    /// Reads the header from `file`; `len`: the size of a regular file.
+    pub(crate) fn from_stream(path: PathBuf, mut file: Stream, len: Option<u64>) -> Result<Self> {
         let mut line = Vec::new();
-        read_line(&mut file, &mut line).map_err(|e| Error::io(path, e))?;
-        let header = std::str::from_utf8(&line).map_err(|_| bad_header(path, "not text"))?;
-        let format = parse_header(header).map_err(|reason| bad_header(path, &reason))?;
+        read_line(&mut file, &mut line, "header").map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => bad_header(&path, &e.to_string()),
+            _ => Error::io(&path, e),
+        })?;
+        let header = std::str::from_utf8(&line).map_err(|_| bad_header(&path, "not text"))?;
+        let format = parse_header(header).map_err(|reason| bad_header(&path, &reason))?;
+        let color_range = color_range(header);
+        // The frame buffer is allocated from the header: a regular file that
+        // cannot hold one frame has a corrupt header, not a huge frame.
+        let frame = format.frame_bytes() as u64;
+        if let Some(len) = len.filter(|&len| len < frame) {
+            return Err(bad_header(
+                &path,
+                &format!(
+                    "the header gives {format} frames of {frame} bytes, but the file is only {len} bytes"
+                ),
+            ));
+        }
         Ok(Self {
-            path: path.into(),
+            path,
             file,
             buf: vec![0; format.frame_bytes()],
             format,
             line,
             next: 0,
+            color_range,
         })
     }
 }
@@ -47,18 +71,21 @@ fn bad_header(path: &Path, reason: &str) -> Error {
     }
 }
 
-/// Reads one `\n`-terminated line (without the `\n`), at most MAX_LINE bytes.
-fn read_line(r: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<bool> {
+/// Reads one `\n`-terminated line (without the `\n`), at most MAX_LINE bytes;
+/// `what` names it in errors.
+fn read_line(r: &mut impl BufRead, line: &mut Vec<u8>, what: &str) -> std::io::Result<bool> {
     line.clear();
     let n = r.by_ref().take(MAX_LINE).read_until(b'\n', line)?;
     if n == 0 {
         return Ok(false);
     }
     if line.last() != Some(&b'\n') {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "line without newline (truncated or not YUV4MPEG2)",
-        ));
+        let reason = if n as u64 == MAX_LINE {
+            format!("{what} longer than {MAX_LINE} bytes, the most accepted (corrupt, or not YUV4MPEG2)")
+        } else {
+            format!("{what} without a newline (truncated, or not YUV4MPEG2)")
+        };
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, reason));
     }
     line.pop();
     Ok(true)
@@ -101,6 +128,14 @@ fn parse_header(header: &str) -> std::result::Result<PictureFormat, String> {
     PictureFormat::new(w, h, subsampling, bit_depth).map_err(|e| e.to_string())
 }
 
+/// The `XCOLORRANGE=` extension's value (ffmpeg writes `FULL` or `LIMITED`).
+fn color_range(header: &str) -> Option<String> {
+    header
+        .split(' ')
+        .find_map(|t| t.strip_prefix("XCOLORRANGE="))
+        .map(str::to_string)
+}
+
 fn parse_colorspace(c: &str) -> std::result::Result<(ChromaSubsampling, u8), String> {
     use ChromaSubsampling::*;
     let (layout, depth) = match c.split_once('p') {
@@ -136,7 +171,8 @@ impl FrameSource for Y4mReader {
             frame,
             reason,
         };
-        let has_line = read_line(&mut self.file, &mut self.line).map_err(|e| bad(e.to_string()))?;
+        let has_line = read_line(&mut self.file, &mut self.line, "FRAME line")
+            .map_err(|e| bad(e.to_string()))?;
         if !has_line {
             return Ok(false);
         }
@@ -155,6 +191,10 @@ impl FrameSource for Y4mReader {
 
     fn position(&self) -> u64 {
         self.next
+    }
+
+    fn color_range(&self) -> Option<&str> {
+        self.color_range.as_deref()
     }
 
     fn path(&self) -> &Path {

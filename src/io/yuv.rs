@@ -1,32 +1,42 @@
 //! Raw planar `.yuv`: frames back to back, no header, geometry from the
 //! caller; chroma planes ceil(W/2) wide as ffmpeg writes them.
 
+use super::input::{Input, Stream};
 use super::{check_format, read_full, unpack_checked, FrameSource};
 use crate::error::{Error, Result};
 use crate::picture::{HostPicture, PictureFormat};
-use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 pub struct YuvReader {
     path: PathBuf,
-    file: BufReader<File>,
+    file: Stream,
     format: PictureFormat,
     buf: Vec<u8>,
     next: u64,
 }
 
 impl YuvReader {
+    /// Opens `path` (`-`: standard input) as frames of `format`.
     pub fn open(path: &Path, format: PictureFormat) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-        let (len, frame) = (meta.len(), format.frame_bytes() as u64);
+        let input = Input::open(path)?;
+        let (path, len) = input.describe();
+        Self::from_stream(path, input.into_stream(Vec::new()), len, format)
+    }
+
+    /// `len`: the size of a regular file (`None` for a pipe).
+    pub(crate) fn from_stream(
+        path: PathBuf,
+        file: Stream,
+        len: Option<u64>,
+        format: PictureFormat,
+    ) -> Result<Self> {
+        let frame = format.frame_bytes() as u64;
         // Catch the wrong-geometry mistake up front, where it is cheap to say
         // what is wrong, rather than as a short last frame (pipes have no
         // size: they are checked frame by frame).
-        if meta.is_file() && len % frame != 0 {
+        if let Some(len) = len.filter(|len| len % frame != 0) {
             return Err(Error::BadInput {
-                path: path.into(),
+                path,
                 frame: len / frame,
                 reason: format!(
                     "file size {len} is not a whole number of {format} frames ({frame} bytes each): \
@@ -35,8 +45,8 @@ impl YuvReader {
             });
         }
         Ok(Self {
-            path: path.into(),
-            file: BufReader::with_capacity(1 << 20, file),
+            path,
+            file,
             format,
             buf: vec![0; frame as usize],
             next: 0,

@@ -2,6 +2,11 @@
 //! `model_dict`, or a collection (bootstrap) of models under `"0"`, `"1"`, ...
 //! Only `model_dict` matters; `param_dict` is training metadata libvmaf
 //! ignores too. Errors are plain strings; the caller names the model.
+//!
+//! A model is checked whole as it is read, so a bad one never scores NaN or
+//! a constant: every number finite, ranges ordered (`score_clip` min <= max,
+//! knots increasing), lengths consistent (slopes and intercepts with the
+//! features, support vectors with `total_sv` and the features).
 
 use serde_json::{Map, Value};
 
@@ -119,17 +124,10 @@ fn parse_model_dict(dict: &Value, flags: LoadFlags) -> Result<(Regressor, ModelT
     let (score_scale, feature_scales) = scales(dict, normalization, features.len())?;
 
     let svr = match dict.get("model") {
-        Some(Value::String(text)) => Svr::parse(text)?,
+        Some(Value::String(text)) => Svr::parse(text, features.len())?,
         Some(_) => return Err("model is not a string".into()),
         None => return Err("no libsvm model ('model')".into()),
     };
-    if svr.dim() > features.len() {
-        return Err(format!(
-            "support vectors have {} features but feature_names lists {}",
-            svr.dim(),
-            features.len()
-        ));
-    }
 
     let transform = match dict.get("score_transform") {
         Some(t) => {
@@ -144,7 +142,14 @@ fn parse_model_dict(dict: &Value, flags: LoadFlags) -> Result<(Regressor, ModelT
             a.first().and_then(Value::as_f64),
             a.get(1).and_then(Value::as_f64),
         ) {
-            (Some(min), Some(max)) => Some(Clip { min, max }),
+            (Some(min), Some(max)) if a.len() == 2 => {
+                if !(min.is_finite() && max.is_finite() && min <= max) {
+                    return Err(format!(
+                        "score_clip [{min}, {max}] is not [min, max] with finite min <= max"
+                    ));
+                }
+                Some(Clip { min, max })
+            }
             _ => return Err("score_clip is not [min, max]".into()),
         },
         Some(_) => return Err("score_clip is not an array".into()),
@@ -155,7 +160,8 @@ fn parse_model_dict(dict: &Value, flags: LoadFlags) -> Result<(Regressor, ModelT
         Some(v) => {
             let parameter = v
                 .as_f64()
-                .ok_or("chroma_correction_parameter is not a number")?;
+                .filter(|p| p.is_finite())
+                .ok_or("chroma_correction_parameter is not a finite number")?;
             // A parameter of 0 corrects nothing.
             if parameter == 0.0 {
                 None
@@ -197,7 +203,8 @@ fn numbers(dict: &Map<String, Value>, key: &str) -> Result<Option<Vec<f64>>, Str
             .iter()
             .map(|v| {
                 v.as_f64()
-                    .ok_or_else(|| format!("{key} holds a non-number"))
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| format!("{key} holds {v}, not a finite number"))
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
@@ -230,6 +237,12 @@ fn scales(
         .zip(intercepts)
         .map(|(slope, intercept)| Linear { slope, intercept });
     let score = all.next().expect("n_features + 1 >= 1");
+    // The prediction is mapped back by dividing by the score's slope.
+    if normalization == Normalization::LinearRescale && score.slope == 0.0 {
+        return Err(
+            "slopes[0] (the score's slope) is 0: the prediction cannot be mapped back".into(),
+        );
+    }
     Ok((score, all.collect()))
 }
 
@@ -280,8 +293,9 @@ fn parse_transform(value: &Value) -> Result<(bool, ScoreTransform), String> {
             Value::Null => Ok(None),
             v => v
                 .as_f64()
+                .filter(|x| x.is_finite())
                 .map(Some)
-                .ok_or_else(|| format!("score_transform.{key} is not a number")),
+                .ok_or_else(|| format!("score_transform.{key} is not a finite number")),
         };
         let flag = |v: &Value| match v {
             Value::String(s) => Ok(s == "true"),
@@ -315,13 +329,13 @@ fn parse_knots(value: &Value) -> Result<Option<Vec<Knot>>, String> {
         .iter()
         .map(|k| match k.as_array().map(Vec::as_slice) {
             Some([x, y]) => Some(Knot {
-                x: x.as_f64()?,
-                y: y.as_f64()?,
+                x: x.as_f64().filter(|v| v.is_finite())?,
+                y: y.as_f64().filter(|v| v.is_finite())?,
             }),
             _ => None,
         })
         .collect::<Option<Vec<_>>>()
-        .ok_or("score_transform.knots is not a list of [x, y] numbers")?;
+        .ok_or("score_transform.knots is not a list of [x, y] finite numbers")?;
     ScoreTransform::check_knots(&knots)?;
     Ok(Some(knots))
 }

@@ -117,6 +117,11 @@ impl Model {
         &self.name
     }
 
+    /// The built-in version or the file the model came from.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
     /// Names of everything [`Model::predict`] returns, in its order: the
     /// model's score first, then (bootstrap models) the member scores and
     /// statistics, which libvmaf reports after all models' own scores.

@@ -17,8 +17,11 @@ pub struct Svr {
 }
 
 impl Svr {
-    /// Parses libsvm's model text (`svm_type nu_svr ... SV ...`).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// Parses libsvm's model text (`svm_type nu_svr ... SV ...`) for a model
+    /// reading `n_features` features. Every number must be finite, and
+    /// every count is checked against the data present before anything is
+    /// sized from it.
+    pub fn parse(text: &str, n_features: usize) -> Result<Self, String> {
         let mut lines = text.lines();
         let mut gamma = None;
         let mut rho = None;
@@ -34,6 +37,7 @@ impl Svr {
             let number = |what: &str| {
                 value
                     .and_then(|v| v.parse::<f64>().ok())
+                    .filter(|v| v.is_finite())
                     .ok_or_else(|| bad(what))
             };
             let count = |what: &str| {
@@ -75,24 +79,37 @@ impl Svr {
             ));
         }
         let gamma = gamma.ok_or("libsvm model: no gamma")?;
+        if gamma <= 0.0 {
+            return Err(format!(
+                "libsvm model: gamma {gamma} (the RBF kernel needs gamma > 0)"
+            ));
+        }
         let rho = rho.ok_or("libsvm model: no rho")?;
         let total_sv = total_sv.ok_or("libsvm model: no total_sv")?;
 
-        let mut sparse: Vec<(f64, Vec<(usize, f64)>)> = Vec::with_capacity(total_sv);
+        // Sized by the lines present, never by total_sv.
+        let mut sparse: Vec<(f64, Vec<(usize, f64)>)> = Vec::new();
         let mut dim = 0;
         for line in lines {
             let mut words = line.split_whitespace();
             let Some(coef) = words.next() else { continue };
             let coef: f64 = coef
                 .parse()
-                .map_err(|_| format!("libsvm model: bad coefficient '{coef}'"))?;
+                .ok()
+                .filter(|c: &f64| c.is_finite())
+                .ok_or_else(|| format!("libsvm model: bad coefficient '{coef}'"))?;
             let mut entries = Vec::new();
             for word in words {
                 let entry = word
                     .split_once(':')
                     .and_then(|(i, v)| Some((i.parse::<usize>().ok()?, v.parse::<f64>().ok()?)))
-                    .filter(|&(i, _)| i >= 1)
+                    .filter(|&(i, v)| i >= 1 && v.is_finite())
                     .ok_or_else(|| format!("libsvm model: bad node '{word}'"))?;
+                if entry.0 > n_features {
+                    return Err(format!(
+                        "libsvm model: node '{word}' is past the model's {n_features} features"
+                    ));
+                }
                 if entries.last().is_some_and(|&(last, _)| entry.0 <= last) {
                     return Err(format!(
                         "libsvm model: node indices not increasing at '{word}'"
@@ -125,11 +142,6 @@ impl Svr {
             coefficients,
             dim,
         })
-    }
-
-    /// Number of feature positions the support vectors use.
-    pub fn dim(&self) -> usize {
-        self.dim
     }
 
     /// libsvm's `svm_predict` for regression: `sum_i coef_i * K(x, sv_i) - rho`
@@ -166,8 +178,8 @@ mod tests {
 
     #[test]
     fn predicts_rbf_sum() {
-        let svr = Svr::parse(TWO_SV).unwrap();
-        assert_eq!(svr.dim(), 2);
+        let svr = Svr::parse(TWO_SV, 2).unwrap();
+        assert_eq!(svr.dim, 2);
         let x = [0.25, 0.75];
         let k1 = (-0.5f64 * (0.0625 + 0.0625)).exp();
         // Second vector has no index 1: libsvm adds x1^2 there.
@@ -177,16 +189,16 @@ mod tests {
 
     #[test]
     fn rejects_malformed_models() {
-        assert!(Svr::parse("svm_type c_svc\nSV\n")
+        assert!(Svr::parse("svm_type c_svc\nSV\n", 2)
             .unwrap_err()
             .contains("svm_type"));
-        assert!(Svr::parse("kernel_type linear\nSV\n")
+        assert!(Svr::parse("kernel_type linear\nSV\n", 2)
             .unwrap_err()
             .contains("kernel_type"));
         let short = TWO_SV.replace("total_sv 2", "total_sv 3");
-        assert!(Svr::parse(&short).unwrap_err().contains("total_sv"));
+        assert!(Svr::parse(&short, 2).unwrap_err().contains("total_sv"));
         let bad = TWO_SV.replace("2:0.25", "2:x");
-        assert!(Svr::parse(&bad).unwrap_err().contains("bad node"));
-        assert!(Svr::parse("gamma 1\n").unwrap_err().contains("SV"));
+        assert!(Svr::parse(&bad, 2).unwrap_err().contains("bad node"));
+        assert!(Svr::parse("gamma 1\n", 2).unwrap_err().contains("SV"));
     }
 }
