@@ -11,6 +11,7 @@ use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_ansnr",
+    aliases: &[],
     options: &[],
     provides: &["float_ansnr", "float_anpsnr"],
     create: create as CreateFn,

@@ -8,6 +8,7 @@ use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_moment",
+    aliases: &[],
     options: &[],
     provides: &[
         "float_moment_ref1st",

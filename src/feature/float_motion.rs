@@ -32,6 +32,7 @@ pub static OPTIONS: [OptionSpec; 9] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_motion",
+    aliases: &[],
     options: &OPTIONS,
     provides: &[
         "motion",

@@ -9,6 +9,7 @@ use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_psnr",
+    aliases: &[],
     options: &[],
     provides: &["float_psnr"],
     create: create as CreateFn,

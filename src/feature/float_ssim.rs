@@ -13,6 +13,7 @@ use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_ssim",
+    aliases: &[],
     options: &SSIM_OPTIONS,
     provides: &["float_ssim"],
     create: create as CreateFn,

@@ -20,6 +20,8 @@ pub mod float_ms_ssim;
 pub mod float_psnr;
 pub mod float_ssim;
 pub mod float_vif;
+pub mod integer_ms_ssim;
+pub mod integer_ssim;
 pub mod motion;
 pub mod psnr;
 pub mod psnr_hvs;

@@ -4,12 +4,16 @@ use super::{adm, cambi, motion, psnr, vif, CreateFn, OptionSpec};
 use super::{ciede, psnr_hvs};
 use super::{float_adm, float_motion, float_vif, speed};
 use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
+use super::{integer_ms_ssim, integer_ssim};
 use crate::error::{Error, Result};
 
 /// What the registry knows of an extractor before creating one.
 pub struct ExtractorInfo {
     /// libvmaf's extractor name (`--feature NAME`).
     pub name: &'static str,
+    /// Other names [`find`] accepts for it (VMAFx's `integer_ssim` for
+    /// `ssim`); the instance, its dedup key and its outputs are the same.
+    pub aliases: &'static [&'static str],
     pub options: &'static [OptionSpec],
     /// Output names without option suffixes, as libvmaf's
     /// `provided_features` (models find extractors through these).
@@ -44,19 +48,30 @@ pub static REGISTRY: &[&ExtractorInfo] = &[
     &cambi::INFO,
     &ciede::INFO,
     &psnr_hvs::INFO,
+    &integer_ssim::INFO,
+    &motion::v2::INFO,
+    &integer_ms_ssim::INFO,
 ];
 
-/// Finds an extractor by name.
+impl ExtractorInfo {
+    /// Whether `name` is this extractor's name or one of its aliases.
+    pub fn answers_to(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
+    }
+}
+
+/// Finds an extractor by name or alias.
 pub fn find(name: &str) -> Result<&'static ExtractorInfo> {
     REGISTRY
         .iter()
         .copied()
-        .find(|i| i.name == name)
+        .find(|i| i.answers_to(name))
         .ok_or_else(|| Error::UnknownFeature {
             name: name.to_string(),
             known: REGISTRY
                 .iter()
-                .map(|i| i.name)
+                .flat_map(|i| std::iter::once(&i.name).chain(i.aliases))
+                .copied()
                 .collect::<Vec<_>>()
                 .join(", "),
         })

@@ -81,6 +81,7 @@ static PROVIDES: [&str; 18] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "adm",
+    aliases: &[],
     options: &OPTIONS,
     provides: &PROVIDES,
     create: create as CreateFn,

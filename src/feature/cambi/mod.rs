@@ -71,6 +71,7 @@ static OPTIONS: [OptionSpec; 17] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: NAME,
+    aliases: &[],
     options: &OPTIONS,
     provides: &[CAMBI],
     create: create as CreateFn,

@@ -44,6 +44,7 @@ static OPTIONS: [OptionSpec; 1] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: NAME,
+    aliases: &[],
     options: &OPTIONS,
     provides: &[FEATURE],
     create: create as CreateFn,

@@ -71,6 +71,7 @@ const DEBUG_OUTPUTS: [&str; 10] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_adm",
+    aliases: &[],
     options: &OPTIONS,
     provides: &[
         "adm2",

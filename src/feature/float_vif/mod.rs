@@ -51,6 +51,7 @@ const OUTPUTS: [&str; 15] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_vif",
+    aliases: &[],
     options: &OPTIONS,
     provides: &[
         "vif_scale0",

@@ -32,6 +32,7 @@ static OPTIONS: [OptionSpec; 7] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: NAME,
+    aliases: &[],
     options: &OPTIONS,
     provides: &OUTPUTS,
     create: create as CreateFn,

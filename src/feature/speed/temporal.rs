@@ -29,6 +29,7 @@ static OPTIONS: [OptionSpec; 7] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: NAME,
+    aliases: &[],
     options: &OPTIONS,
     provides: &[OUTPUT],
     create: create as CreateFn,

@@ -87,6 +87,7 @@ const PROVIDES: [&str; 15] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: NAME,
+    aliases: &[],
     options: &OPTIONS,
     provides: &PROVIDES,
     create: create as CreateFn,
