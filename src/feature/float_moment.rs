@@ -17,6 +17,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
         "float_moment_dis2nd",
     ],
     create: create as CreateFn,
+    joint: None,
 };
 
 fn create(_: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

@@ -16,6 +16,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &SSIM_OPTIONS,
     provides: &["float_ms_ssim"],
     create: create as CreateFn,
+    joint: None,
 };
 
 pub(crate) const SCALES: usize = 5;

@@ -13,6 +13,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &[],
     provides: &["float_psnr"],
     create: create as CreateFn,
+    joint: None,
 };
 
 fn create(_: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

@@ -17,6 +17,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &SSIM_OPTIONS,
     provides: &["float_ssim"],
     create: create as CreateFn,
+    joint: None,
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

@@ -50,6 +50,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &OPTIONS,
     provides: &[],
     create: create as CreateFn,
+    joint: None,
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

@@ -31,7 +31,7 @@ pub mod vif;
 use crate::error::Result;
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
 pub use options::{OptionSpec, OptionValue, Options, RawOptions};
-pub use registry::{find, ExtractorInfo, REGISTRY};
+pub use registry::{find, ExtractorInfo, JointWork, REGISTRY};
 
 /// One reference/distorted pair handed to an extractor.
 #[derive(Clone, Copy)]

@@ -38,6 +38,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &OPTIONS,
     provides: &["psnr_y", "psnr_cb", "psnr_cr"],
     create: create as CreateFn,
+    joint: None,
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

@@ -1,11 +1,12 @@
 //! The table of extractors by libvmaf name.
 
-use super::{adm, cambi, motion, psnr, vif, CreateFn, OptionSpec};
+use super::{adm, cambi, motion, psnr, vif, CreateFn, Extractor, OptionSpec, Options};
 use super::{ciede, psnr_hvs};
 use super::{float_adm, float_motion, float_vif, speed};
 use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
 use super::{integer_ms_ssim, integer_ssim};
 use crate::error::{Error, Result};
+use crate::picture::PictureFormat;
 
 /// What the registry knows of an extractor before creating one.
 pub struct ExtractorInfo {
@@ -19,7 +20,22 @@ pub struct ExtractorInfo {
     /// `provided_features` (models find extractors through these).
     pub provides: &'static [&'static str],
     pub create: CreateFn,
+    /// Extractors with the same `joint` can have one instance serve several
+    /// of their requests (`motion` and `motion_v2` compute one SAD).
+    pub joint: Option<&'static JointWork>,
 }
+
+/// One instance for requests of several extractors that do the same work.
+pub struct JointWork {
+    /// Creates an instance serving every `(extractor, options)` request, in
+    /// order, each writing its own names; `None` when these requests cannot
+    /// share the work (the caller then creates them apart).
+    pub create: JointFn,
+}
+
+/// See [`JointWork::create`].
+pub type JointFn =
+    fn(&[(&'static ExtractorInfo, &Options)], &PictureFormat) -> Option<Result<Box<dyn Extractor>>>;
 
 impl std::fmt::Debug for ExtractorInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

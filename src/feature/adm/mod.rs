@@ -85,6 +85,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &OPTIONS,
     provides: &PROVIDES,
     create: create as CreateFn,
+    joint: None,
 };
 
 /// Smallest width and height: the coarsest DWT needs an input of at least

@@ -48,6 +48,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &OPTIONS,
     provides: &[FEATURE],
     create: create as CreateFn,
+    joint: None,
 };
 
 /// Refuses the formats libvmaf's ciede does not score (the GPU extractor

@@ -101,6 +101,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
         "adm_den_scale3",
     ],
     create: create as CreateFn,
+    joint: None,
 };
 
 /// How `adm3` combines DLM and AIM.

@@ -75,6 +75,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
         "vif_den_scale3",
     ],
     create: create as CreateFn,
+    joint: None,
 };
 
 /// Everything of the extractor but the per-pixel work: options, kernels,

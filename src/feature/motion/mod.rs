@@ -10,13 +10,14 @@
 //!
 //! [`v2`] is VMAFx's `motion_v2`: the same numbers under other names. One
 //! instance can write several name sets from one SAD per frame
-//! ([`create_joint`]), so `motion` and `motion_v2` together cost one SAD.
+//! ([`JOINT`]), so `motion` and `motion_v2` together cost one SAD.
 
 mod sad;
 pub mod v2;
 mod window;
 
-use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
+use super::Options;
+use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, JointWork, OptionSpec};
 use crate::error::{Error, Result};
 use crate::picture::{
     HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples, Sample,
@@ -52,11 +53,45 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &OPTIONS,
     provides: &[MOTION, MOTION2, MOTION3, MOTION_SAD],
     create: create as CreateFn,
+    joint: Some(&JOINT),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
     let outputs = MotionOutputs::create(options, format)?;
     Ok(boxed(NAME, vec![outputs], *format))
+}
+
+/// `motion` and `motion_v2` requests served by one instance: one SAD per
+/// frame, each request's names and window.
+pub static JOINT: JointWork = JointWork {
+    create: create_joint,
+};
+
+fn create_joint(
+    requests: &[(&'static ExtractorInfo, &Options)],
+    format: &PictureFormat,
+) -> Option<Result<Box<dyn Extractor>>> {
+    let outputs = requests
+        .iter()
+        .map(|&(info, options)| {
+            if std::ptr::eq(info, &v2::INFO) {
+                v2::outputs(options, format)
+            } else {
+                MotionOutputs::create(options, format)
+            }
+        })
+        .collect::<Result<Vec<_>>>();
+    let outputs = match outputs {
+        Ok(outputs) => outputs,
+        Err(e) => return Some(Err(e)),
+    };
+    // One SAD serves sets that look back equally far (not a five-frame
+    // window next to a three-frame one).
+    let depth = outputs.first()?.depth();
+    if outputs.iter().any(|o| o.depth() != depth) {
+        return None;
+    }
+    Some(Ok(boxed(requests[0].0.name, outputs, *format)))
 }
 
 /// One CPU instance writing every name set of `outputs` from one SAD per

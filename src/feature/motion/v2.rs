@@ -27,6 +27,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &OPTIONS,
     provides: &[MOTION_V2_SAD, MOTION2_V2, MOTION3_V2],
     create: create as CreateFn,
+    joint: Some(&super::JOINT),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

@@ -27,6 +27,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &[],
     provides: &["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"],
     create: create as CreateFn,
+    joint: None,
 };
 
 fn create(_: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

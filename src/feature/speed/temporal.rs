@@ -33,6 +33,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &OPTIONS,
     provides: &[OUTPUT],
     create: create as CreateFn,
+    joint: None,
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

@@ -91,6 +91,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     options: &OPTIONS,
     provides: &PROVIDES,
     create: create as CreateFn,
+    joint: None,
 };
 
 /// The smallest width and height whose four scales all stay wider than
