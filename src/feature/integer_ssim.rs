@@ -93,15 +93,21 @@ impl SsimOutputs {
     /// ((mx^2 + my^2 + c1) (sxx w - mx^2 + syy w - my^2 + c2))`.
     #[inline(always)]
     pub fn window_term(&self, m: &Moments) -> f64 {
-        let w = m.w as f64;
+        let [mx, my, xx, xy, yy, w] = [m.mx, m.my, m.xx, m.xy, m.yy, m.w].map(|v| v as f64);
+        self.term(mx, my, xx, xy, yy, w)
+    }
+
+    /// [`SsimOutputs::window_term`] of moments already in double (each an
+    /// exact integer, as C converts them).
+    #[inline(always)]
+    fn term(&self, mx: f64, my: f64, xx: f64, xy: f64, yy: f64, w: f64) -> f64 {
         let c1 = self.peak_squared * (0.01 * 0.01) * w * w;
         let c2 = self.peak_squared * (0.03 * 0.03) * w * w;
-        let (mx, my) = (m.mx as f64, m.my as f64);
         let mx2 = mx * mx;
         let mxy = mx * my;
         let my2 = my * my;
-        w * (2.0 * mxy + c1) * (c2 + 2.0 * (m.xy as f64 * w - mxy))
-            / ((mx2 + my2 + c1) * (m.xx as f64 * w - mx2 + m.yy as f64 * w - my2 + c2))
+        w * (2.0 * mxy + c1) * (c2 + 2.0 * (xy * w - mxy))
+            / ((mx2 + my2 + c1) * (xx * w - mx2 + yy * w - my2 + c2))
     }
 
     /// Writes the frame score from `sum(w ssim)` and `sum(w)` over all
@@ -131,17 +137,37 @@ fn taps_inside(i: usize, len: usize) -> impl Iterator<Item = (usize, i32)> {
 
 /// Row sums (horizontal taps) of the five moments for the last 9 rows,
 /// slot `y % 9` holding row `y`, and the column sums of one output row.
+///
+/// Sums are kept in `f64`: every product and partial sum is an integer
+/// below 2^53 (at most 256 * 256 * 2^32 with C's wrapping `int` products),
+/// so they are exact, equal to C's `int64_t` sums, and vectorize where
+/// 64-bit integer multiplies do not.
 #[derive(Debug, Default)]
 struct RowMoments {
     width: usize,
     /// `[moment][slot * width + x]`: mx, my, xx, xy, yy.
-    sums: [Vec<i64>; 5],
+    sums: [Vec<f64>; 5],
     /// Horizontal weight of column `x` (the same for every row).
-    col_weight: Vec<i64>,
+    col_weight: Vec<f64>,
     /// Column sums of the output row being scored, per moment.
-    cols: [Vec<i64>; 5],
+    cols: [Vec<f64>; 5],
     /// `w ssim` of each window of that row.
     terms: Vec<f64>,
+}
+
+/// The five products of one tap: C's `int` arithmetic (`window * s * s`
+/// wraps above 12 bits, as there), widened exactly.
+#[inline(always)]
+fn tap_products(t: i32, a: i32, b: i32) -> [f64; 5] {
+    let (ta, tb) = (t * a, t * b);
+    [
+        ta,
+        tb,
+        ta.wrapping_mul(a),
+        ta.wrapping_mul(b),
+        tb.wrapping_mul(b),
+    ]
+    .map(|v| v as f64)
 }
 
 impl RowMoments {
@@ -150,19 +176,19 @@ impl RowMoments {
             self.width = width;
             for s in &mut self.sums {
                 s.clear();
-                s.resize(TAPS.len() * width, 0);
+                s.resize(TAPS.len() * width, 0.0);
             }
             for c in &mut self.cols {
-                c.resize(width, 0);
+                c.resize(width, 0.0);
             }
             self.terms.resize(width, 0.0);
-            self.col_weight = (0..width).map(|x| inside_weight(x, width)).collect();
+            self.col_weight = (0..width).map(|x| inside_weight(x, width) as f64).collect();
         }
     }
 
     /// Stores the row sums of reference row `s` and distorted row `d` as
-    /// row `y`. Products are C's `int` (they wrap only above 12 bits, as
-    /// in C); sums are 64-bit.
+    /// row `y`.
+    #[inline(always)]
     fn push_row<T: Sample>(&mut self, y: usize, s: &[T], d: &[T]) {
         let w = self.width;
         let at = (y % TAPS.len()) * w;
@@ -172,37 +198,32 @@ impl RowMoments {
         // Border columns: only the taps inside the row.
         let border = (0..RADIUS.min(w)).chain(w.saturating_sub(RADIUS).max(RADIUS)..w);
         for x in border {
-            let mut m = [0i64; 5];
+            let mut m = [0.0; 5];
             for (i, t) in taps_inside(x, w) {
-                let (a, b) = (sample(s, i), sample(d, i));
-                let (ta, tb) = (t * a, t * b);
-                m[0] += ta as i64;
-                m[1] += tb as i64;
-                m[2] += ta.wrapping_mul(a) as i64;
-                m[3] += ta.wrapping_mul(b) as i64;
-                m[4] += tb.wrapping_mul(b) as i64;
+                let p = tap_products(t, sample(s, i), sample(d, i));
+                m.iter_mut().zip(p).for_each(|(m, p)| *m += p);
             }
             [mx[x], my[x], xx[x], xy[x], yy[x]] = m;
         }
         if w <= 2 * RADIUS {
             return;
         }
-        // Interior: every tap inside; tap-outer loops over the row vectorize.
+        // Interior: all 9 taps; tap-outer loops over the row, so columns
+        // fill vector lanes.
         let n = w - 2 * RADIUS;
         let [mx, my, xx, xy, yy] = [mx, my, xx, xy, yy].map(|v| &mut v[RADIUS..RADIUS + n]);
         for v in [&mut *mx, &mut *my, &mut *xx, &mut *xy, &mut *yy] {
-            v.fill(0);
+            v.fill(0.0);
         }
         for (k, &t) in TAPS.iter().enumerate() {
             let (s, d) = (&s[k..k + n], &d[k..k + n]);
             for x in 0..n {
-                let (a, b) = (s[x].into() as i32, d[x].into() as i32);
-                let (ta, tb) = (t * a, t * b);
-                mx[x] += ta as i64;
-                my[x] += tb as i64;
-                xx[x] += ta.wrapping_mul(a) as i64;
-                xy[x] += ta.wrapping_mul(b) as i64;
-                yy[x] += tb.wrapping_mul(b) as i64;
+                let [a, b, c, e, f] = tap_products(t, s[x].into() as i32, d[x].into() as i32);
+                mx[x] += a;
+                my[x] += b;
+                xx[x] += c;
+                xy[x] += e;
+                yy[x] += f;
             }
         }
     }
@@ -210,6 +231,7 @@ impl RowMoments {
     /// Adds the terms of output row `y` of a `height`-row picture (rows
     /// `y - 4 ..= y + 4` inside the picture already pushed) to `sums`, in
     /// raster order.
+    #[inline(always)]
     fn add_output_row(
         &mut self,
         y: usize,
@@ -218,12 +240,12 @@ impl RowMoments {
         sums: &mut (f64, f64),
     ) {
         let w = self.width;
-        let mut row_weight = 0i64;
+        let mut row_weight = 0.0;
         for c in &mut self.cols {
-            c.fill(0);
+            c.fill(0.0);
         }
         for (r, t) in taps_inside(y, height) {
-            let (at, t) = ((r % TAPS.len()) * w, t as i64);
+            let (at, t) = ((r % TAPS.len()) * w, t as f64);
             row_weight += t;
             for (col, moment) in self.cols.iter_mut().zip(&self.sums) {
                 for (c, &v) in col.iter_mut().zip(&moment[at..at + w]) {
@@ -232,21 +254,15 @@ impl RowMoments {
             }
         }
         let [mx, my, xx, xy, yy] = self.cols.each_ref().map(|c| &c[..w]);
-        for (x, term) in self.terms.iter_mut().enumerate() {
-            let m = Moments {
-                mx: mx[x],
-                my: my[x],
-                xx: xx[x],
-                xy: xy[x],
-                yy: yy[x],
-                w: self.col_weight[x] * row_weight,
-            };
-            *term = out.window_term(&m);
+        let weight = &self.col_weight[..w];
+        for (x, term) in self.terms[..w].iter_mut().enumerate() {
+            let wt = weight[x] * row_weight;
+            *term = out.term(mx[x], my[x], xx[x], xy[x], yy[x], wt);
         }
         // Raster order, as Xiph sums.
-        for (term, &cw) in self.terms.iter().zip(&self.col_weight) {
+        for (term, &cw) in self.terms.iter().zip(weight) {
             sums.0 += term;
-            sums.1 += (cw * row_weight) as f64;
+            sums.1 += cw * row_weight;
         }
     }
 }
@@ -260,20 +276,48 @@ struct IntegerSsim {
 impl IntegerSsim {
     /// `(sum(w ssim), sum(w))` over every pixel of two luma planes.
     fn sums<T: Sample>(&mut self, s: &PlaneRef<'_, T>, d: &PlaneRef<'_, T>) -> (f64, f64) {
-        let (w, h) = (s.width, s.height);
-        self.rows.reset(w);
-        let mut sums = (0.0, 0.0);
-        let mut pushed = 0;
-        for y in 0..h {
-            // Output row y needs input rows up to y + 4.
-            while pushed < h.min(y + RADIUS + 1) {
-                self.rows.push_row(pushed, s.row(pushed), d.row(pushed));
-                pushed += 1;
-            }
-            self.rows.add_output_row(y, h, &self.outputs, &mut sums);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            return unsafe { sums_avx2(&mut self.rows, &self.outputs, s, d) };
         }
-        sums
+        sums_portable(&mut self.rows, &self.outputs, s, d)
     }
+}
+
+/// The same code compiled for AVX2 (4 double lanes; no FMA, so every
+/// product is rounded apart as in C).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sums_avx2<T: Sample>(
+    rows: &mut RowMoments,
+    out: &SsimOutputs,
+    s: &PlaneRef<'_, T>,
+    d: &PlaneRef<'_, T>,
+) -> (f64, f64) {
+    sums_portable(rows, out, s, d)
+}
+
+#[inline(always)]
+fn sums_portable<T: Sample>(
+    rows: &mut RowMoments,
+    out: &SsimOutputs,
+    s: &PlaneRef<'_, T>,
+    d: &PlaneRef<'_, T>,
+) -> (f64, f64) {
+    let (w, h) = (s.width, s.height);
+    rows.reset(w);
+    let mut sums = (0.0, 0.0);
+    let mut pushed = 0;
+    for y in 0..h {
+        // Output row y needs input rows up to y + 4.
+        while pushed < h.min(y + RADIUS + 1) {
+            rows.push_row(pushed, s.row(pushed), d.row(pushed));
+            pushed += 1;
+        }
+        rows.add_output_row(y, h, out, &mut sums);
+    }
+    sums
 }
 
 impl Extractor for IntegerSsim {
@@ -323,6 +367,110 @@ mod tests {
             assert_eq!(TAPS[4 - k], t);
         }
         assert_eq!(TAPS.iter().sum::<i32>(), 256);
+    }
+
+    /// Xiph's loops written plainly: per pixel, `int` products summed
+    /// into `int64_t` row moments, then `int64_t` column sums.
+    fn plain_ssim(s: &[u16], d: &[u16], w: usize, h: usize, bits: u8) -> f64 {
+        let format = PictureFormat::new(
+            w as u32,
+            h as u32,
+            crate::picture::ChromaSubsampling::Yuv444,
+            bits,
+        )
+        .unwrap();
+        let out =
+            SsimOutputs::create(&Options::resolve(NAME, &OPTIONS, &[]).unwrap(), &format).unwrap();
+        let row = |y: usize, x: usize| {
+            let mut m = [0i64; 6];
+            for (i, t) in taps_inside(x, w) {
+                let (a, b) = (s[y * w + i] as i32, d[y * w + i] as i32);
+                let p = [
+                    t * a,
+                    t * b,
+                    (t * a).wrapping_mul(a),
+                    (t * a).wrapping_mul(b),
+                    (t * b).wrapping_mul(b),
+                    t,
+                ];
+                m.iter_mut().zip(p).for_each(|(m, p)| *m += p as i64);
+            }
+            m
+        };
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for y in 0..h {
+            for x in 0..w {
+                let mut m = [0i64; 6];
+                for (r, t) in taps_inside(y, h) {
+                    m.iter_mut()
+                        .zip(row(r, x))
+                        .for_each(|(m, v)| *m += t as i64 * v);
+                }
+                let [mx, my, xx, xy, yy, w] = m;
+                let m = Moments {
+                    mx,
+                    my,
+                    xx,
+                    xy,
+                    yy,
+                    w,
+                };
+                sum += out.window_term(&m);
+                weight += m.w as f64;
+            }
+        }
+        sum / weight
+    }
+
+    #[test]
+    fn row_and_column_sums_equal_xiphs_loops_at_every_depth() {
+        let mut seed = 7u64;
+        let mut next = |max: u32| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            ((seed >> 33) as u32 % (max + 1)) as u16
+        };
+        for bits in [8u8, 10, 12, 16] {
+            let peak = (1u32 << bits) - 1;
+            for (w, h) in [(23, 17), (9, 9), (5, 12)] {
+                let s: Vec<u16> = (0..w * h).map(|_| next(peak)).collect();
+                // A distorted copy: near the reference, and some far.
+                let d: Vec<u16> = s
+                    .iter()
+                    .map(|&v| {
+                        if next(3) == 0 {
+                            next(peak)
+                        } else {
+                            v / 2 + v / 3
+                        }
+                    })
+                    .collect();
+                let format = PictureFormat::new(
+                    w as u32,
+                    h as u32,
+                    crate::picture::ChromaSubsampling::Yuv444,
+                    bits,
+                )
+                .unwrap();
+                let mut x = IntegerSsim {
+                    outputs: SsimOutputs::create(
+                        &Options::resolve(NAME, &OPTIONS, &[]).unwrap(),
+                        &format,
+                    )
+                    .unwrap(),
+                    format,
+                    rows: RowMoments::default(),
+                };
+                let plane = |data| PlaneRef {
+                    data,
+                    width: w,
+                    height: h,
+                    stride: w,
+                };
+                let (sum, weight) = x.sums(&plane(&s[..]), &plane(&d[..]));
+                let expected = plain_ssim(&s, &d, w, h, bits);
+                assert_eq!(sum / weight, expected, "{bits} bits {w}x{h}");
+            }
+        }
     }
 
     #[test]
