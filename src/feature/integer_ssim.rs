@@ -153,6 +153,9 @@ struct RowMoments {
     cols: [Vec<f64>; 5],
     /// `w ssim` of each window of that row.
     terms: Vec<f64>,
+    /// Per sample of the row being pushed: `s`, `d`, `s s`, `s d`, `d d`
+    /// (C's wrapping `int` products).
+    products: [Vec<i32>; 5],
 }
 
 /// The five products of one tap: C's `int` arithmetic (`window * s * s`
@@ -182,6 +185,9 @@ impl RowMoments {
                 c.resize(width, 0.0);
             }
             self.terms.resize(width, 0.0);
+            for p in &mut self.products {
+                p.resize(width, 0);
+            }
             self.col_weight = (0..width).map(|x| inside_weight(x, width) as f64).collect();
         }
     }
@@ -208,22 +214,20 @@ impl RowMoments {
         if w <= 2 * RADIUS {
             return;
         }
-        // Interior: all 9 taps; tap-outer loops over the row, so columns
-        // fill vector lanes.
-        let n = w - 2 * RADIUS;
-        let [mx, my, xx, xy, yy] = [mx, my, xx, xy, yy].map(|v| &mut v[RADIUS..RADIUS + n]);
-        for v in [&mut *mx, &mut *my, &mut *xx, &mut *xy, &mut *yy] {
-            v.fill(0.0);
+        // Interior: all 9 taps. `t * a * a` wraps as `t * (a * a)` does
+        // (both modulo 2^32), so each product is taken once per sample.
+        let [ps, pd, pss, psd, pdd] = self.products.each_mut().map(|p| &mut p[..w]);
+        for x in 0..w {
+            let (a, b) = (s[x].into() as i32, d[x].into() as i32);
+            [ps[x], pd[x]] = [a, b];
+            [pss[x], psd[x], pdd[x]] = [a.wrapping_mul(a), a.wrapping_mul(b), b.wrapping_mul(b)];
         }
-        for (k, &t) in TAPS.iter().enumerate() {
-            let (s, d) = (&s[k..k + n], &d[k..k + n]);
-            for x in 0..n {
-                let [a, b, c, e, f] = tap_products(t, s[x].into() as i32, d[x].into() as i32);
-                mx[x] += a;
-                my[x] += b;
-                xx[x] += c;
-                xy[x] += e;
-                yy[x] += f;
+        let n = w - 2 * RADIUS;
+        for (sums, p) in [mx, my, xx, xy, yy].into_iter().zip(&self.products) {
+            let p = &p[..w];
+            for (x, out) in sums[RADIUS..RADIUS + n].iter_mut().enumerate() {
+                let taps: [f64; 9] = std::array::from_fn(|k| TAPS[k].wrapping_mul(p[x + k]) as f64);
+                *out = taps.iter().sum();
             }
         }
     }
@@ -241,15 +245,29 @@ impl RowMoments {
     ) {
         let w = self.width;
         let mut row_weight = 0.0;
-        for c in &mut self.cols {
-            c.fill(0.0);
-        }
-        for (r, t) in taps_inside(y, height) {
-            let (at, t) = ((r % TAPS.len()) * w, t as f64);
-            row_weight += t;
+        if y >= RADIUS && y + RADIUS < height {
+            // All 9 rows: one pass per moment (sums of exact integers, so
+            // any order gives C's).
+            row_weight = 256.0;
+            let at: [usize; 9] = std::array::from_fn(|k| ((y + k - RADIUS) % TAPS.len()) * w);
             for (col, moment) in self.cols.iter_mut().zip(&self.sums) {
-                for (c, &v) in col.iter_mut().zip(&moment[at..at + w]) {
-                    *c += t * v;
+                let rows: [&[f64]; 9] = at.map(|a| &moment[a..a + w]);
+                for (x, c) in col[..w].iter_mut().enumerate() {
+                    let taps: [f64; 9] = std::array::from_fn(|k| TAPS[k] as f64 * rows[k][x]);
+                    *c = taps.iter().sum();
+                }
+            }
+        } else {
+            for c in &mut self.cols {
+                c.fill(0.0);
+            }
+            for (r, t) in taps_inside(y, height) {
+                let (at, t) = ((r % TAPS.len()) * w, t as f64);
+                row_weight += t;
+                for (col, moment) in self.cols.iter_mut().zip(&self.sums) {
+                    for (c, &v) in col.iter_mut().zip(&moment[at..at + w]) {
+                        *c += t * v;
+                    }
                 }
             }
         }
