@@ -294,7 +294,15 @@ fn integer_ssim_small_and_identical_pictures() {
 /// Runs a one-thread context with `features` over every frame of `pair`:
 /// per frame, name -> value.
 fn run_context(pair: &Pair, features: &[(&str, &str)]) -> (Vec<&'static str>, Vec<FrameValues>) {
-    let mut builder = ContextBuilder::new(pair.format());
+    run_context_threads(pair, features, 1)
+}
+
+fn run_context_threads(
+    pair: &Pair,
+    features: &[(&str, &str)],
+    threads: usize,
+) -> (Vec<&'static str>, Vec<FrameValues>) {
+    let mut builder = ContextBuilder::new(pair.format()).threads(threads);
     for &(name, options) in features {
         builder = builder.feature(name, parse_key_values(name, options).unwrap());
     }
@@ -413,4 +421,38 @@ fn motion_and_motion_v2_share_one_instance() {
         ],
     );
     assert_eq!(names, ["motion_v2", "psnr", "motion"]);
+}
+
+/// On worker threads (frames of `ssim` and `integer_ms_ssim` in parallel,
+/// the joint motion instance in order) every value is still its golden's.
+#[test]
+fn threaded_context_gives_the_golden_bits() {
+    let pair = &PAIRS[7];
+    let features = [
+        ("integer_ssim", ""),
+        ("motion_v2", ""),
+        ("integer_ms_ssim", ""),
+        ("motion", ""),
+    ];
+    let (names, frames) = run_context_threads(pair, &features, 2);
+    assert_eq!(names, ["ssim", "motion_v2", "motion", "integer_ms_ssim"]);
+    let goldens = [
+        ("integer_ssim", vec!["ssim"]),
+        ("motion_v2", MOTION_V2.to_vec()),
+        ("integer_ms_ssim", vec!["float_ms_ssim"]),
+        ("vmaf_v0.6.1", MOTION.to_vec()),
+    ];
+    for (run, outputs) in goldens {
+        let golden = pair.golden(run);
+        assert_eq!(golden.frames.len(), frames.len());
+        for (i, values) in frames.iter().enumerate() {
+            for name in outputs.iter().copied() {
+                assert_eq!(
+                    values[name],
+                    golden.value(i, name).unwrap(),
+                    "frame {i} {name}"
+                );
+            }
+        }
+    }
 }
