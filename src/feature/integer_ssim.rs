@@ -11,7 +11,8 @@
 //! twin can compute the moments and sums its own way and reuse those two.
 //!
 //! The moments are row sums (horizontal taps) kept for the 9 rows a window
-//! spans, then column sums of those: 18 taps per moment and pixel.
+//! spans, then column sums of those: 18 taps per moment and pixel, summed
+//! in `f64`, where these integers are exact and vectorize.
 
 use super::common::ssim_db::ScoreScale;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
