@@ -669,3 +669,73 @@ fn different_colour_ranges_are_warned_about() {
         stderr(&o)
     );
 }
+
+/// The seed's extra extractors by their command-line names: each value
+/// equals its golden (`ssim` and `motion_v2` bit for bit, as
+/// `integer_ms_ssim`).
+#[test]
+fn extra_extractors_by_name_write_golden_values() {
+    let pair = &common::PAIRS[7];
+    let dir = tempfile::tempdir().unwrap();
+    let (r, d) = unpack(pair, dir.path());
+    let run = |features: &[&str], name: &str| -> serde_json::Value {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "-r",
+            r.to_str().unwrap(),
+            "-d",
+            d.to_str().unwrap(),
+            "-w",
+            "321",
+            "-h",
+            "179",
+            "-p",
+            "420",
+            "-b",
+            "8",
+            "--no_prediction",
+            "--json",
+            "--precision",
+            "max",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        for f in features {
+            args.extend(["--feature", f]);
+        }
+        let o = vmafx(&args);
+        assert!(o.status.success(), "{features:?}: {}", stderr(&o));
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    };
+    let check = |ours: &serde_json::Value, golden_run: &str, feature: &str| {
+        let golden = pair.golden(golden_run);
+        let frames = ours["frames"].as_array().unwrap();
+        assert_eq!(frames.len(), golden.frames.len());
+        for (i, f) in frames.iter().enumerate() {
+            let v = f["metrics"][feature].as_f64().unwrap();
+            assert_eq!(v, golden.value(i, feature).unwrap(), "frame {i} {feature}");
+        }
+    };
+    let ours = run(
+        &[
+            "integer_ssim",
+            "motion_v2",
+            "integer_ms_ssim=enable_lcs=true",
+        ],
+        "a.json",
+    );
+    check(&ours, "integer_ssim", "ssim");
+    check(&ours, "motion_v2", "VMAF_integer_feature_motion3_v2_score");
+    check(&ours, "integer_ms_ssim", "float_ms_ssim_s_scale2");
+    let ours = run(&["ssim=enable_db=true:clip_db=true"], "b.json");
+    check(&ours, "integer_ssim.db", "ssim");
+    // Unknown names list the new ones.
+    let (r, d) = (r.to_str().unwrap(), d.to_str().unwrap());
+    let geometry = ["-w", "321", "-h", "179", "-p", "420", "-b", "8", "-q"];
+    let mut args = vec!["-r", r, "-d", d, "--feature", "integer_ssimm"];
+    args.extend(geometry);
+    let o = vmafx(&args);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("integer_ssim"), "{}", stderr(&o));
+}

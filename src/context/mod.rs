@@ -30,11 +30,59 @@ struct Slot {
     info: &'static ExtractorInfo,
     options: Options,
     temporal: bool,
+    /// Requests of other extractors this slot's instance also serves
+    /// ([`ExtractorInfo::joint`]: e.g. `motion_v2` next to `motion`).
+    joined: Vec<(&'static ExtractorInfo, Options)>,
 }
 
 impl Slot {
     fn create(&self, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
-        (self.info.create)(&self.options, format)
+        match self.info.joint {
+            Some(joint) if !self.joined.is_empty() => (joint.create)(&self.requests(), format)
+                .expect("a joined slot's requests were accepted together"),
+            _ => (self.info.create)(&self.options, format),
+        }
+    }
+
+    /// Every request the slot serves: its own, then the joined ones.
+    fn requests(&self) -> Vec<(&'static ExtractorInfo, &Options)> {
+        std::iter::once((self.info, &self.options))
+            .chain(self.joined.iter().map(|(i, o)| (*i, o)))
+            .collect()
+    }
+
+    /// Whether the slot already computes `info` with `options`.
+    fn serves(&self, info: &ExtractorInfo, options: &Options) -> bool {
+        self.requests()
+            .iter()
+            .any(|(i, o)| i.name == info.name && o.canonical() == options.canonical())
+    }
+
+    /// Joins the request to this slot when both extractors share their work
+    /// and the joint instance accepts it; errors of that instance are the
+    /// request's.
+    fn try_join(
+        &mut self,
+        info: &'static ExtractorInfo,
+        options: &Options,
+        format: &PictureFormat,
+    ) -> Result<bool> {
+        let (Some(mine), Some(theirs)) = (self.info.joint, info.joint) else {
+            return Ok(false);
+        };
+        if !std::ptr::eq(mine, theirs) {
+            return Ok(false);
+        }
+        let mut requests = self.requests();
+        requests.push((info, options));
+        match (mine.create)(&requests, format) {
+            None => Ok(false),
+            Some(probe) => {
+                probe?;
+                self.joined.push((info, options.clone()));
+                Ok(true)
+            }
+        }
     }
 }
 
@@ -109,8 +157,10 @@ impl ContextBuilder {
         self.model(Model::default_model())
     }
 
-    /// Adds an extractor by libvmaf name with `key=value` options. Asking
-    /// twice for the same extractor with the same options computes it once.
+    /// Adds an extractor by libvmaf name (or alias) with `key=value`
+    /// options. Asking twice for the same extractor with the same options
+    /// computes it once; on the CPU, extractors that do the same work share
+    /// one instance (`motion` and `motion_v2`: one SAD per frame).
     pub fn feature(mut self, name: &str, options: RawOptions) -> Self {
         self.features.push((name.to_string(), options));
         self
@@ -169,11 +219,22 @@ impl ContextBuilder {
             let raw = &raw;
             let info = feature::find(name)?;
             let options = Options::resolve(name, info.options, raw)?;
-            if slots
-                .iter()
-                .any(|s| s.info.name == info.name && s.options.canonical() == options.canonical())
-            {
+            if slots.iter().any(|s| s.serves(info, &options)) {
                 continue;
+            }
+            // On the CPU, extractors that share their work share an instance
+            // (GPU versions are created per request).
+            if self.gpu.is_none() {
+                let mut joined = false;
+                for s in &mut slots {
+                    if s.try_join(info, &options, &self.format)? {
+                        joined = true;
+                        break;
+                    }
+                }
+                if joined {
+                    continue;
+                }
             }
             // Creating one instance up front checks the options against the
             // picture format and tells whether the extractor is temporal.
@@ -182,6 +243,7 @@ impl ContextBuilder {
                 info,
                 temporal: probe.temporal(),
                 options,
+                joined: Vec::new(),
             });
         }
         let engine = if let Some(gpu) = &self.gpu {
@@ -393,9 +455,13 @@ impl Context {
         }
     }
 
-    /// Names of the extractors in the set, in order (duplicates removed).
+    /// Names of the extractors in the set, in order (duplicates removed;
+    /// one that shares another's instance follows it).
     pub fn extractor_names(&self) -> Vec<&'static str> {
-        self.slots.iter().map(|s| s.info.name).collect()
+        self.slots
+            .iter()
+            .flat_map(|s| s.requests().into_iter().map(|(i, _)| i.name))
+            .collect()
     }
 
     /// Scores the next frame pair. With worker threads this returns once the

@@ -11,9 +11,11 @@ use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_ansnr",
+    aliases: &[],
     options: &[],
     provides: &["float_ansnr", "float_anpsnr"],
     create: create as CreateFn,
+    joint: None,
 };
 
 /// `ansnr_filter2d_ref_s`: the 3x3 binomial kernel, in `f32`.

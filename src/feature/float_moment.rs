@@ -8,6 +8,7 @@ use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_moment",
+    aliases: &[],
     options: &[],
     provides: &[
         "float_moment_ref1st",
@@ -16,6 +17,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
         "float_moment_dis2nd",
     ],
     create: create as CreateFn,
+    joint: None,
 };
 
 fn create(_: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

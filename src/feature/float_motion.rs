@@ -32,6 +32,7 @@ pub static OPTIONS: [OptionSpec; 9] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_motion",
+    aliases: &[],
     options: &OPTIONS,
     provides: &[
         "motion",
@@ -42,6 +43,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
         "VMAF_feature_motion3_score",
     ],
     create: create as CreateFn,
+    joint: None,
 };
 
 /// `FILTER_5_s` of `motion_tools.h` (C `double` literals in a `float` table).

@@ -2,7 +2,7 @@
 //! `float_ms_ssim.c`, `ms_ssim.c`): SSIM terms on a five-level pyramid built
 //! with the 9/7 biorthogonal low-pass, combined with Wang's exponents.
 
-use super::common::iqa_filter::{decimated_len, Decimator, Kernel2d};
+use super::common::iqa_filter::{Decimator, Kernel2d};
 use super::common::iqa_ssim::{ssim, SsimMeans, SsimScratch, WINDOW};
 use super::common::picture_copy::{check_bit_depth, picture_copy};
 use super::common::ssim_db::{ScoreScale, SSIM_OPTIONS};
@@ -12,9 +12,11 @@ use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_ms_ssim",
+    aliases: &[],
     options: &SSIM_OPTIONS,
     provides: &["float_ms_ssim"],
     create: create as CreateFn,
+    joint: None,
 };
 
 pub(crate) const SCALES: usize = 5;
@@ -39,7 +41,7 @@ pub(crate) const LOW_PASS: [f32; 81] = [
      0.000714, -0.000450, -0.002090,  0.007132,  0.016114,  0.007132, -0.002090, -0.000450,  0.000714,
 ];
 
-const LCS_NAMES: [[&str; SCALES]; 3] = [
+pub(crate) const LCS_NAMES: [[&str; SCALES]; 3] = [
     [
         "float_ms_ssim_l_scale0",
         "float_ms_ssim_l_scale1",
@@ -66,10 +68,72 @@ const LCS_NAMES: [[&str; SCALES]; 3] = [
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
     Ok(Box::new(FloatMsSsim {
         outputs: MsSsimOutputs::create(options, format)?,
-        pyramid: Default::default(),
+        pyramid: Pyramid::default(),
         decimator: Decimator::default(),
-        scratch: SsimScratch::default(),
     }))
+}
+
+/// Wang's MS-SSIM from each scale's means: the product of `l^alpha c^beta
+/// s^gamma`, each `float` term promoted to double (C's `pow(l,
+/// alphas[idx])`). `magnitude` maps each term first: the identity for
+/// libvmaf, `fabs` for VMAFx.
+pub(crate) fn combine(means: &[SsimMeans; SCALES], magnitude: fn(f64) -> f64) -> f64 {
+    let mut score = 1.0f64;
+    for (scale, m) in means.iter().enumerate() {
+        let pow = |x: f32, e: f32| magnitude(x as f64).powf(e as f64);
+        score *= pow(m.l, ALPHAS[scale]) * pow(m.c, BETAS[scale]) * pow(m.s, GAMMAS[scale]);
+    }
+    score
+}
+
+/// Writes the 15 per-scale terms (`enable_lcs`).
+pub(crate) fn emit_lcs(index: u32, means: &[SsimMeans; SCALES], sink: &mut FeatureSink) {
+    let terms: [fn(&SsimMeans) -> f32; 3] = [|m| m.l, |m| m.c, |m| m.s];
+    for (names, term) in LCS_NAMES.iter().zip(terms) {
+        for (name, m) in names.iter().zip(means) {
+            sink.emit(index, name, term(m) as f64);
+        }
+    }
+}
+
+/// A plane pair at every scale, and the SSIM scratch: what both MS-SSIM
+/// extractors share. Only the halving between scales differs.
+#[derive(Debug, Default)]
+pub(crate) struct Pyramid {
+    /// Reference and distorted picture at each scale.
+    levels: [[Vec<f32>; 2]; SCALES],
+    scratch: SsimScratch,
+}
+
+impl Pyramid {
+    /// The buffers of scale 0 (reference, distorted) to fill, packed rows.
+    pub(crate) fn base(&mut self) -> (&mut Vec<f32>, &mut Vec<f32>) {
+        let [r, d] = &mut self.levels[0];
+        (r, d)
+    }
+
+    /// SSIM means of each scale of the `w x h` pair in [`Pyramid::base`];
+    /// `halve(fine, w, h, coarse)` writes the next scale and returns its size.
+    pub(crate) fn means(
+        &mut self,
+        (mut w, mut h): (usize, usize),
+        mut halve: impl FnMut(&[f32], usize, usize, &mut Vec<f32>) -> (usize, usize),
+    ) -> [SsimMeans; SCALES] {
+        let mut means = [SsimMeans::default(); SCALES];
+        for (scale, m) in means.iter_mut().enumerate() {
+            let (level, coarser) = self.levels[scale..].split_at_mut(1);
+            let level = &level[0];
+            *m = ssim(&level[0], &level[1], w, h, &mut self.scratch);
+            if let Some(next) = coarser.first_mut() {
+                let mut size = (w, h);
+                for (fine, coarse) in level.iter().zip(next.iter_mut()) {
+                    size = halve(fine, w, h, coarse);
+                }
+                (w, h) = size;
+            }
+        }
+        means
+    }
 }
 
 /// What the CPU and GPU extractors share: the checks, and the score and
@@ -105,31 +169,18 @@ impl MsSsimOutputs {
     }
 
     pub(crate) fn emit(&self, index: u32, means: &[SsimMeans; SCALES], sink: &mut FeatureSink) {
-        let mut score = 1.0f64;
-        for (scale, m) in means.iter().enumerate() {
-            // Exponents apply to the `float` terms promoted to double (C's
-            // `pow(l, alphas[idx])`).
-            let pow = |x: f32, e: f32| (x as f64).powf(e as f64);
-            score *= pow(m.l, ALPHAS[scale]) * pow(m.c, BETAS[scale]) * pow(m.s, GAMMAS[scale]);
-        }
+        let score = combine(means, |x| x);
         sink.emit(index, "float_ms_ssim", self.score_scale.apply(score));
         if self.enable_lcs {
-            let terms: [fn(&SsimMeans) -> f32; 3] = [|m| m.l, |m| m.c, |m| m.s];
-            for (names, term) in LCS_NAMES.iter().zip(terms) {
-                for (name, m) in names.iter().zip(means) {
-                    sink.emit(index, name, term(m) as f64);
-                }
-            }
+            emit_lcs(index, means, sink);
         }
     }
 }
 
 struct FloatMsSsim {
     outputs: MsSsimOutputs,
-    /// Reference and distorted picture at each scale.
-    pyramid: [[Vec<f32>; 2]; SCALES],
+    pyramid: Pyramid,
     decimator: Decimator,
-    scratch: SsimScratch,
 }
 
 impl Extractor for FloatMsSsim {
@@ -142,26 +193,18 @@ impl Extractor for FloatMsSsim {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        let (mut w, mut h) = frame.reference.format().plane_size(PlaneId::Y);
-        picture_copy(frame.reference, PlaneId::Y, 0, &mut self.pyramid[0][0]);
-        picture_copy(frame.distorted, PlaneId::Y, 0, &mut self.pyramid[0][1]);
-
+        let size = frame.reference.format().plane_size(PlaneId::Y);
+        let (r, d) = self.pyramid.base();
+        picture_copy(frame.reference, PlaneId::Y, 0, r);
+        picture_copy(frame.distorted, PlaneId::Y, 0, d);
         let low_pass = Kernel2d {
             taps: &LOW_PASS,
             size: 9,
         };
-        let mut means = [SsimMeans::default(); SCALES];
-        for (scale, m) in means.iter_mut().enumerate() {
-            let (level, coarser) = self.pyramid[scale..].split_at_mut(1);
-            let level = &level[0];
-            *m = ssim(&level[0], &level[1], w, h, &mut self.scratch);
-            if let Some(next) = coarser.first_mut() {
-                for (fine, coarse) in level.iter().zip(next.iter_mut()) {
-                    self.decimator.decimate(fine, w, h, 2, low_pass, coarse);
-                }
-                (w, h) = (decimated_len(w, 2), decimated_len(h, 2));
-            }
-        }
+        let decimator = &mut self.decimator;
+        let means = self.pyramid.means(size, |fine, w, h, coarse| {
+            decimator.decimate(fine, w, h, 2, low_pass, coarse)
+        });
         self.outputs.emit(frame.index, &means, sink);
         Ok(())
     }

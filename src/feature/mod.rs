@@ -20,6 +20,8 @@ pub mod float_ms_ssim;
 pub mod float_psnr;
 pub mod float_ssim;
 pub mod float_vif;
+pub mod integer_ms_ssim;
+pub mod integer_ssim;
 pub mod motion;
 pub mod psnr;
 pub mod psnr_hvs;
@@ -30,7 +32,7 @@ pub mod vif;
 use crate::error::Result;
 use crate::picture::{HostPicture, PictureFormat, PlaneMask};
 pub use options::{OptionSpec, OptionValue, Options, RawOptions};
-pub use registry::{find, ExtractorInfo, REGISTRY};
+pub use registry::{find, ExtractorInfo, JointWork, REGISTRY};
 
 /// One reference/distorted pair handed to an extractor.
 #[derive(Clone, Copy)]

@@ -34,9 +34,11 @@ static OPTIONS: [OptionSpec; 5] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: NAME,
+    aliases: &[],
     options: &OPTIONS,
     provides: &["psnr_y", "psnr_cb", "psnr_cr"],
     create: create as CreateFn,
+    joint: None,
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

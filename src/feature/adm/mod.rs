@@ -80,9 +80,11 @@ static PROVIDES: [&str; 18] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "adm",
+    aliases: &[],
     options: &OPTIONS,
     provides: &PROVIDES,
     create: create as CreateFn,
+    joint: None,
 };
 
 /// Smallest width and height: the coarsest DWT needs an input of at least

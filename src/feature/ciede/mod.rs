@@ -44,9 +44,11 @@ static OPTIONS: [OptionSpec; 1] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: NAME,
+    aliases: &[],
     options: &OPTIONS,
     provides: &[FEATURE],
     create: create as CreateFn,
+    joint: None,
 };
 
 /// Refuses the formats libvmaf's ciede does not score (the GPU extractor

@@ -71,6 +71,7 @@ const DEBUG_OUTPUTS: [&str; 10] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_adm",
+    aliases: &[],
     options: &OPTIONS,
     provides: &[
         "adm2",
@@ -100,6 +101,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
         "adm_den_scale3",
     ],
     create: create as CreateFn,
+    joint: None,
 };
 
 /// How `adm3` combines DLM and AIM.

@@ -51,6 +51,7 @@ const OUTPUTS: [&str; 15] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_vif",
+    aliases: &[],
     options: &OPTIONS,
     provides: &[
         "vif_scale0",
@@ -74,6 +75,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
         "vif_den_scale3",
     ],
     create: create as CreateFn,
+    joint: None,
 };
 
 /// Everything of the extractor but the per-pixel work: options, kernels,

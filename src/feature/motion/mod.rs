@@ -7,11 +7,17 @@
 //! capped at `motion_max_val`). `integer_motion2` and `integer_motion3` of a
 //! frame also depend on the next frame's SAD, so they come out one frame
 //! late (see `window`); `integer_motion` (with `debug`) is the SAD score.
+//!
+//! [`v2`] is VMAFx's `motion_v2`: the same numbers under other names. One
+//! instance can write several name sets from one SAD per frame
+//! ([`JOINT`]), so `motion` and `motion_v2` together cost one SAD.
 
 mod sad;
+pub mod v2;
 mod window;
 
-use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
+use super::Options;
+use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, JointWork, OptionSpec};
 use crate::error::{Error, Result};
 use crate::picture::{
     HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples, Sample,
@@ -43,25 +49,69 @@ static OPTIONS: [OptionSpec; 8] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: NAME,
+    aliases: &[],
     options: &OPTIONS,
     provides: &[MOTION, MOTION2, MOTION3, MOTION_SAD],
     create: create as CreateFn,
+    joint: Some(&JOINT),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
     let outputs = MotionOutputs::create(options, format)?;
-    Ok(if format.bytes_per_sample() == 1 {
-        Box::new(Motion::<u8>::new(outputs, *format))
+    Ok(boxed(NAME, vec![outputs], *format))
+}
+
+/// `motion` and `motion_v2` requests served by one instance: one SAD per
+/// frame, each request's names and window.
+pub static JOINT: JointWork = JointWork {
+    create: create_joint,
+};
+
+fn create_joint(
+    requests: &[(&'static ExtractorInfo, &Options)],
+    format: &PictureFormat,
+) -> Option<Result<Box<dyn Extractor>>> {
+    let outputs = requests
+        .iter()
+        .map(|&(info, options)| {
+            if std::ptr::eq(info, &v2::INFO) {
+                v2::outputs(options, format)
+            } else {
+                MotionOutputs::create(options, format)
+            }
+        })
+        .collect::<Result<Vec<_>>>();
+    let outputs = match outputs {
+        Ok(outputs) => outputs,
+        Err(e) => return Some(Err(e)),
+    };
+    // One SAD serves sets that look back equally far (not a five-frame
+    // window next to a three-frame one).
+    let depth = outputs.first()?.depth();
+    if outputs.iter().any(|o| o.depth() != depth) {
+        return None;
+    }
+    Some(Ok(boxed(requests[0].0.name, outputs, *format)))
+}
+
+/// One CPU instance writing every name set of `outputs` from one SAD per
+/// frame. All sets must look back equally far (same [`MotionOutputs::depth`]).
+fn boxed(
+    name: &'static str,
+    outputs: Vec<MotionOutputs>,
+    format: PictureFormat,
+) -> Box<dyn Extractor> {
+    if format.bytes_per_sample() == 1 {
+        Box::new(Motion::<u8>::new(name, outputs, format))
     } else {
-        Box::new(Motion::<u16>::new(outputs, *format))
-    })
+        Box::new(Motion::<u16>::new(name, outputs, format))
+    }
 }
 
 /// Resolved options and the output names they imply.
 #[derive(Debug, Clone)]
 struct Config {
     force_zero: bool,
-    debug: bool,
     five_frame: bool,
     fps_weight: f64,
     max_val: f64,
@@ -71,7 +121,8 @@ struct Config {
 
 #[derive(Debug, Clone)]
 struct Names {
-    motion: String,
+    /// `integer_motion`, written with `debug` only.
+    motion: Option<String>,
     motion2: String,
     motion3: String,
     sad: String,
@@ -82,7 +133,6 @@ impl Config {
         let suffix = o.name_suffix();
         Self {
             force_zero: o.bool("motion_force_zero"),
-            debug: o.bool("debug"),
             five_frame: o.bool("motion_five_frame_window"),
             fps_weight: o.double("motion_fps_weight"),
             max_val: o.double("motion_max_val"),
@@ -93,7 +143,7 @@ impl Config {
                 moving_average: o.bool("motion_moving_average"),
             },
             names: Names {
-                motion: format!("{MOTION}{suffix}"),
+                motion: o.bool("debug").then(|| format!("{MOTION}{suffix}")),
                 motion2: format!("{MOTION2}{suffix}"),
                 motion3: format!("{MOTION3}{suffix}"),
                 sad: format!("{MOTION_SAD}{suffix}"),
@@ -129,6 +179,8 @@ impl LumaSample for u16 {
 /// the score of a SAD, and the `motion2`/`motion3` window (shared with the
 /// GPU extractor, which computes the SAD on the device).
 pub(crate) struct MotionOutputs {
+    /// The extractor named in errors (`motion` or `motion_v2`).
+    extractor: &'static str,
     config: Config,
     window: MotionWindow,
     /// Scratch for the frames the window completes.
@@ -174,10 +226,17 @@ impl FrameOrder {
 
 impl MotionOutputs {
     pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
-        let config = Config::from_options(options);
+        Self::with_config(NAME, Config::from_options(options), format)
+    }
+
+    fn with_config(
+        extractor: &'static str,
+        config: Config,
+        format: &PictureFormat,
+    ) -> Result<Self> {
         if !config.force_zero && (format.width < 3 || format.height < 3) {
             return Err(Error::Extractor {
-                extractor: NAME.into(),
+                extractor: extractor.into(),
                 reason: format!(
                     "picture {}x{} is too small: the blur needs at least 3x3 luma samples",
                     format.width, format.height
@@ -185,6 +244,7 @@ impl MotionOutputs {
             });
         }
         Ok(Self {
+            extractor,
             window: MotionWindow::new(config.blend, config.five_frame),
             config,
             derived: Vec::with_capacity(4),
@@ -205,7 +265,7 @@ impl MotionOutputs {
 
     /// Frames must come in order from 0.
     pub(crate) fn check_next(&self, index: u32) -> Result<()> {
-        self.order.check(NAME, index)
+        self.order.check(self.extractor, index)
     }
 
     /// Emits frame `index`'s score from its SAD (`None` before the first
@@ -232,8 +292,8 @@ impl MotionOutputs {
             None => 0.0,
         };
         sink.emit(index, &self.config.names.sad, score);
-        if self.config.debug {
-            sink.emit(index, &self.config.names.motion, score);
+        if let Some(name) = &self.config.names.motion {
+            sink.emit(index, name, score);
         }
         self.window.push(score, &mut self.derived);
         self.emit_derived(sink);
@@ -253,8 +313,14 @@ impl MotionOutputs {
 }
 
 struct Motion<T> {
-    outputs: MotionOutputs,
+    name: &'static str,
+    /// The name sets written, each with its own window; all fed the same SAD.
+    outputs: Vec<MotionOutputs>,
     format: PictureFormat,
+    /// How many frames back the SAD looks (the same for every set).
+    depth: u32,
+    /// Whether some set needs the SAD (not all are `motion_force_zero`).
+    needs_sad: bool,
     /// Earlier reference luma planes, tightly packed: slot `i % depth` holds
     /// frame `i` (depth 1, or 2 with the five-frame window).
     history: Vec<Vec<T>>,
@@ -262,17 +328,28 @@ struct Motion<T> {
 }
 
 impl<T: LumaSample> Motion<T> {
-    fn new(outputs: MotionOutputs, format: PictureFormat) -> Self {
+    fn new(name: &'static str, outputs: Vec<MotionOutputs>, format: PictureFormat) -> Self {
         let (w, h) = (format.width as usize, format.height as usize);
-        let depth = outputs.depth() as usize;
-        let (history, scratch) = if outputs.force_zero() {
-            (Vec::new(), SadScratch::default())
+        let depth = outputs[0].depth();
+        assert!(
+            outputs.iter().all(|o| o.depth() == depth),
+            "motion: joint name sets must share the SAD's depth"
+        );
+        let needs_sad = outputs.iter().any(|o| !o.force_zero());
+        let (history, scratch) = if needs_sad {
+            (
+                vec![vec![T::default(); w * h]; depth as usize],
+                SadScratch::new(w),
+            )
         } else {
-            (vec![vec![T::default(); w * h]; depth], SadScratch::new(w))
+            (Vec::new(), SadScratch::default())
         };
         Self {
+            name,
             outputs,
             format,
+            depth,
+            needs_sad,
             history,
             scratch,
         }
@@ -284,7 +361,7 @@ impl<T: LumaSample> Motion<T> {
         let (w, h) = (current.width, current.height);
         let slot = index as usize % self.history.len();
         let mut sad = None;
-        if index >= self.outputs.depth() {
+        if index >= self.depth {
             let earlier = PlaneRef {
                 data: &self.history[slot],
                 width: w,
@@ -308,7 +385,7 @@ impl<T: LumaSample> Motion<T> {
 
 impl<T: LumaSample> Extractor for Motion<T> {
     fn name(&self) -> &'static str {
-        NAME
+        self.name
     }
 
     fn planes(&self) -> PlaneMask {
@@ -320,32 +397,40 @@ impl<T: LumaSample> Extractor for Motion<T> {
     }
 
     fn extract(&mut self, frame: &FrameInput<'_>, sink: &mut FeatureSink) -> Result<()> {
-        self.outputs.check_next(frame.index)?;
+        for o in &self.outputs {
+            o.check_next(frame.index)?;
+        }
         if *frame.reference.format() != self.format {
             return Err(Error::PictureMismatch(format!(
-                "motion was set up for {} pictures, got {}",
+                "{} was set up for {} pictures, got {}",
+                self.name,
                 self.format,
                 frame.reference.format()
             )));
         }
-        let sad = if self.outputs.force_zero() {
-            None
-        } else {
+        let sad = if self.needs_sad {
             let luma = T::luma(frame.reference).ok_or_else(|| {
                 Error::PictureMismatch(format!(
-                    "motion: {} luma has the wrong sample width",
-                    self.format
+                    "{}: {} luma has the wrong sample width",
+                    self.name, self.format
                 ))
             })?;
             self.sad(frame.index, &luma)
+        } else {
+            None
         };
         let area = self.format.width.wrapping_mul(self.format.height);
-        self.outputs.frame(frame.index, sad, area, sink);
+        for o in &mut self.outputs {
+            let sad = if o.force_zero() { None } else { sad };
+            o.frame(frame.index, sad, area, sink);
+        }
         Ok(())
     }
 
     fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {
-        self.outputs.flush(sink);
+        for o in &mut self.outputs {
+            o.flush(sink);
+        }
         Ok(())
     }
 }

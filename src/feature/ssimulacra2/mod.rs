@@ -52,9 +52,11 @@ static OPTIONS: [OptionSpec; 1] = [OptionSpec::int("yuv_matrix", 0, 0, 3)];
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "ssimulacra2",
+    aliases: &[],
     options: &OPTIONS,
     provides: &["ssimulacra2"],
     create: create as CreateFn,
+    joint: None,
 };
 
 /// Scales at most (1:1 to 1:32).

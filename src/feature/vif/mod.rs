@@ -87,9 +87,11 @@ const PROVIDES: [&str; 15] = [
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: NAME,
+    aliases: &[],
     options: &OPTIONS,
     provides: &PROVIDES,
     create: create as CreateFn,
+    joint: None,
 };
 
 /// The smallest width and height whose four scales all stay wider than
