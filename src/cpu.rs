@@ -30,7 +30,9 @@ pub fn simd_level() -> SimdLevel {
             Ok("avx2") => SimdLevel::Avx2,
             _ => SimdLevel::Avx512,
         };
-        detect().min(cap).min(MASK_CAP.get().copied().unwrap_or(SimdLevel::Avx512))
+        detect()
+            .min(cap)
+            .min(MASK_CAP.get().copied().unwrap_or(SimdLevel::Avx512))
     })
 }
 

@@ -52,7 +52,13 @@ fn compare(pair: &Pair, run: &str, scores: &FeatureScores) {
                     panic!("{} {run} frame {index}: '{name}' not produced", pair.name())
                 })
                 .1;
-            let tol = if name.starts_with("vmaf") { 1e-6 } else { 1e-9 };
+            let tol = if name.starts_with("vmaf") {
+                1e-6
+            } else if common::is_float_adm_output(name) {
+                common::float_adm_tol(1e-9)
+            } else {
+                1e-9
+            };
             assert_close(
                 &format!("{} {run} frame {index} {name}", pair.name()),
                 actual,

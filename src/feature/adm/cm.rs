@@ -9,8 +9,8 @@
 use super::decouple::Coef;
 use super::dwt::Bands;
 use super::region::Region;
-use crate::cpu::simd_dispatch;
 use super::tables::{I4_ONE_BY_15, I4_ONE_BY_30, ONE_BY_15, ONE_BY_30};
+use crate::cpu::simd_dispatch;
 
 /// Fixed-point arithmetic of contrast masking at one scale.
 pub trait ScaleKernel {

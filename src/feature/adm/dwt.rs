@@ -3,8 +3,8 @@
 //! four subbands. Scale 0 reads the picture and keeps 16-bit details; scales
 //! 1-3 work on the 32-bit approximation of the previous level.
 
-use crate::cpu::simd_dispatch;
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
+use crate::cpu::simd_dispatch;
 use crate::picture::{PlaneRef, Sample};
 use std::ops::Range;
 
