@@ -739,3 +739,64 @@ fn extra_extractors_by_name_write_golden_values() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("integer_ssim"), "{}", stderr(&o));
 }
+
+/// Every instruction-set level gives the same bits: `VMAFX_SIMD` and
+/// `--cpumask` cap every extractor at once (crate::cpu), and each capped
+/// run writes the default run's JSON, on a feature set that touches every
+/// SIMD path (integer and float ADM/VIF, motion, psnr, ciede, psnr_hvs,
+/// ssim, ms_ssim, ssimulacra2).
+#[test]
+fn every_simd_level_writes_the_same_file() {
+    let (r, d) = sample_pair();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |tag: &str, env: Option<&str>, extra: &[&str]| {
+        let out = dir.path().join(format!("{tag}.json"));
+        let mut args = vec![
+            "-r",
+            r.to_str().unwrap(),
+            "-d",
+            d.to_str().unwrap(),
+            "--json",
+            "--precision",
+            "max",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        for f in [
+            "float_vif",
+            "float_adm",
+            "float_ssim",
+            "float_ms_ssim",
+            "psnr",
+            "ciede",
+            "psnr_hvs",
+            "ssimulacra2",
+            "integer_ssim",
+        ] {
+            args.extend(["--feature", f]);
+        }
+        args.extend(extra);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vmafx"));
+        cmd.args(&args).env_remove("VMAFX_SIMD");
+        if let Some(level) = env {
+            cmd.env("VMAFX_SIMD", level);
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{tag}: {}", stderr(&o));
+        without_fps(&std::fs::read_to_string(&out).unwrap())
+    };
+    let widest = run("default", None, &[]);
+    assert!(widest.contains("\"ssimulacra2\""), "{widest}");
+    for (tag, env, extra) in [
+        ("none", Some("none"), &[][..]),
+        ("avx2", Some("avx2"), &[][..]),
+        ("cpumask", None, &["--cpumask", "63"][..]),
+    ] {
+        assert_eq!(
+            run(tag, env, extra),
+            widest,
+            "{tag}: differs from the widest level"
+        );
+    }
+}
