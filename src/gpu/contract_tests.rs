@@ -538,3 +538,72 @@ fn independent_frames_alternate_between_two_instances() {
         assert!(![lane(0), lane(1)].contains(&stream(motion[0])));
     }
 }
+
+/// Scores `frames` frames of GPU and host extractors on `gpu`; any error
+/// ends the run (the context is dropped on the way out).
+fn score_until_error(gpu: crate::gpu::Gpu, frames: u32) -> crate::Result<()> {
+    let mut b = ContextBuilder::new(format()).gpu(gpu);
+    // GPU extractors (one temporal), and one that runs on the host beside
+    // them.
+    for name in ["psnr", "motion", "vif", "float_ansnr"] {
+        b = b.feature(name, vec![]);
+    }
+    let mut ctx = b.build()?;
+    for i in 0..frames {
+        ctx.submit(picture(i as u8 + 1), picture(i as u8 + 7))?;
+    }
+    ctx.finish().map(|_| ())
+}
+
+/// Fault injection: whichever driver call fails during a run (an
+/// allocation, a copy, a launch, an event, a stream, a module), the run
+/// ends with that error or completes, never panics, and once the context
+/// is gone every buffer, pinned buffer, event, stream and fd is released.
+#[test]
+fn a_failure_at_any_driver_call_ends_the_run_cleanly() {
+    const FRAMES: u32 = 5;
+    let total = {
+        let (driver, gpu) = MockDriver::gpu();
+        score_until_error(gpu, FRAMES).unwrap();
+        assert_eq!(driver.live(), [0; 5], "a clean run leaks");
+        driver.checked_calls()
+    };
+    assert!(
+        total > 50,
+        "only {total} fallible calls: the sweep would prove little"
+    );
+    let mut failed_runs = 0;
+    for n in 1..=total {
+        let (driver, gpu) = MockDriver::gpu();
+        driver.fail_call(n);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            score_until_error(gpu, FRAMES)
+        }));
+        let result =
+            outcome.unwrap_or_else(|_| panic!("a failure at call {n} of {total} panicked"));
+        if let Err(e) = result {
+            failed_runs += 1;
+            assert!(
+                matches!(
+                    &e,
+                    Error::Gpu {
+                        api: crate::error::GpuApi::Mock,
+                        ..
+                    }
+                ) && e.to_string().contains("injected failure"),
+                "call {n}: the error is not the driver's: {e}"
+            );
+        }
+        assert_eq!(
+            driver.live(),
+            [0; 5],
+            "call {n} of {total} failed: [buffers, pinned, events, streams, fds] still live"
+        );
+    }
+    // Failures whose results are ignored on purpose (a release signal with
+    // no one to report to) may let a run complete; most must surface.
+    assert!(
+        failed_runs * 10 >= total * 9,
+        "{failed_runs} of {total} failures surfaced"
+    );
+}

@@ -146,6 +146,11 @@ struct State {
     fds: HashMap<usize, OwnedFd>,
     /// Fail the next call of this operation (e.g. "launch").
     fail: Option<&'static str>,
+    /// Fallible calls made so far, and the one (1-based) that fails.
+    checked: usize,
+    fail_at: Option<usize>,
+    /// Streams created and not yet destroyed.
+    live_streams: usize,
     /// Semaphore waits never end (a producer that never signals).
     stall_semaphores: bool,
     /// Streams behind such a wait, and events recorded on them.
@@ -196,13 +201,58 @@ impl MockDriver {
         self.state.lock().unwrap().fail = Some(operation);
     }
 
+    /// The `n`th fallible call from the driver's creation (1-based, in
+    /// the order calls are made) fails as a runtime would: for sweeping a
+    /// failure over every call of a run.
+    pub fn fail_call(&self, n: usize) {
+        self.state.lock().unwrap().fail_at = Some(n);
+    }
+
+    /// Fallible calls made so far.
+    pub fn checked_calls(&self) -> usize {
+        self.state.lock().unwrap().checked
+    }
+
+    /// What is still allocated: device buffers, pinned buffers, events,
+    /// streams, imported fds (all zero once everything was released).
+    pub fn live(&self) -> [usize; 5] {
+        let s = self.state.lock().unwrap();
+        let mut buffers = std::collections::HashSet::new();
+        let mut events = std::collections::HashSet::new();
+        for call in &s.log {
+            match call {
+                Call::Alloc { ptr, .. } => {
+                    buffers.insert(*ptr);
+                }
+                Call::Free(ptr) => {
+                    buffers.remove(ptr);
+                }
+                Call::EventCreate(h) => {
+                    events.insert(*h);
+                }
+                Call::EventDestroy(h) => {
+                    events.remove(h);
+                }
+                _ => {}
+            }
+        }
+        [
+            buffers.len(),
+            s.pinned.len(),
+            events.len(),
+            s.live_streams,
+            s.fds.len(),
+        ]
+    }
+
     fn push(&self, call: Call) {
         self.state.lock().unwrap().log.push(call);
     }
 
     fn check(&self, operation: &'static str) -> Result<()> {
         let mut s = self.state.lock().unwrap();
-        if s.fail == Some(operation) {
+        s.checked += 1;
+        if s.fail == Some(operation) || s.fail_at == Some(s.checked) {
             s.fail = None;
             return Err(Error::gpu(
                 GpuApi::Mock,
@@ -287,11 +337,15 @@ unsafe impl Driver for MockDriver {
     }
 
     fn stream_create(&self) -> Result<Handle> {
+        self.check("stream_create")?;
         let h = self.handle();
         self.push(Call::StreamCreate(h));
+        self.state.lock().unwrap().live_streams += 1;
         Ok(h)
     }
-    unsafe fn stream_destroy(&self, _stream: Handle) {}
+    unsafe fn stream_destroy(&self, _stream: Handle) {
+        self.state.lock().unwrap().live_streams -= 1;
+    }
     unsafe fn stream_synchronize(&self, stream: Handle) -> Result<()> {
         self.push(Call::StreamSync(stream));
         if self.state.lock().unwrap().stalled_streams.contains(&stream) {
@@ -301,6 +355,7 @@ unsafe impl Driver for MockDriver {
     }
 
     fn event_create(&self) -> Result<Handle> {
+        self.check("event_create")?;
         let h = self.handle();
         self.push(Call::EventCreate(h));
         Ok(h)
@@ -315,6 +370,7 @@ unsafe impl Driver for MockDriver {
         self.push(Call::EventDestroy(event));
     }
     unsafe fn event_record(&self, event: Handle, stream: Handle) -> Result<()> {
+        self.check("event_record")?;
         self.push(Call::EventRecord { event, stream });
         let mut state = self.state.lock().unwrap();
         if state.stalled_streams.contains(&stream) {
@@ -325,6 +381,7 @@ unsafe impl Driver for MockDriver {
         Ok(())
     }
     unsafe fn stream_wait_event(&self, stream: Handle, event: Handle) -> Result<()> {
+        self.check("stream_wait_event")?;
         self.push(Call::StreamWait { stream, event });
         let mut state = self.state.lock().unwrap();
         if state.stalled_events.contains(&event) {
@@ -371,6 +428,7 @@ unsafe impl Driver for MockDriver {
     ) -> Result<()> {
         // SAFETY: the caller upholds the Driver method's contract (pointers the mock handed out).
         unsafe {
+            self.check("copy_to_host")?;
             // Zero sums: every reader of the results sees a plausible frame.
             std::ptr::write_bytes(dst, 0, bytes);
             self.push(Call::CopyToHost { src, stream });
@@ -384,6 +442,7 @@ unsafe impl Driver for MockDriver {
         count: usize,
         stream: Handle,
     ) -> Result<()> {
+        self.check("memset")?;
         self.push(Call::Fill {
             dst,
             bytes: count * 4,
@@ -396,6 +455,7 @@ unsafe impl Driver for MockDriver {
         Ok(b"mock image".to_vec())
     }
     fn module_load(&self, _image: &[u8]) -> Result<Handle> {
+        self.check("module_load")?;
         Ok(self.handle())
     }
     unsafe fn module_unload(&self, _module: Handle) {}

@@ -284,8 +284,8 @@ pub fn is_float_adm_output(name: &str) -> bool {
 pub fn cpu_vendor() -> String {
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: CPUID leaf 0 exists on every x86-64 CPU.
-        let r = unsafe { std::arch::x86_64::__cpuid(0) };
+        // CPUID leaf 0 (every x86-64 CPU has it): the vendor string.
+        let r = std::arch::x86_64::__cpuid(0);
         let bytes: Vec<u8> = [r.ebx, r.edx, r.ecx]
             .iter()
             .flat_map(|w| w.to_le_bytes())
