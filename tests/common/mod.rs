@@ -261,8 +261,9 @@ pub fn rcpss_as_goldens() -> bool {
 }
 
 /// The relative bound of float ADM outputs on a CPU whose `rcpss` is not
-/// the goldens' (worst measured: 1.7e-8, `aim` on an Intel Xeon).
-pub const OTHER_RCPSS_TOL: f64 = 1e-7;
+/// the goldens' (worst measured on an Intel Xeon: 1.8e-7, `adm_scale1_egl_1`;
+/// `aim` 1.7e-8).
+pub const OTHER_RCPSS_TOL: f64 = 1e-6;
 
 /// `tol` for values computed from float ADM: as given on the goldens'
 /// vendor, else no tighter than [`OTHER_RCPSS_TOL`].
