@@ -66,9 +66,13 @@ impl GpuEngine {
                     .collect::<Result<_>>()?,
             )
         };
+        // Both made before either is wrapped: a failure making the planes
+        // drops the lanes (a ManuallyDrop made first would leak them).
+        let lanes = Lanes::new(gpu, lanes)?;
+        let planes = SharedPlanes::new(gpu, *format, mask)?;
         Ok(Self {
-            lanes: ManuallyDrop::new(Lanes::new(gpu, lanes)?),
-            planes: ManuallyDrop::new(SharedPlanes::new(gpu, *format, mask)?),
+            lanes: ManuallyDrop::new(lanes),
+            planes: ManuallyDrop::new(planes),
             gpu: gpu.clone(),
             on_gpu,
             on_host,
