@@ -319,6 +319,10 @@ pub struct Context {
     stream: FrameStream,
 }
 
+/// One scored frame: its index and its values (features, then model
+/// scores), as [`FeatureScores::frames`] holds them.
+pub type FrameValues = (u32, Vec<(String, f64)>);
+
 /// Called with each scored frame's values as soon as the frame is complete.
 pub type FrameCallback = Box<dyn FnMut(u32, &[(String, f64)]) + Send>;
 
@@ -331,9 +335,9 @@ struct FrameStream {
     /// Frames below this are published.
     published: u32,
     /// Published frames not yet taken by [`Context::take_finished`].
-    ready: std::collections::VecDeque<(u32, Vec<(String, f64)>)>,
+    ready: std::collections::VecDeque<FrameValues>,
     /// Every published frame, for pooling and `score_at`.
-    done: Vec<(u32, Vec<(String, f64)>)>,
+    done: Vec<FrameValues>,
 }
 
 impl FrameStream {
@@ -579,9 +583,7 @@ impl Context {
 
     /// The scored frames that completed since the last call, in frame order
     /// (an iterator over a snapshot: call again after more submits).
-    pub fn take_finished(
-        &mut self,
-    ) -> Result<std::collections::vec_deque::IntoIter<(u32, Vec<(String, f64)>)>> {
+    pub fn take_finished(&mut self) -> Result<std::collections::vec_deque::IntoIter<FrameValues>> {
         self.stream.on = true;
         self.publish()?;
         Ok(std::mem::take(&mut self.stream.ready).into_iter())
