@@ -1,11 +1,11 @@
 //! VMAFx's `motion_v2`: libvmaf 3.2.0's integer `motion` with its default
 //! options under other names, bit for bit (`tests/golden/README.md`): the
-//! SAD score, `motion2` = min(sad[i], sad[i + 1]) and `motion3` = motion2
+//! SAD score, `motion2` = `min(sad[i], sad[i + 1])` and `motion3` = motion2
 //! capped at 10000 (frame 0: the SAD of frame 1). No five-frame window; the
 //! only option is `motion_moving_average` (names end in `_mma`).
 //!
 //! Everything but the names is the `motion` code: the same SAD, score and
-//! window ([`MotionOutputs`]), and the same CPU instance type.
+//! window (`MotionOutputs`), and the same CPU instance type.
 
 use super::window::BlendParams;
 use super::{Config, MotionOutputs, Names};

@@ -1,5 +1,5 @@
 //! libjxl's recursive Gaussian blur (`tools/gauss_blur.cc`): Charalampidis
-//! [2016], "Recursive Implementation of the Gaussian Filter Using Truncated
+//! (2016), "Recursive Implementation of the Gaussian Filter Using Truncated
 //! Cosine Functions", three poles k = 1, 3, 5, zero outside the picture.
 //!
 //! Each pole is an oscillator with its poles on the unit circle, so rounding
