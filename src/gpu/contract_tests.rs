@@ -607,3 +607,78 @@ fn a_failure_at_any_driver_call_ends_the_run_cleanly() {
         "{failed_runs} of {total} failures surfaced"
     );
 }
+
+/// Scores `frames` pairs of device frames (NV12 from a frame pool, a host
+/// fence as each frame's release) until an error; every frame's fence is
+/// pushed to `fences`.
+fn score_device_frames_until_error(
+    gpu: crate::gpu::Gpu,
+    frames: u32,
+    fences: &mut Vec<crate::import::HostFence>,
+) -> crate::Result<()> {
+    use crate::gpu::pool::FramePool;
+    use crate::import::{Acquire, HostFence, PixelFormat, Release};
+    let pool = FramePool::new(&gpu, W, H, PixelFormat::Nv12, 2 * frames as usize)?;
+    let stream = gpu.stream()?;
+    let mut ctx = ContextBuilder::new(format())
+        .feature("psnr", vec![])
+        .feature("motion", vec![])
+        .gpu(gpu)
+        .build()?;
+    for i in 0..frames {
+        let mut pair = Vec::new();
+        for seed in [i as u8 + 1, i as u8 + 7] {
+            let slot = pool.take(std::time::Duration::ZERO)?;
+            slot.write_from_host(&stream, &picture(seed))?;
+            let fence = HostFence::new();
+            fences.push(fence.clone());
+            pair.push(slot.into_frame(Acquire::None, vec![Release::Host(fence)])?);
+        }
+        ctx.submit_frames(&pair[0], &pair[1])?;
+    }
+    ctx.finish().map(|_| ())
+}
+
+/// Fault injection with imported frames: whichever driver call fails, the
+/// run never panics, every submitted frame's release signal fires, and
+/// nothing of the device is left (pool buffers included, once the pool is
+/// gone).
+#[test]
+fn a_failure_at_any_driver_call_releases_every_imported_frame() {
+    const FRAMES: u32 = 4;
+    let total = {
+        let (driver, gpu) = MockDriver::gpu();
+        let mut fences = Vec::new();
+        score_device_frames_until_error(gpu, FRAMES, &mut fences).unwrap();
+        assert!(fences.iter().all(|f| f.is_signalled()));
+        assert_eq!(driver.live(), [0; 5], "a clean run leaks");
+        driver.checked_calls()
+    };
+    assert!(total > 30, "only {total} fallible calls");
+    for n in 1..=total {
+        let (driver, gpu) = MockDriver::gpu();
+        driver.fail_call(n);
+        let mut fences = Vec::new();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            score_device_frames_until_error(gpu, FRAMES, &mut fences)
+        }));
+        let result =
+            outcome.unwrap_or_else(|_| panic!("a failure at call {n} of {total} panicked"));
+        if let Err(e) = result {
+            assert!(
+                e.to_string().contains("injected failure"),
+                "call {n}: the error hides the driver's: {e}"
+            );
+        }
+        let unreleased = fences.iter().filter(|f| !f.is_signalled()).count();
+        assert_eq!(
+            unreleased, 0,
+            "call {n} of {total} failed: frames never released"
+        );
+        assert_eq!(
+            driver.live(),
+            [0; 5],
+            "call {n} of {total} failed: [buffers, pinned, events, streams, fds] still live"
+        );
+    }
+}
