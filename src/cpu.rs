@@ -78,6 +78,21 @@ pub fn has_avx2() -> bool {
     simd_level() >= SimdLevel::Avx2
 }
 
+/// Whether code built with hardware FMA may run: the AVX2 level (every
+/// AVX2 CPU has FMA) and FMA itself. `f32::mul_add` rounds once either way;
+/// this only picks the fast build.
+pub fn has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static FMA: OnceLock<bool> = OnceLock::new();
+        has_avx2() && *FMA.get_or_init(|| std::arch::is_x86_feature_detected!("fma"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Whether AVX-512 (F, BW, DQ, VL) code may run.
 pub fn has_avx512() -> bool {
     simd_level() >= SimdLevel::Avx512

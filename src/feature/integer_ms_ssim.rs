@@ -168,7 +168,7 @@ pub fn decimate_97(
     dst: &mut Vec<f32>,
 ) -> (usize, usize) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("fma") {
+    if crate::cpu::has_fma() {
         // SAFETY: the CPU supports FMA, checked just above.
         return unsafe { decimate_97_fma(src, w, h, tmp, dst) };
     }

@@ -296,7 +296,7 @@ impl IntegerSsim {
     /// `(sum(w ssim), sum(w))` over every pixel of two luma planes.
     fn sums<T: Sample>(&mut self, s: &PlaneRef<'_, T>, d: &PlaneRef<'_, T>) -> (f64, f64) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if crate::cpu::has_avx2() {
             // SAFETY: the CPU supports AVX2, checked just above.
             return unsafe { sums_avx2(&mut self.rows, &self.outputs, s, d) };
         }

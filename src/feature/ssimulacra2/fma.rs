@@ -6,19 +6,11 @@
 //! but slow. Each kernel here has one body (`#[inline(always)]`) and two
 //! builds of it; both give the same bits.
 
-/// True when the CPU has AVX2 and FMA (checked once, cached by std).
+/// Whether the FMA build may run ([`crate::cpu::has_fma`]: capped by
+/// `VMAFX_SIMD` and `--cpumask` like every other SIMD path).
 #[inline]
 pub(super) fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // AVX2 as capped by `VMAFX_SIMD` / `--cpumask` (crate::cpu); FMA
-        // comes with every AVX2 CPU but is checked all the same.
-        crate::cpu::has_avx2() && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::cpu::has_fma()
 }
 
 /// Defines `pub fn $name` that runs `$body` (an `#[inline(always)]`
