@@ -23,7 +23,7 @@ pub fn resolve<'a>(name: &'a str, gpu: Option<&str>) -> Result<&'a str> {
             continue;
         };
         if gpu != Some(backend) {
-            let now = gpu.map_or("the CPU".to_string(), |g| format!("{g}"));
+            let now = gpu.unwrap_or("the CPU");
             return Err(Error::InvalidArgument(format!(
                 "feature '{name}' needs --backend {flag} (this run scores on {now})"
             )));
