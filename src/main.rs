@@ -1,8 +1,16 @@
-use clap::Parser;
+use clap::error::ErrorKind;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = vmafx::cli::Args::parse();
+    let args = match vmafx::cli::Args::try_from_command_line(std::env::args_os()) {
+        Ok(args) => args,
+        Err(e) if e.kind() == ErrorKind::DisplayVersion => {
+            // As `vmaf -v`: libvmaf's version alone, on stderr.
+            eprintln!("{}", vmafx::cli::VMAF_VERSION);
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => e.exit(),
+    };
     match vmafx::cli::run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

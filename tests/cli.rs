@@ -2,6 +2,8 @@
 //! input gives a clear message and a non-zero exit.
 
 mod common;
+#[path = "cli/complete.rs"]
+mod complete;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -2,9 +2,12 @@
 //! files, and its result file.
 
 pub mod args;
+mod backend_names;
+mod number;
 mod output;
+mod presets;
 mod progress;
 mod run;
 
-pub use args::{Args, Backend};
+pub use args::{Args, Backend, VMAF_VERSION};
 pub use run::run;

@@ -1,7 +1,8 @@
 //! One `vmafx` run: open both inputs, build the extractor set from the
 //! models and `--feature` flags, score every frame, predict, pool, write.
 
-use super::args::{Args, Backend};
+use super::args::{self, Args, Backend};
+use super::backend_names;
 use super::output::ResultFile;
 use super::progress::Progress;
 use crate::error::{Error, Result};
@@ -30,10 +31,31 @@ pub fn run(args: &Args) -> Result<()> {
     let raw = raw_format(args)?;
     let output = args.output.as_deref().map(ResultFile::open).transpose()?;
     let gpu = select_backend(args)?;
+    // Before any input is opened: a bad feature name fails at once.
+    let backend = gpu.as_ref().map(Gpu::backend);
+    let features = args
+        .feature
+        .iter()
+        .map(|spec| {
+            let (name, options) = parse_feature_spec(spec)?;
+            Ok((backend_names::resolve(&name, backend)?.to_string(), options))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let (mut reference, mut distorted) = open_inputs(args, raw)?;
     if reference.format() != distorted.format() {
+        // `--aom_ctc v6.0`+ lets libvmaf 3.2's tool take bit depths that
+        // differ, but it then reads the shallower file with the deeper
+        // one's sample size: no meaningful scores to reproduce.
+        let note = if args::wants_common_bitdepth(args)
+            && reference.format().bit_depth != distorted.format().bit_depth
+        {
+            " (--aom_ctc v6.0 and later: scoring inputs of different bit depths \
+             is not supported)"
+        } else {
+            ""
+        };
         return Err(Error::PictureMismatch(format!(
-            "reference {} is {}, distorted {} is {}",
+            "reference {} is {}, distorted {} is {}{note}",
             args.reference.display(),
             reference.format(),
             args.distorted.display(),
@@ -54,8 +76,7 @@ pub fn run(args: &Args) -> Result<()> {
     for model in models {
         builder = builder.model(model);
     }
-    for spec in &args.feature {
-        let (name, options) = parse_feature_spec(spec)?;
+    for (name, options) in features {
         builder = builder.feature(&name, options);
     }
     let mut context = builder.build()?;
@@ -122,6 +143,30 @@ pub fn run(args: &Args) -> Result<()> {
 /// tries CUDA, then HIP, and says once why it falls back to the CPU.
 fn select_backend(args: &Args) -> Result<Option<Gpu>> {
     let selector = DeviceSelector::parse(&args.gpu_device)?;
+    if args.gpumask != 0 {
+        // libvmaf: any bit of `gpumask` keeps every extractor off CUDA.
+        let mask = args.gpumask;
+        match args.backend {
+            Backend::Cpu => return Ok(None),
+            Backend::Auto => {
+                if !args.quiet {
+                    eprintln!("vmafx: --gpumask {mask:#x}: scoring on the CPU");
+                }
+                return Ok(None);
+            }
+            Backend::Cuda | Backend::Hip => {
+                return Err(Error::InvalidArgument(format!(
+                    "--gpumask {mask:#x} turns the GPU off, but --backend {} asks for it \
+                     (use --gpumask 0, or --backend cpu or auto)",
+                    if args.backend == Backend::Cuda {
+                        "cuda"
+                    } else {
+                        "hip"
+                    }
+                )))
+            }
+        }
+    }
     let gpu = match args.backend {
         Backend::Cpu => return Ok(None),
         Backend::Cuda => gpu::open(GpuBackend::Cuda, &selector)?,
@@ -291,11 +336,14 @@ fn build_report(scores: FeatureScores, frames_read: u64) -> Report {
     Report::from_frames(REPORT_VERSION, fps, frames, scores.aggregate)
 }
 
+/// At most one flag is set: each overrides the others (the last wins).
 fn output_format(args: &Args) -> OutputFormat {
     if args.json {
         OutputFormat::Json
     } else if args.csv {
         OutputFormat::Csv
+    } else if args.sub {
+        OutputFormat::Sub
     } else {
         OutputFormat::Xml
     }

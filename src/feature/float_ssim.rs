@@ -1,24 +1,35 @@
 //! `float_ssim`: SSIM of the luma planes (libvmaf `float_ssim.c`, `ssim.c`,
 //! IQA's `_iqa_ssim`), with the luminance, contrast and structure means on
 //! request. Pictures whose smaller side is 384 or more are first averaged
-//! down by round(min(w, h) / 256), as in the reference MATLAB SSIM.
+//! down by round(min(w, h) / 256), as in the reference MATLAB SSIM, unless
+//! the `scale` option sets the factor.
 
+use super::common::iqa_filter::decimated_len;
 use super::common::iqa_filter::{Decimator, Kernel2d};
 use super::common::iqa_ssim::{ssim, SsimMeans, SsimScratch, WINDOW};
 use super::common::picture_copy::{check_bit_depth, picture_copy};
-use super::common::ssim_db::{ScoreScale, SSIM_OPTIONS};
-use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options};
+use super::common::ssim_db::{ScoreScale, CLIP_DB, ENABLE_DB, ENABLE_LCS};
+use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 
 pub static INFO: ExtractorInfo = ExtractorInfo {
     name: "float_ssim",
     aliases: &[],
-    options: &SSIM_OPTIONS,
+    options: &OPTIONS,
     provides: &["float_ssim"],
     create: create as CreateFn,
     joint: None,
 };
+
+/// The shared SSIM options and libvmaf 3.2's `scale`: the pre-decimation
+/// factor (0: round(min(w, h) / 256), 1: none, 2 to 10: that factor).
+static OPTIONS: [OptionSpec; 4] = [
+    ENABLE_LCS,
+    ENABLE_DB,
+    CLIP_DB,
+    OptionSpec::int("scale", 0, 0, 10),
+];
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
     let outputs = FloatSsimOutputs::create(options, format)?;
@@ -51,10 +62,25 @@ impl FloatSsimOutputs {
                 reason: format!("picture {w}x{h} is smaller than the {WINDOW}x{WINDOW} window"),
             });
         }
+        let factor = match options.int("scale") {
+            0 => downscale_factor(w, h),
+            n => n as usize,
+        };
+        let (sw, sh) = (decimated_len(w, factor), decimated_len(h, factor));
+        if factor > 1 && (sw < WINDOW || sh < WINDOW) {
+            return Err(Error::BadOption {
+                owner: INFO.name.into(),
+                option: "scale".into(),
+                reason: format!(
+                    "{w}x{h} decimated by {factor} is {sw}x{sh}, smaller than the \
+                     {WINDOW}x{WINDOW} window"
+                ),
+            });
+        }
         Ok(Self {
             enable_lcs: options.bool("enable_lcs"),
             score_scale: ScoreScale::from_options(options, format),
-            factor: downscale_factor(w, h),
+            factor,
         })
     }
 

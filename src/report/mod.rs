@@ -1,4 +1,4 @@
-//! The `vmaf` tool's result files (XML, JSON, CSV), written byte for byte in
+//! The `vmaf` tool's result files (XML, JSON, CSV, subtitles), written byte for byte in
 //! the layout of libvmaf's `output.c`.
 //!
 //! A [`Report`] holds what one run writes: per-frame scores, their pooled
@@ -8,6 +8,7 @@
 
 mod csv;
 mod json;
+mod sub;
 mod xml;
 
 use std::collections::HashMap;
@@ -20,6 +21,7 @@ pub use crate::pool::{PoolMethod, PooledMetric};
 
 pub use self::csv::write_csv;
 pub use self::json::write_json;
+pub use self::sub::write_sub;
 pub use self::xml::write_xml;
 
 /// The scores of one frame, in output order.
@@ -193,6 +195,8 @@ pub enum OutputFormat {
     Xml,
     Json,
     Csv,
+    /// MicroDVD subtitles: each frame's scores shown over that frame.
+    Sub,
 }
 
 /// Writes `report` in `format`. `size` is only used by XML.
@@ -207,6 +211,7 @@ pub fn write_report<W: Write>(
         OutputFormat::Xml => write_xml(report, precision, size, out),
         OutputFormat::Json => write_json(report, precision, out),
         OutputFormat::Csv => write_csv(report, precision, out),
+        OutputFormat::Sub => write_sub(report, precision, out),
     }
 }
 

@@ -4,14 +4,14 @@
 use crate::feature::{OptionSpec, Options};
 use crate::picture::PictureFormat;
 
-pub static SSIM_OPTIONS: [OptionSpec; 3] = [
-    // Also emit the luminance, contrast and structure terms.
-    OptionSpec::bool("enable_lcs", false),
-    // Write the score as -10 log10(1 - score).
-    OptionSpec::bool("enable_db", false),
-    // Cap dB scores at what a half-LSB error over the picture would give.
-    OptionSpec::bool("clip_db", false),
-];
+pub static SSIM_OPTIONS: [OptionSpec; 3] = [ENABLE_LCS, ENABLE_DB, CLIP_DB];
+
+/// Also emit the luminance, contrast and structure terms.
+pub const ENABLE_LCS: OptionSpec = OptionSpec::bool("enable_lcs", false);
+/// Write the score as -10 log10(1 - score).
+pub const ENABLE_DB: OptionSpec = OptionSpec::bool("enable_db", false);
+/// Cap dB scores at what a half-LSB error over the picture would give.
+pub const CLIP_DB: OptionSpec = OptionSpec::bool("clip_db", false);
 
 /// How the score is written: as is, or in dB with an optional cap.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -94,6 +94,9 @@ fn compute_vif_impl(
         den_row,
     } = scratch;
     for (scale, kernel) in kernels.iter().enumerate() {
+        if scale == 0 && params.skip_scale0 {
+            continue;
+        }
         if scale > 0 {
             // Scale s is scale s-1 blurred with scale s's kernel, every
             // other row and column kept. Even slots hold odd scales.
@@ -224,6 +227,9 @@ pub struct VifParams {
     /// `vif_sigma_nsq`, a `double` in libvmaf: it promotes the expressions
     /// it appears in.
     pub sigma_nsq: f64,
+    /// `vif_skip_scale0`: scale 0's sums are not computed (left 0); the
+    /// other scales do not depend on them.
+    pub skip_scale0: bool,
 }
 
 impl VifParams {
@@ -402,6 +408,7 @@ mod tests {
         let p = VifParams {
             enhn_gain_limit: 100.0,
             sigma_nsq: 2.0,
+            skip_scale0: false,
         };
         let base = compute_vif_impl(&r, &d, &k, p, &mut VifScratch::default());
         assert!(base

@@ -10,14 +10,15 @@ pub use kernels::kernels_for;
 use super::common::float_plane::FloatPlane;
 use super::common::format_check::check_frame_format;
 use super::common::picture_copy::copy_luma;
+use super::speed::convolve::FloatPlane as PlaneView;
+use super::speed::resample::{Resampler, ScaleMethod, METHOD_NAMES};
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, PlaneMask};
 
-/// Options as declared by libvmaf's `float_vif.c`, in its order. Its
-/// string option `vif_prescale_method` is not offered: the default,
-/// nearest-neighbour scaling, is what `vif_prescale` uses here.
-pub static OPTIONS: [OptionSpec; 9] = [
+/// Options as declared by libvmaf's `float_vif.c`, in its order (the order
+/// of the name suffixes).
+pub static OPTIONS: [OptionSpec; 10] = [
     OptionSpec::bool("debug", false),
     OptionSpec::double("vif_enhn_gain_limit", 100.0, 1.0, 100.0).param("egl"),
     OptionSpec::double("vif_kernelscale", 1.0, 0.1, 4.0).param("ks"),
@@ -25,6 +26,7 @@ pub static OPTIONS: [OptionSpec; 9] = [
     OptionSpec::double("vif_scale1_min_val", 0.0, 0.0, 1.0).param("s1miv"),
     OptionSpec::double("vif_scale2_min_val", 0.0, 0.0, 1.0).param("s2miv"),
     OptionSpec::double("vif_scale3_min_val", 0.0, 0.0, 1.0).param("s3miv"),
+    OptionSpec::string("vif_prescale_method", "nearest", &METHOD_NAMES).param("pm"),
     OptionSpec::double("vif_sigma_nsq", 2.0, 0.0, 5.0).param("snsq"),
     OptionSpec::bool("vif_skip_scale0", false).param("ssclz"),
 ];
@@ -90,7 +92,12 @@ pub(crate) struct FloatVifOutputs {
     names: Vec<String>,
     /// The luma size as scored (the input size unless `vif_prescale`).
     scored: (usize, usize),
+    /// `vif_prescale_method` from the input size to the scored one.
+    resampler: Resampler,
 }
+
+/// libvmaf's `VIF_BILINEAR_MAX_WIDTH` (8K).
+const VIF_BILINEAR_MAX_WIDTH: usize = 7680;
 
 impl FloatVifOutputs {
     pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
@@ -99,9 +106,6 @@ impl FloatVifOutputs {
             option: option.into(),
             reason: reason.into(),
         };
-        if options.bool("vif_skip_scale0") {
-            return Err(bad("vif_skip_scale0", "skipping scale 0 is not supported"));
-        }
         let kernels = kernels_for(options.double("vif_kernelscale"))?;
         let (w, h) = (format.width as usize, format.height as usize);
         let prescale = options.double("vif_prescale");
@@ -110,6 +114,15 @@ impl FloatVifOutputs {
             (w as f64 * prescale + 0.5) as usize,
             (h as f64 * prescale + 0.5) as usize,
         );
+        let method = options.string("vif_prescale_method");
+        let method = ScaleMethod::parse(method).expect("checked against METHOD_NAMES");
+        // libvmaf's bilinear scaler keeps its column tables on the stack.
+        if method == ScaleMethod::Bilinear && sw > VIF_BILINEAR_MAX_WIDTH {
+            return Err(bad(
+                "vif_prescale_method",
+                &format!("bilinear scaling is limited to {VIF_BILINEAR_MAX_WIDTH} columns, {sw} asked for"),
+            ));
+        }
         let min = compute::min_side(&kernels);
         if sw < min || sh < min {
             return Err(Error::Extractor {
@@ -126,6 +139,7 @@ impl FloatVifOutputs {
                 // `float vif_enhn_gain_limit_f = (float) vif_enhn_gain_limit;`
                 enhn_gain_limit: options.double("vif_enhn_gain_limit") as f32,
                 sigma_nsq: options.double("vif_sigma_nsq"),
+                skip_scale0: options.bool("vif_skip_scale0"),
             },
             min_vals: [
                 options.double("vif_scale1_min_val"),
@@ -135,6 +149,7 @@ impl FloatVifOutputs {
             kernels,
             names: OUTPUTS.iter().map(|n| format!("{n}{suffix}")).collect(),
             scored: (sw, sh),
+            resampler: Resampler::new(method, (w, h), (sw, sh)),
         })
     }
 
@@ -154,7 +169,8 @@ impl FloatVifOutputs {
 
     /// Emits frame `index`'s values from its sums.
     pub(crate) fn emit(&self, index: u32, sums: &VifSums, sink: &mut FeatureSink) {
-        for (value, name) in vif_values(sums, self.min_vals, self.debug)
+        let skip = self.params.skip_scale0;
+        for (value, name) in vif_values(sums, self.min_vals, self.debug, skip)
             .into_iter()
             .zip(&self.names)
         {
@@ -207,8 +223,9 @@ impl Extractor for FloatVif {
         {
             (&self.reference, &self.distorted)
         } else {
-            scale_nearest(&self.reference, &mut self.reference_scaled);
-            scale_nearest(&self.distorted, &mut self.distorted_scaled);
+            let resampler = &self.outputs.resampler;
+            resample(resampler, &self.reference, &mut self.reference_scaled);
+            resample(resampler, &self.distorted, &mut self.distorted_scaled);
             (&self.reference_scaled, &self.distorted_scaled)
         };
         let sums = compute_vif(
@@ -223,25 +240,30 @@ impl Extractor for FloatVif {
     }
 }
 
-/// `vif_scale_frame_nearest_s`: nearest-neighbour resampling to `dst`'s
-/// size (`float` ratios, truncated positions).
-fn scale_nearest(src: &FloatPlane, dst: &mut FloatPlane) {
-    let ratio_x = src.width as f32 / dst.width as f32;
-    let ratio_y = src.height as f32 / dst.height as f32;
-    for y in 0..dst.height {
-        let row = src.row((y as f32 * ratio_y) as usize);
-        for (x, out) in dst.row_mut(y).iter_mut().enumerate() {
-            *out = row[(x as f32 * ratio_x) as usize];
-        }
-    }
+/// `vif_scale_frame_s` with `vif_prescale_method` (the resampler speed's
+/// `speed_prescale` uses too) to `dst`'s size.
+fn resample(resampler: &Resampler, src: &FloatPlane, dst: &mut FloatPlane) {
+    let view = PlaneView {
+        data: src.samples(),
+        width: src.width,
+        height: src.height,
+        stride: src.width,
+    };
+    let stride = dst.width;
+    resampler.scale(view, dst.samples_mut(), stride);
 }
 
 /// The values libvmaf emits, in [`OUTPUTS`] order (the debug ones only
-/// with `debug`).
-fn vif_values(sums: &VifSums, min_vals: [f64; 3], debug: bool) -> Vec<f64> {
-    let num = sums.num.map(f64::from);
-    let den = sums.den.map(f64::from);
-    let mut out = vec![num[0] / den[0]];
+/// with `debug`). `skip_scale0`: scale 0 is written as 0 (its debug sums
+/// as 0 and -1) and left out of the totals.
+fn vif_values(sums: &VifSums, min_vals: [f64; 3], debug: bool, skip_scale0: bool) -> Vec<f64> {
+    let mut num = sums.num.map(f64::from);
+    let mut den = sums.den.map(f64::from);
+    if skip_scale0 {
+        (num[0], den[0]) = (0.0, -1.0);
+    }
+    let first = usize::from(skip_scale0);
+    let mut out = vec![if skip_scale0 { 0.0 } else { num[0] / den[0] }];
     for s in 1..4 {
         // `MAX(scores[2s] / scores[2s+1], vif_scale<s>_min_val)`
         let v = num[s] / den[s];
@@ -253,7 +275,7 @@ fn vif_values(sums: &VifSums, min_vals: [f64; 3], debug: bool) -> Vec<f64> {
     }
     if debug {
         let (mut total_num, mut total_den) = (0.0f64, 0.0f64);
-        for s in 0..4 {
+        for s in first..4 {
             total_num += num[s];
             total_den += den[s];
         }

@@ -13,7 +13,7 @@
 //! scores are bit-identical to its own.
 
 pub(crate) mod config;
-mod convolve;
+pub(crate) mod convolve;
 pub(crate) mod core;
 pub(crate) mod estimate;
 pub(crate) mod geometry;

@@ -34,7 +34,7 @@ pub(crate) const SCALES: usize = 4;
 /// libvmaf's `DEFAULT_VIF_ENHN_GAIN_LIMIT`: no limit in practice.
 const DEFAULT_GAIN_LIMIT: f64 = 100.0;
 
-static OPTIONS: [OptionSpec; 2] = [
+static OPTIONS: [OptionSpec; 3] = [
     OptionSpec::bool("debug", false),
     OptionSpec::double(
         "vif_enhn_gain_limit",
@@ -43,6 +43,7 @@ static OPTIONS: [OptionSpec; 2] = [
         DEFAULT_GAIN_LIMIT,
     )
     .param("egl"),
+    OptionSpec::bool("vif_skip_scale0", false).param("ssclz"),
 ];
 
 /// Outputs, in libvmaf's emission order: the four scores always, the rest
@@ -145,6 +146,9 @@ struct VifScores {
 pub(crate) struct VifOutputs {
     debug: bool,
     gain_limit: f64,
+    /// `vif_skip_scale0`: scale 0 is not scored (written as 0, its debug
+    /// sums as 0 and -1) and left out of the totals.
+    skip_scale0: bool,
     score_names: Vec<String>,
     debug_names: Vec<String>,
 }
@@ -166,6 +170,7 @@ impl VifOutputs {
         Ok(Self {
             debug: options.bool("debug"),
             gain_limit: options.double("vif_enhn_gain_limit"),
+            skip_scale0: options.bool("vif_skip_scale0"),
             score_names: named(&SCORE_NAMES),
             debug_names: named(&DEBUG_NAMES),
         })
@@ -185,15 +190,35 @@ impl VifOutputs {
     }
 
     fn emit(&self, index: u32, scores: &VifScores, sink: &mut FeatureSink) {
-        for (name, &(num, den)) in self.score_names.iter().zip(&scores.scales) {
-            sink.emit(index, name, f64::from(num / den));
+        let mut scales = scores.scales;
+        if self.skip_scale0 {
+            // The debug sums libvmaf writes for the skipped scale (the GPU
+            // computes scale 0 anyway; its sums are dropped here).
+            scales[0] = (0.0, -1.0);
+        }
+        for (s, (name, &(num, den))) in self.score_names.iter().zip(&scales).enumerate() {
+            let score = if s == 0 && self.skip_scale0 {
+                0.0
+            } else {
+                num / den
+            };
+            sink.emit(index, name, f64::from(score));
         }
         if !self.debug {
             return;
         }
-        let [(n0, d0), (n1, d1), (n2, d2), (n3, d3)] = scores.scales;
-        let num = f64::from(n0) + f64::from(n1) + f64::from(n2) + f64::from(n3);
-        let den = f64::from(d0) + f64::from(d1) + f64::from(d2) + f64::from(d3);
+        let [(n0, d0), (n1, d1), (n2, d2), (n3, d3)] = scales;
+        let (num, den) = if self.skip_scale0 {
+            (
+                f64::from(n1) + f64::from(n2) + f64::from(n3),
+                f64::from(d1) + f64::from(d2) + f64::from(d3),
+            )
+        } else {
+            (
+                f64::from(n0) + f64::from(n1) + f64::from(n2) + f64::from(n3),
+                f64::from(d0) + f64::from(d1) + f64::from(d2) + f64::from(d3),
+            )
+        };
         let score = if den == 0.0 { 1.0 } else { num / den };
         let values = [
             score,
@@ -259,9 +284,11 @@ impl Vif {
         // values.
         let bit_depth = u32::from(self.format.bit_depth);
         let mut scores = VifScores::default();
-        scores.scales[0] = moments
-            .accumulate(reference, distorted, 0, bit_depth, log2, *gain_limit)
-            .finish();
+        if !outputs.skip_scale0 {
+            scores.scales[0] = moments
+                .accumulate(reference, distorted, 0, bit_depth, log2, *gain_limit)
+                .finish();
+        }
         for scale in 1..SCALES {
             let (done, todo) = pyramid.split_at_mut(scale - 1);
             let out = &mut todo[0];

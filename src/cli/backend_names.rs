@@ -1,0 +1,79 @@
+//! Feature names with a backend suffix (`float_psnr_cuda`, `psnr_hip`, as
+//! libvmaf names its CUDA extractors `vif_cuda`, `adm_cuda`): the extractor
+//! on that GPU, refused where this run cannot put it there.
+
+use crate::error::{Error, Result};
+use crate::feature::registry;
+
+/// The suffixes, with the backend name `Gpu::backend` gives and the
+/// `--backend` value that selects it.
+const SUFFIXES: [(&str, &str, &str); 2] = [("_cuda", "CUDA", "cuda"), ("_hip", "HIP", "hip")];
+
+/// The extractor name to ask the context for. `gpu`: the backend this run
+/// scores on (`None`: the CPU).
+pub fn resolve<'a>(name: &'a str, gpu: Option<&str>) -> Result<&'a str> {
+    if registry::find(name).is_ok() {
+        return Ok(name);
+    }
+    for (suffix, backend, flag) in SUFFIXES {
+        let Some(base) = name.strip_suffix(suffix) else {
+            continue;
+        };
+        let Ok(info) = registry::find(base) else {
+            continue;
+        };
+        if gpu != Some(backend) {
+            let now = gpu.unwrap_or("the CPU");
+            return Err(Error::InvalidArgument(format!(
+                "feature '{name}' needs --backend {flag} (this run scores on {now})"
+            )));
+        }
+        // cambi's kernel needs more shared memory than AMD parts give.
+        let twin = crate::gpu::feature::AVAILABLE.contains(&info.name)
+            && !(backend == "HIP" && info.name == "cambi");
+        if !twin {
+            return Err(Error::InvalidArgument(format!(
+                "feature '{name}': {} has no {backend} version",
+                info.name
+            )));
+        }
+        return Ok(base);
+    }
+    Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve;
+
+    #[test]
+    fn suffixes_pick_the_gpu_twin_or_say_what_is_needed() {
+        assert_eq!(resolve("float_psnr", None).unwrap(), "float_psnr");
+        assert_eq!(
+            resolve("float_psnr_cuda", Some("CUDA")).unwrap(),
+            "float_psnr"
+        );
+        assert_eq!(resolve("psnr_hip", Some("HIP")).unwrap(), "psnr");
+        assert_eq!(
+            resolve("float_psnr_cuda", None).unwrap_err().to_string(),
+            "invalid argument: feature 'float_psnr_cuda' needs --backend cuda \
+             (this run scores on the CPU)"
+        );
+        assert_eq!(
+            resolve("psnr_hip", Some("CUDA")).unwrap_err().to_string(),
+            "invalid argument: feature 'psnr_hip' needs --backend hip (this run scores on CUDA)"
+        );
+        assert_eq!(
+            resolve("ssimulacra2_cuda", Some("CUDA"))
+                .unwrap_err()
+                .to_string(),
+            "invalid argument: feature 'ssimulacra2_cuda': ssimulacra2 has no CUDA version"
+        );
+        assert_eq!(
+            resolve("cambi_hip", Some("HIP")).unwrap_err().to_string(),
+            "invalid argument: feature 'cambi_hip': cambi has no HIP version"
+        );
+        // Unknown names pass through: the context names what it knows.
+        assert_eq!(resolve("nope_cuda", None).unwrap(), "nope_cuda");
+    }
+}
