@@ -44,7 +44,7 @@ static MASK_CAP: OnceLock<SimdLevel> = OnceLock::new();
 /// which vmafx's baseline code needs no flag for). Must come before the
 /// first score: the level is fixed at first use. Returns false when it came
 /// too late.
-#[cfg_attr(not(feature = "cli"), allow(dead_code))] // the CLI's `--cpumask`
+#[cfg_attr(not(any(feature = "cli", feature = "capi")), allow(dead_code))] // `--cpumask`, `cfg.cpumask`
 pub fn restrict_by_cpumask(mask: u64) -> bool {
     let cap = if mask & (1 << 3) != 0 {
         SimdLevel::Baseline

@@ -76,12 +76,16 @@
 //! | `vulkan` | Vulkan timeline semaphores as host-waited fences |
 //! | `gl` | GL sync objects as fences |
 //! | `cli` | the `vmafx` command-line tool |
+//! | `capi` | libvmaf's C ABI (`vmaf_init`, ...), off by default: `capi/install.sh` builds the C library |
 //!
-//! All are on by default; without them the library is CPU-only and pulls
+//! All but `capi` are on by default; without them the library is CPU-only and pulls
 //! in no GPU, graphics or command-line crate.
 #![warn(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+/// libvmaf's C ABI (the `capi` feature; `capi/install.sh` builds the library).
+#[cfg(feature = "capi")]
+pub mod capi;
 /// The `vmafx` command line (the binary is its only user).
 #[cfg(feature = "cli")]
 #[doc(hidden)]

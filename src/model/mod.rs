@@ -199,6 +199,28 @@ impl Model {
         self.predict(&values)
     }
 
+    /// Whether the model is a bootstrap collection (libvmaf's
+    /// `VmafModelCollection`).
+    pub fn is_collection(&self) -> bool {
+        matches!(self.kind, Kind::Bootstrap { .. })
+    }
+
+    /// A collection's first member alone, under the model's name: the
+    /// `VmafModel` that libvmaf's `vmaf_model_collection_load` hands out
+    /// beside the collection. `None` for a single model.
+    pub fn first_member(&self) -> Option<Model> {
+        let Kind::Bootstrap { main, .. } = &self.kind else {
+            return None;
+        };
+        Some(Model {
+            name: self.name.clone(),
+            label: self.label.clone(),
+            kind: Kind::Single(main.clone()),
+            outputs: vec![self.name.clone()],
+            overrides: self.overrides.clone(),
+        })
+    }
+
     fn main(&self) -> &Regressor {
         match &self.kind {
             Kind::Single(r) => r,

@@ -1,0 +1,180 @@
+//! The C library through its C ABI, as C programs see it: built by
+//! `capi/install.sh` into `$VMAFX_CAPI_PREFIX` (CI does so before the tests;
+//! without it these tests skip, and fail where `VMAFX_REQUIRE_CAPI=1`).
+//!
+//! - `tests/capi/abi.c` compiled against vmafx's headers and, when
+//!   `$VMAFX_LIBVMAF_INCLUDE` names them, libvmaf 3.2's own: every struct
+//!   size, field offset and enum value equals the library's.
+//! - `tests/capi/api.c` under AddressSanitizer (a leak on any path fails):
+//!   every refusal names what was wrong; a whole run writes, in every
+//!   format, exactly the bytes the `vmafx` command line writes for the
+//!   same pair, model and feature (lossless numbers, `fps` aside).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const REQUIRE: &str = "VMAFX_REQUIRE_CAPI";
+
+fn prefix() -> Option<PathBuf> {
+    match std::env::var_os("VMAFX_CAPI_PREFIX") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => {
+            vmafx::testing::skip(
+                REQUIRE,
+                "VMAFX_CAPI_PREFIX not set (capi/install.sh PREFIX builds the C library)",
+            );
+            None
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Compiles `source` against the headers in `include` and the library in
+/// `prefix`; returns the program.
+fn compile(source: &str, include: &Path, prefix: &Path, out: &Path, extra: &[&str]) -> PathBuf {
+    let program = out.join(Path::new(source).file_stem().unwrap());
+    let status = Command::new("gcc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"])
+        .args(extra)
+        .arg("-o")
+        .arg(&program)
+        .arg(root().join(source))
+        .arg("-I")
+        .arg(include)
+        .arg("-L")
+        .arg(prefix.join("lib"))
+        .arg("-lvmaf")
+        .status()
+        .expect("gcc runs");
+    assert!(status.success(), "gcc failed on {source}");
+    program
+}
+
+fn run(program: &Path, prefix: &Path, args: &[&Path]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .env("LD_LIBRARY_PATH", prefix.join("lib"))
+        .env("VMAFX_OUTPUT_PRECISION", "max")
+        .output()
+        .expect("the C program runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{} failed:\n{stdout}\n{}",
+        program.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn struct_layouts_and_enums_equal_libvmafs() {
+    let Some(prefix) = prefix() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ours = compile(
+        "tests/capi/abi.c",
+        &prefix.join("include"),
+        &prefix,
+        dir.path(),
+        &[],
+    );
+    let out = run(&ours, &prefix, &[]);
+    assert!(
+        out.contains("ABI: 47 sizes, offsets and enum values equal"),
+        "{out}"
+    );
+    match std::env::var_os("VMAFX_LIBVMAF_INCLUDE") {
+        Some(theirs) => {
+            let sub = dir.path().join("theirs");
+            std::fs::create_dir(&sub).unwrap();
+            let program = compile("tests/capi/abi.c", Path::new(&theirs), &prefix, &sub, &[]);
+            let out = run(&program, &prefix, &[]);
+            assert!(out.contains("ABI: 47 sizes, offsets and enum values equal"), "{out}");
+            println!("libvmaf's own headers: {}", out.lines().last().unwrap());
+        }
+        None => vmafx::testing::skip(
+            REQUIRE,
+            "VMAFX_LIBVMAF_INCLUDE not set (libvmaf 3.2's include/ folder): checked against vmafx's headers only",
+        ),
+    }
+}
+
+#[test]
+fn a_c_client_writes_the_command_lines_bytes_and_leaks_nothing() {
+    let Some(prefix) = prefix() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile(
+        "tests/capi/api.c",
+        &prefix.join("include"),
+        &prefix,
+        dir.path(),
+        &["-fsanitize=address"],
+    );
+    let data = root().join("examples/data");
+    let (r, d) = (
+        data.join("ref_576x324.y4m"),
+        data.join("dist_576x324_x264_crf30.y4m"),
+    );
+    let stem = dir.path().join("c");
+    let out = run(&program, &prefix, &[&r, &d, &stem]);
+    print!("{out}");
+    assert!(out.ends_with("ok: 0 failures\n"), "{out}");
+    // The CPU engine's pooled score of this pair.
+    assert!(out.contains("pooled 3: vmaf 95.065082326734753 "), "{out}");
+
+    let cli = |extra: &[&str], format: &str, path: &Path| {
+        let status = Command::new(env!("CARGO_BIN_EXE_vmafx"))
+            .arg("-r")
+            .arg(&r)
+            .arg("-d")
+            .arg(&d)
+            .args(extra)
+            .args(["--precision", "max", "-q", &format!("--{format}"), "-o"])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    let without_fps = |p: &Path| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.contains("fps"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let run_flags = [
+        "--model",
+        "version=vmaf_v0.6.1",
+        "--feature",
+        "psnr=enable_chroma=false",
+        "--threads",
+        "2",
+    ];
+    for format in ["xml", "json", "csv", "sub"] {
+        let expected = dir.path().join(format!("cli.{format}"));
+        cli(&run_flags, format, &expected);
+        let written = dir.path().join(format!("c.{format}"));
+        assert_eq!(
+            without_fps(&written),
+            without_fps(&expected),
+            "{format}: the C client's file differs from the command line's"
+        );
+    }
+    let expected = dir.path().join("cli-b.json");
+    let b_flags = [
+        "--model",
+        "version=vmaf_b_v0.6.3:name=vmaf_b",
+        "--frame_cnt",
+        "4",
+    ];
+    cli(&b_flags, "json", &expected);
+    assert_eq!(
+        without_fps(&dir.path().join("c-b.json")),
+        without_fps(&expected),
+        "bootstrap collection"
+    );
+}
