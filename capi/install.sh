@@ -52,6 +52,6 @@ Description: VMAF video quality scoring (vmafx, libvmaf 3.2-compatible)
 Version: $version
 Libs: -L\${libdir} -lvmaf
 Libs.private: ${native:--lpthread -ldl -lm}
-Cflags: -I\${includedir}
+Cflags: -I\${includedir} -I\${includedir}/libvmaf
 PC
 echo "installed libvmaf $version (vmafx, features $features, profile $profile) to $prefix"
