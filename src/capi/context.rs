@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use super::dict::{take, VmafFeatureDictionary};
 use super::error::{guard, invalid, required_str, CError, CResult};
+use super::handles;
 use super::model::{VmafModel, VmafModelCollection};
 use super::picture::{self, format_of, PicturePool};
 use super::types::*;
@@ -357,15 +358,15 @@ fn pool_method(method: c_int) -> CResult<PoolMethod> {
 /// # Safety
 /// `vmaf` is NULL or from `vmaf_init` and not closed.
 unsafe fn context<'a>(vmaf: *mut VmafContext) -> CResult<&'a mut VmafContext> {
-    // SAFETY: NULL or live, per the caller.
-    unsafe { vmaf.as_mut() }.ok_or_else(|| invalid("vmaf (the context) is NULL"))
+    // SAFETY: the caller's promise; closed or unknown handles are refused.
+    unsafe { handles::get(vmaf, "vmaf (the context)") }
 }
 
 /// # Safety
 /// `ptr` is NULL or points to a live `T` made by this library.
 unsafe fn live<'a, T>(ptr: *mut T, what: &str) -> CResult<&'a mut T> {
-    // SAFETY: NULL or live, per the caller.
-    unsafe { ptr.as_mut() }.ok_or_else(|| invalid(format!("{what} is NULL")))
+    // SAFETY: the caller's promise; destroyed or unknown handles are refused.
+    unsafe { handles::get(ptr, what) }
 }
 
 fn out<'a, T>(ptr: *mut T, what: &str) -> CResult<&'a mut T> {
@@ -390,24 +391,21 @@ pub unsafe extern "C" fn vmaf_init(vmaf: *mut *mut VmafContext, cfg: VmafConfigu
             )));
         }
         crate::cpu::restrict_by_cpumask(cfg.cpumask);
-        *slot = Box::into_raw(Box::new(VmafContext::new(cfg)));
+        *slot = handles::hand_out(VmafContext::new(cfg));
         Ok(())
     })
 }
 
 /// `int vmaf_close(VmafContext *vmaf)`: frees the context (unflushed
-/// work is dropped).
+/// work is dropped); a closed context is refused by every later call.
 ///
 /// # Safety
 /// `vmaf` is NULL or from `vmaf_init` and not closed.
 #[no_mangle]
 pub unsafe extern "C" fn vmaf_close(vmaf: *mut VmafContext) -> c_int {
     guard("vmaf_close", || {
-        if vmaf.is_null() {
-            return Err(invalid("vmaf (the context) is NULL"));
-        }
-        // SAFETY: made by Box::into_raw in vmaf_init, not closed.
-        drop(unsafe { Box::from_raw(vmaf) });
+        // SAFETY: the caller's promise; closed or unknown handles are refused.
+        drop(unsafe { handles::take_back(vmaf, "vmaf (the context)") }?);
         Ok(())
     })
 }

@@ -17,6 +17,7 @@
 pub mod context;
 pub mod dict;
 pub mod error;
+pub mod handles;
 pub mod model;
 pub mod picture;
 pub mod types;

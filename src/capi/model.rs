@@ -6,6 +6,7 @@ use std::ffi::{c_char, c_int};
 
 use super::dict::{take, VmafFeatureDictionary};
 use super::error::{c_str, guard, invalid, required_str, CResult};
+use super::handles;
 use super::types::{
     VmafModelConfig, VMAF_MODEL_FLAG_DISABLE_CLIP, VMAF_MODEL_FLAG_ENABLE_TRANSFORM,
 };
@@ -79,13 +80,13 @@ unsafe fn spec_of(cfg: *const VmafModelConfig, source: ModelSource) -> CResult<M
     Ok(spec)
 }
 
-/// Stores a new box in `*out`.
+/// Stores a new handle in `*out`.
 ///
 /// # Safety
 /// `out` is non-null and writable.
 unsafe fn hand_out<T>(out: *mut *mut T, value: T) {
     // SAFETY: the caller's promise.
-    unsafe { *out = Box::into_raw(Box::new(value)) };
+    unsafe { *out = handles::hand_out(value) };
 }
 
 fn source(text: &str, by_path: bool) -> ModelSource {
@@ -175,8 +176,8 @@ pub unsafe extern "C" fn vmaf_model_feature_overload(
     // SAFETY: opts_dict is NULL or live; ownership passes here.
     let options = unsafe { take(opts_dict) };
     guard("vmaf_model_feature_overload", || {
-        // SAFETY: model is NULL or live, per the caller.
-        let model = unsafe { model.as_mut() }.ok_or_else(|| invalid("model is NULL"))?;
+        // SAFETY: the caller's promise; destroyed or unknown handles are refused.
+        let model = unsafe { handles::get(model, "model") }?;
         // SAFETY: the caller's promise.
         let name = unsafe { required_str(feature_name, "feature_name") }?;
         let before = model.spec.overrides.len();
@@ -196,8 +197,10 @@ pub unsafe extern "C" fn vmaf_model_feature_overload(
 #[no_mangle]
 pub unsafe extern "C" fn vmaf_model_destroy(model: *mut VmafModel) {
     if !model.is_null() {
-        // SAFETY: made by Box::into_raw in vmaf_model_load*.
-        drop(unsafe { Box::from_raw(model) });
+        // SAFETY: the caller's promise; an unknown handle is reported, not freed.
+        guard("vmaf_model_destroy", || {
+            unsafe { handles::take_back(model, "model") }.map(drop)
+        });
     }
 }
 
@@ -311,21 +314,20 @@ pub unsafe extern "C" fn vmaf_model_collection_feature_overload(
     // SAFETY: opts_dict is NULL or live; ownership passes here.
     let options = unsafe { take(opts_dict) };
     guard("vmaf_model_collection_feature_overload", || {
-        // SAFETY: NULL or a pointer to a live collection pointer.
-        let collection = unsafe { model_collection.as_ref() }
-            .and_then(|c| {
-                // SAFETY: NULL or live, per the caller.
-                unsafe { c.as_mut() }
-            })
+        // SAFETY: NULL or a pointer to a collection pointer, per the caller.
+        let handle = unsafe { model_collection.as_ref() }
             .ok_or_else(|| invalid("model_collection is NULL"))?;
+        // SAFETY: the caller's promise; destroyed or unknown handles are refused.
+        let collection = unsafe { handles::get(*handle, "*model_collection") }?;
         // SAFETY: the caller's promise.
         let name = unsafe { required_str(feature_name, "feature_name") }?;
         let added = overrides(name, options);
         let mut spec = collection.spec.clone();
         spec.overrides.extend(added.iter().cloned());
         let whole = Model::load(&spec)?;
-        // SAFETY: NULL or live, per the caller.
-        if let Some(model) = unsafe { model.as_mut() } {
+        if !model.is_null() {
+            // SAFETY: the caller's promise; destroyed or unknown handles are refused.
+            let model = unsafe { handles::get(model, "model") }?;
             let before = model.spec.overrides.len();
             model.spec.overrides.extend(added);
             if let Err(e) = model.reload() {
@@ -347,7 +349,9 @@ pub unsafe extern "C" fn vmaf_model_collection_feature_overload(
 #[no_mangle]
 pub unsafe extern "C" fn vmaf_model_collection_destroy(model_collection: *mut VmafModelCollection) {
     if !model_collection.is_null() {
-        // SAFETY: made by Box::into_raw in vmaf_model_collection_load*.
-        drop(unsafe { Box::from_raw(model_collection) });
+        guard("vmaf_model_collection_destroy", || {
+            // SAFETY: the caller's promise; an unknown handle is reported, not freed.
+            unsafe { handles::take_back(model_collection, "model_collection") }.map(drop)
+        });
     }
 }

@@ -121,8 +121,14 @@ static void refusals(void)
     REFUSED(vmaf_write_output(ctx, "/dev/null", 9), "output format 9");
     REFUSED(vmaf_fetch_preallocated_picture(ctx, &a), "vmaf_preallocate_pictures first");
     vmaf_model_destroy(model);
+    REFUSED(vmaf_use_features_from_model(ctx, model), "not a live handle");
+    REFUSED(vmaf_model_feature_overload(model, "adm", NULL), "not a live handle");
     EXPECT(vmaf_close(ctx) == 0, "close");
     REFUSED(vmaf_close(NULL), "NULL");
+    /* A context used after close: refused, nothing touched. */
+    REFUSED(vmaf_use_feature(ctx, "psnr", NULL), "not a live handle");
+    REFUSED(vmaf_read_pictures(ctx, NULL, NULL, 0), "not a live handle");
+    REFUSED(vmaf_close(ctx), "not a live handle");
 }
 
 /* The whole run, as FFmpeg's libvmaf filter makes it; odd frames come from
