@@ -84,7 +84,7 @@ for t in "${SUITES[@]}"; do
     *)
         [ -x "$C/$t" ] || { echo "$t: not in the carried binaries"; failed=1; continue; }
         # shellcheck disable=SC2086
-        timeout 400 "$C/$t" --test-threads 4 ${TEST_ARGS:-} > "$OUT/$t.txt" 2>&1
+        timeout 200 "$C/$t" --test-threads 4 ${TEST_ARGS:-} > "$OUT/$t.txt" 2>&1
         rc=$?
         [ $rc -eq 0 ] || failed=1
         echo "$t rc=$rc $(grep -E '^test result' "$OUT/$t.txt")"
