@@ -9,7 +9,11 @@
 //! - `tests/capi/api.c` under AddressSanitizer (a leak on any path fails):
 //!   every refusal names what was wrong; a whole run writes, in every
 //!   format, exactly the bytes the `vmafx` command line writes for the
-//!   same pair, model and feature (lossless numbers, `fps` aside).
+//!   same pair, model and feature (lossless numbers, `fps` aside); and
+//!   vmafx.h's own API refuses bad configurations and frames, releasing
+//!   refused frames at once.
+//! - `examples/c/host_frames.c` under AddressSanitizer: host and memfd
+//!   (NV12) frames with release callbacks give the CPU engine's scores.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -177,5 +181,34 @@ fn a_c_client_writes_the_command_lines_bytes_and_leaks_nothing() {
         without_fps(&dir.path().join("c-b.json")),
         without_fps(&expected),
         "bootstrap collection"
+    );
+}
+
+#[test]
+fn the_c_host_frames_example_scores_planar_and_memfd_nv12_frames_and_releases_each() {
+    let Some(prefix) = prefix() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile(
+        "examples/c/host_frames.c",
+        &prefix.join("include"),
+        &prefix,
+        dir.path(),
+        &["-fsanitize=address"],
+    );
+    let data = root().join("examples/data");
+    let out = run(
+        &program,
+        &prefix,
+        &[
+            &data.join("ref_576x324.y4m"),
+            &data.join("dist_576x324_x264_crf30.y4m"),
+        ],
+    );
+    print!("{out}");
+    // The CPU engine's scores of the pair, NV12 in a memfd or planar alike.
+    assert!(out.contains("frame 0: vmaf 87.267035\n"), "{out}");
+    assert!(
+        out.ends_with("10 frames: pooled vmaf 95.065082326734753; 20 of 20 frames released\n"),
+        "{out}"
     );
 }

@@ -21,6 +21,7 @@ pub mod handles;
 pub mod model;
 pub mod picture;
 pub mod types;
+pub mod vmafx;
 
 /// The version libvmaf clients see (`vmaf_version`, the JSON `version`):
 /// the libvmaf release whose ABI and scores vmafx reproduces.

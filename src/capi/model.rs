@@ -197,8 +197,8 @@ pub unsafe extern "C" fn vmaf_model_feature_overload(
 #[no_mangle]
 pub unsafe extern "C" fn vmaf_model_destroy(model: *mut VmafModel) {
     if !model.is_null() {
-        // SAFETY: the caller's promise; an unknown handle is reported, not freed.
         guard("vmaf_model_destroy", || {
+            // SAFETY: the caller's promise; an unknown handle is reported, not freed.
             unsafe { handles::take_back(model, "model") }.map(drop)
         });
     }

@@ -247,6 +247,68 @@ static void collection(const char *ref_path, const char *dist_path, const char *
     vmaf_close(ctx);
 }
 
+static unsigned releases = 0;
+static void count_release(void *user) { (void)user; releases++; }
+
+/* vmafx.h's own API: refusals name what was wrong, and a refused frame's
+ * release callback runs before vmafx_submit returns, exactly once. */
+static void vmafx_refusals(void)
+{
+    const char *models[] = { "version=vmaf_v0.6.1" };
+    VmafxConfig cfg = { .size = sizeof cfg, .width = 64, .height = 64,
+                        .pix_fmt = VMAF_PIX_FMT_YUV420P, .bpc = 8, .models = models, .n_models = 1 };
+    VmafxContext *ctx = NULL;
+    VmafxConfig small = cfg;
+    small.size = 8;
+    REFUSED(vmafx_context_new(&ctx, &small), "cfg->size 8");
+    VmafxConfig bad = cfg;
+    bad.backend = 7;
+    REFUSED(vmafx_context_new(&ctx, &bad), "backend 7");
+    const char *two[] = { "version=vmaf_v0.6.1", NULL };
+    bad = cfg;
+    bad.models = two;
+    bad.n_models = 2;
+    REFUSED(vmafx_context_new(&ctx, &bad), "models[1] is NULL");
+    const char *features[] = { "psnr=no_such_option=1" };
+    bad = cfg;
+    bad.features = features;
+    bad.n_features = 1;
+    REFUSED(vmafx_context_new(&ctx, &bad), "no_such_option");
+    EXPECT(vmafx_context_new(&ctx, &cfg) == 0, "context: %s", vmafx_error_message());
+
+    static unsigned char pixels[64 * 64 * 3 / 2];
+    VmafxFrame f = { .size = sizeof f, .width = 64, .height = 64, .pixel_format = VMAFX_PIXEL_FORMAT_PLANAR,
+                     .memory = VMAFX_MEMORY_HOST, .host = pixels, .bytes = sizeof pixels,
+                     .planes = { { 0, 64 }, { 4096, 32 }, { 5120, 32 } },
+                     .release = count_release };
+    VmafxFrame g = f;
+    g.host = NULL;
+    releases = 0;
+    REFUSED(vmafx_submit(ctx, &f, &g), "dist: memory is VMAFX_MEMORY_HOST but host is NULL");
+    EXPECT(releases == 2, "both frames released on a refusal (%u)", releases);
+    g = f;
+    g.pixel_format = 42;
+    releases = 0;
+    REFUSED(vmafx_submit(ctx, &g, &f), "ref: pixel_format 42");
+    EXPECT(releases == 2, "both frames released on a refusal (%u)", releases);
+    g = f;
+    g.bytes = 100; /* smaller than its planes */
+    releases = 0;
+    REFUSED(vmafx_submit(ctx, &f, &g), "host");
+    EXPECT(releases == 2, "both frames released when the frame's checks refuse it (%u)", releases);
+    double s;
+    REFUSED(vmafx_score_pooled(ctx, "vmaf", VMAF_POOL_METHOD_MEAN, &s), "call vmafx_finish first");
+    releases = 0;
+    EXPECT(vmafx_submit(ctx, &f, &f) == 0, "submit: %s", vmafx_error_message());
+    EXPECT(vmafx_finish(ctx) == 0, "finish");
+    EXPECT(releases == 2, "released after scoring (%u)", releases);
+    EXPECT(vmafx_score_pooled(ctx, "vmaf", VMAF_POOL_METHOD_MEAN, &s) == 0, "pooled");
+    REFUSED(vmafx_score_at(ctx, "vmaf", 1, &s), "no score 'vmaf' at frame 1");
+    REFUSED(vmafx_submit(ctx, &f, &f), "finished");
+    EXPECT(vmafx_context_free(ctx) == 0, "free");
+    REFUSED(vmafx_context_free(ctx), "not a live handle");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -255,6 +317,7 @@ int main(int argc, char **argv)
     }
     printf("libvmaf %s (vmafx)\n", vmaf_version());
     refusals();
+    vmafx_refusals();
     run(argv[1], argv[2], argv[3]);
     collection(argv[1], argv[2], argv[3]);
     printf("%s: %d failures\n", failures ? "FAILED" : "ok", failures);
