@@ -15,22 +15,18 @@
 //! - `examples/c/host_frames.c` under AddressSanitizer: host and memfd
 //!   (NV12) frames with release callbacks give the CPU engine's scores.
 
+mod common;
+
+use common::without_fps;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const REQUIRE: &str = "VMAFX_REQUIRE_CAPI";
-
 fn prefix() -> Option<PathBuf> {
-    match std::env::var_os("VMAFX_CAPI_PREFIX") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            vmafx::testing::skip(
-                REQUIRE,
-                "VMAFX_CAPI_PREFIX not set (capi/install.sh PREFIX builds the C library)",
-            );
-            None
-        }
-    }
+    common::path_from_env(
+        "VMAFX_CAPI_PREFIX",
+        "VMAFX_REQUIRE_CAPI",
+        "capi/install.sh PREFIX builds the C library",
+    )
 }
 
 fn root() -> PathBuf {
@@ -142,14 +138,6 @@ fn a_c_client_writes_the_command_lines_bytes_and_leaks_nothing() {
             .status()
             .unwrap();
         assert!(status.success());
-    };
-    let without_fps = |p: &Path| {
-        std::fs::read_to_string(p)
-            .unwrap()
-            .lines()
-            .filter(|l| !l.contains("fps"))
-            .collect::<Vec<_>>()
-            .join("\n")
     };
     let run_flags = [
         "--model",

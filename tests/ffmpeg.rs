@@ -8,24 +8,17 @@
 
 mod common;
 
-use common::{float_adm_tol, is_float_adm_output, Golden, Pair, PAIRS};
+use common::{float_adm_tol, is_float_adm_output, without_fps, Golden, Pair, PAIRS};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use vmafx::ChromaSubsampling;
 
-const REQUIRE: &str = "VMAFX_REQUIRE_FFMPEG";
-
 fn ffmpeg() -> Option<PathBuf> {
-    match std::env::var_os("VMAFX_FFMPEG") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            vmafx::testing::skip(
-                REQUIRE,
-                "VMAFX_FFMPEG not set (capi/build-ffmpeg.sh builds FFmpeg against vmafx)",
-            );
-            None
-        }
-    }
+    common::path_from_env(
+        "VMAFX_FFMPEG",
+        "VMAFX_REQUIRE_FFMPEG",
+        "capi/build-ffmpeg.sh builds FFmpeg against vmafx",
+    )
 }
 
 /// FFmpeg's name of a pair's pixel format.
@@ -68,12 +61,22 @@ fn score(ffmpeg: &Path, pair: &Pair, files: &(PathBuf, PathBuf), options: &str) 
         .args(["-hide_banner", "-nostdin", "-loglevel", "info"])
         .args(input(&files.1))
         .args(input(&files.0))
-        .args(["-lavfi", &format!("[0:v][1:v]libvmaf={options}"), "-f", "null", "-"])
+        .args([
+            "-lavfi",
+            &format!("[0:v][1:v]libvmaf={options}"),
+            "-f",
+            "null",
+            "-",
+        ])
         .env("VMAFX_OUTPUT_PRECISION", "max")
         .output()
         .expect("ffmpeg runs");
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "ffmpeg failed on {}:\n{stderr}", pair.name());
+    assert!(
+        out.status.success(),
+        "ffmpeg failed on {}:\n{stderr}",
+        pair.name()
+    );
     stderr
 }
 
@@ -82,7 +85,13 @@ fn score(ffmpeg: &Path, pair: &Pair, files: &(PathBuf, PathBuf), options: &str) 
 fn assert_matches_golden(log: &Path, golden: &Golden, what: &str) -> usize {
     let ours = Golden::load(log);
     assert_eq!(ours.frames.len(), golden.frames.len(), "{what}: frames");
-    let tol = |name: &str| if is_float_adm_output(name) { float_adm_tol(0.0) } else { 0.0 };
+    let tol = |name: &str| {
+        if is_float_adm_output(name) {
+            float_adm_tol(0.0)
+        } else {
+            0.0
+        }
+    };
     let mut compared = 0;
     for ((n, expected), (m, got)) in golden.frames.iter().zip(&ours.frames) {
         assert_eq!(n, m, "{what}: frame numbers");
@@ -125,7 +134,10 @@ fn every_golden_pair_scores_libvmafs_vmaf_through_ffmpeg() {
             "{}: FFmpeg printed no 'VMAF score: {mean:.6}':\n{stderr}",
             pair.name()
         );
-        println!("{}: {n} values identical, VMAF score {mean:.6}", pair.name());
+        println!(
+            "{}: {n} values identical, VMAF score {mean:.6}",
+            pair.name()
+        );
     }
 }
 
@@ -157,10 +169,7 @@ fn feature_option(run: &str, pair: &Pair) -> String {
         })
         .map(|d| d["goldens"].as_array().unwrap().clone())
         .unwrap();
-    let flags: Vec<&str> = goldens
-        .iter()
-        .find(|g| g["run"] == run)
-        .unwrap()["flags"]
+    let flags: Vec<&str> = goldens.iter().find(|g| g["run"] == run).unwrap()["flags"]
         .as_array()
         .unwrap()
         .iter()
@@ -185,7 +194,10 @@ fn feature_option(run: &str, pair: &Pair) -> String {
 fn features_with_options_and_several_models_through_ffmpeg() {
     let Some(ffmpeg) = ffmpeg() else { return };
     // 8-bit 4:2:0, and 10-bit 4:2:2 (chroma features read both).
-    for pair in [pair("a_576x324_420p8_pan", "x264_crf30"), pair("d_352x288_422p10_pan", "x264_422p10_crf30")] {
+    for pair in [
+        pair("a_576x324_420p8_pan", "x264_crf30"),
+        pair("d_352x288_422p10_pan", "x264_422p10_crf30"),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let files = unpack(pair, dir.path());
         let log = dir.path().join("features.json");
@@ -221,7 +233,12 @@ fn features_with_options_and_several_models_through_ffmpeg() {
         let golden = pair.golden("models_v0.6");
         for (i, (n, values)) in golden.frames.iter().enumerate() {
             for m in models {
-                assert_eq!(ours.frames[i].1[m], values[m], "{} frame {n} {m}", pair.name());
+                assert_eq!(
+                    ours.frames[i].1[m],
+                    values[m],
+                    "{} frame {n} {m}",
+                    pair.name()
+                );
             }
         }
         println!("{} models {models:?}: identical", pair.name());
@@ -240,7 +257,10 @@ fn threads_subsampling_and_every_log_format_as_the_command_line() {
         &ffmpeg,
         pair,
         &files,
-        &format!("log_fmt=json:log_path={}:n_subsample=3:n_threads=2", log.display()),
+        &format!(
+            "log_fmt=json:log_path={}:n_subsample=3:n_threads=2",
+            log.display()
+        ),
     );
     let n = assert_matches_golden(&log, &pair.golden("vmaf_v0.6.1.subsample3"), "subsample 3");
     println!("n_subsample=3, n_threads=2: {n} values identical");
@@ -270,18 +290,13 @@ fn threads_subsampling_and_every_log_format_as_the_command_line() {
             .status()
             .unwrap();
         assert!(status.success());
-        let without_fps = |p: &Path| {
-            std::fs::read_to_string(p)
-                .unwrap()
-                .lines()
-                .filter(|l| !l.contains("fps"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
         assert_eq!(without_fps(&log), without_fps(&expected), "{format} log");
         if format == "json" {
             let hmean = Golden::load(&log).pooled["vmaf"]["harmonic_mean"];
-            assert!(stderr.contains(&format!("VMAF score: {hmean:.6}")), "{stderr}");
+            assert!(
+                stderr.contains(&format!("VMAF score: {hmean:.6}")),
+                "{stderr}"
+            );
         }
         println!("log_fmt={format}: the command line's bytes");
     }

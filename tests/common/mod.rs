@@ -298,3 +298,26 @@ pub fn cpu_vendor() -> String {
         String::new()
     }
 }
+
+/// The path in environment variable `var`, or `None` after recording why
+/// the test skips (a failure where `require_var` is set).
+pub fn path_from_env(var: &str, require_var: &str, reason: &str) -> Option<PathBuf> {
+    match std::env::var_os(var) {
+        Some(p) => Some(PathBuf::from(p)),
+        None => {
+            vmafx::testing::skip(require_var, format_args!("{var} not set ({reason})"));
+            None
+        }
+    }
+}
+
+/// A result file's text without its `fps` line (wall-clock speed, which
+/// differs run to run).
+pub fn without_fps(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.contains("fps"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
