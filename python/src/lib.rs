@@ -1,0 +1,502 @@
+//! Python bindings of vmafx (`import vmafx`): files scored as the command
+//! line scores them, a `Context` fed with numpy (or any buffer-protocol)
+//! planes, results as frames finish, and `python -m vmafx`.
+//!
+//! Host planes are copied into the engine's pictures (one copy, as a file
+//! read is); the GIL is released while frames are scored. Errors raise
+//! `vmafx.VmafxError` with the engine's message.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use vmafx::io::open;
+use vmafx::model::{Model, ModelSpec};
+use vmafx::pool::PooledMetric;
+use vmafx::{
+    ChromaSubsampling, ContextBuilder, FeatureScores, HostPicture, PictureFormat, PlaneId,
+};
+
+create_exception!(
+    _vmafx,
+    VmafxError,
+    PyException,
+    "An error of vmafx: its message says what was wrong."
+);
+
+fn err(e: vmafx::Error) -> PyErr {
+    VmafxError::new_err(e.to_string())
+}
+
+fn bad(message: impl Into<String>) -> PyErr {
+    VmafxError::new_err(message.into())
+}
+
+/// A builder from the options Python passes.
+fn builder(
+    format: PictureFormat,
+    models: &[String],
+    features: &[String],
+    threads: usize,
+    subsample: u32,
+) -> PyResult<ContextBuilder> {
+    let mut b = ContextBuilder::new(format)
+        .threads(threads)
+        .subsample(subsample);
+    for m in models {
+        // A bare name is a built-in version, as `model="vmaf_v0.6.1"`.
+        let spec = if m.contains('=') {
+            m.clone()
+        } else {
+            format!("version={m}")
+        };
+        b = b.model(Model::load(&ModelSpec::parse(&spec).map_err(err)?).map_err(err)?);
+    }
+    for f in features {
+        let (name, options) = f.split_once('=').unwrap_or((f, ""));
+        let options = vmafx::feature::options::parse_key_values(name, options).map_err(err)?;
+        b = b.feature(name, options);
+    }
+    Ok(b)
+}
+
+/// What a run produced: per-frame values and pooled scores.
+#[pyclass(module = "vmafx", frozen)]
+struct Result {
+    scores: FeatureScores,
+}
+
+fn pooled_dict<'py>(py: Python<'py>, p: &PooledMetric) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("min", p.min)?;
+    d.set_item("max", p.max)?;
+    d.set_item("mean", p.mean)?;
+    d.set_item("harmonic_mean", p.harmonic_mean)?;
+    Ok(d)
+}
+
+fn values_dict<'py>(py: Python<'py>, values: &[(String, f64)]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in values {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
+}
+
+#[pymethods]
+impl Result {
+    /// The scored frames' indices, in order.
+    #[getter]
+    fn indices(&self) -> Vec<u32> {
+        self.scores.frames.iter().map(|(i, _)| *i).collect()
+    }
+
+    /// Every scored frame's values: a list of dicts, name to value.
+    #[getter]
+    fn frames<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for (_, values) in &self.scores.frames {
+            list.append(values_dict(py, values)?)?;
+        }
+        Ok(list)
+    }
+
+    /// The names of the values, in output order.
+    #[getter]
+    fn names(&self) -> Vec<String> {
+        self.scores
+            .names()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// `name` pooled over the scored frames: a dict with min, max, mean and
+    /// harmonic_mean, as libvmaf pools.
+    fn pooled<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+        let p = self.scores.pooled(name).ok_or_else(|| {
+            bad(format!(
+                "no value '{name}' in every scored frame (names: {:?})",
+                self.scores.names()
+            ))
+        })?;
+        pooled_dict(py, &p)
+    }
+
+    /// Whole-run values (psnr's `apsnr_y`, ...).
+    #[getter]
+    fn aggregate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        values_dict(py, &self.scores.aggregate)
+    }
+
+    /// `name`'s value in every scored frame, in order.
+    fn __getitem__(&self, name: &str) -> PyResult<Vec<f64>> {
+        let v = self.scores.values(name);
+        if v.is_empty() {
+            return Err(pyo3::exceptions::PyKeyError::new_err(name.to_string()));
+        }
+        Ok(v.into_iter().map(|(_, x)| x).collect())
+    }
+
+    fn __len__(&self) -> usize {
+        self.scores.frames.len()
+    }
+
+    fn __repr__(&self) -> String {
+        let vmaf = self
+            .scores
+            .pooled("vmaf")
+            .map(|p| format!(", vmaf mean {:.6}", p.mean));
+        format!(
+            "<vmafx.Result: {} frames{}>",
+            self.scores.frames.len(),
+            vmaf.unwrap_or_default()
+        )
+    }
+}
+
+/// Scores two files (.y4m, or .yuv with `width`, `height`, `pix_fmt`,
+/// `bit_depth`) as the command line does.
+#[pyfunction]
+#[pyo3(signature = (reference, distorted, model=None, models=None, features=None, threads=0, subsample=1, width=None, height=None, pix_fmt=None, bit_depth=None))]
+#[allow(clippy::too_many_arguments)]
+fn score(
+    py: Python<'_>,
+    reference: std::path::PathBuf,
+    distorted: std::path::PathBuf,
+    model: Option<String>,
+    models: Option<Vec<String>>,
+    features: Option<Vec<String>>,
+    threads: usize,
+    subsample: u32,
+    width: Option<u32>,
+    height: Option<u32>,
+    pix_fmt: Option<String>,
+    bit_depth: Option<u8>,
+) -> PyResult<Result> {
+    let raw = match (width, height) {
+        (Some(w), Some(h)) => {
+            let s = ChromaSubsampling::parse(pix_fmt.as_deref().unwrap_or("420")).map_err(err)?;
+            Some(PictureFormat::new(w, h, s, bit_depth.unwrap_or(8)).map_err(err)?)
+        }
+        (None, None) => None,
+        _ => return Err(bad("give both width and height for raw .yuv input")),
+    };
+    let mut all_models: Vec<String> = model
+        .into_iter()
+        .chain(models.unwrap_or_default())
+        .collect();
+    let features = features.unwrap_or_default();
+    if all_models.is_empty() && features.is_empty() {
+        all_models.push("vmaf_v0.6.1".into());
+    }
+    let scores = py.allow_threads(|| -> PyResult<FeatureScores> {
+        let mut r = open(&reference, raw).map_err(err)?;
+        let mut d = open(&distorted, raw).map_err(err)?;
+        if r.format() != d.format() {
+            return Err(bad(format!(
+                "the reference is {}, the distorted video {}",
+                r.format(),
+                d.format()
+            )));
+        }
+        let mut ctx = builder(r.format(), &all_models, &features, threads, subsample)?
+            .build()
+            .map_err(err)?;
+        let (mut rp, mut dp) = (HostPicture::new(r.format()), HostPicture::new(d.format()));
+        while r.read_into(&mut rp).map_err(err)? && d.read_into(&mut dp).map_err(err)? {
+            ctx.submit_borrowed(&rp, &dp).map_err(err)?;
+        }
+        ctx.finish().map_err(err)
+    })?;
+    Ok(Result { scores })
+}
+
+/// A scoring run over pairs of frames of one format, fed from Python.
+#[pyclass(module = "vmafx")]
+struct Context {
+    /// `None` once finished. Python objects may be shared by threads: the
+    /// lock serializes them (a context is used by one thread at a time).
+    inner: std::sync::Mutex<Option<vmafx::Context>>,
+    format: PictureFormat,
+}
+
+/// A 2-D host array seen through numpy's `__array_interface__` (the same
+/// description `__cuda_array_interface__` gives for device arrays): where
+/// its samples are and how its rows are laid out.
+struct ArrayView {
+    data: usize,
+    rows: usize,
+    cols: usize,
+    /// Bytes from one row to the next.
+    row_pitch: usize,
+    item: usize,
+}
+
+impl ArrayView {
+    /// Reads the interface of `array`, checking the element type and that
+    /// each row is contiguous.
+    fn new(array: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<Self> {
+        let want = if item == 2 { "uint16" } else { "uint8" };
+        let interface = array.getattr("__array_interface__").map_err(|_| {
+            bad(format!(
+                "{what}: not an array (no __array_interface__): give a numpy {want} array"
+            ))
+        })?;
+        let typestr: String = interface.get_item("typestr")?.extract()?;
+        let ok = matches!(
+            (item, typestr.as_str()),
+            (1, "|u1") | (2, "<u2") | (2, "=u2")
+        );
+        if !ok {
+            return Err(bad(format!(
+                "{what}: element type {typestr}, expected a {want} array ({} samples)",
+                if item == 2 { "9- to 16-bit" } else { "8-bit" }
+            )));
+        }
+        let shape: Vec<usize> = interface.get_item("shape")?.extract()?;
+        if shape.len() != 2 {
+            return Err(bad(format!(
+                "{what}: shape {shape:?}: expected a 2-D array (rows, columns)"
+            )));
+        }
+        let (rows, cols) = (shape[0], shape[1]);
+        let strides: Option<Vec<isize>> = interface.get_item("strides")?.extract()?;
+        let row_pitch = match strides {
+            None => cols * item,
+            Some(s) if s.len() == 2 && s[1] == item as isize && s[0] >= (cols * item) as isize => s[0] as usize,
+            Some(s) => {
+                return Err(bad(format!(
+                    "{what}: strides {s:?} (bytes): rows must be contiguous ({item}-byte columns, rows in order)"
+                )))
+            }
+        };
+        let (data, _readonly): (usize, bool) = interface.get_item("data")?.extract()?;
+        if data == 0 && rows * cols > 0 {
+            return Err(bad(format!("{what}: data pointer is NULL")));
+        }
+        Ok(Self {
+            data,
+            rows,
+            cols,
+            row_pitch,
+            item,
+        })
+    }
+
+    fn check_shape(&self, what: &str, rows: usize, cols: usize) -> PyResult<()> {
+        if (self.rows, self.cols) != (rows, cols) {
+            return Err(bad(format!(
+                "{what}: shape ({}, {}), expected ({rows}, {cols})",
+                self.rows, self.cols
+            )));
+        }
+        Ok(())
+    }
+
+    /// Calls `put(y, x, sample)` for every sample. The array must stay alive
+    /// and unchanged meanwhile (the caller holds it and the GIL).
+    fn for_each(&self, mut put: impl FnMut(usize, usize, u32)) {
+        for y in 0..self.rows {
+            let row = (self.data + y * self.row_pitch) as *const u8;
+            for x in 0..self.cols {
+                // SAFETY: the interface promises rows x cols samples of
+                // `item` bytes at these offsets; the array is alive.
+                let v = unsafe {
+                    if self.item == 2 {
+                        (row.add(2 * x) as *const u16).read_unaligned() as u32
+                    } else {
+                        *row.add(x) as u32
+                    }
+                };
+                put(y, x, v);
+            }
+        }
+    }
+}
+
+impl Context {
+    /// A picture from Python planes: 3 (planar) or 2 (semi-planar: Y and
+    /// interleaved CbCr; above 8 bits the samples are in the high bits, as
+    /// P010/P016).
+    fn picture(&self, planes: &Bound<'_, PyAny>, side: &str) -> PyResult<HostPicture> {
+        let planes: Vec<Bound<'_, PyAny>> = if let Ok(t) = planes.downcast::<PyTuple>() {
+            t.iter().collect()
+        } else if let Ok(l) = planes.downcast::<PyList>() {
+            l.iter().collect()
+        } else {
+            return Err(bad(format!(
+                "{side}: a tuple or list of planes (Y, Cb, Cr), or (Y, CbCr) semi-planar"
+            )));
+        };
+        let f = self.format;
+        let mut pic = HostPicture::new(f);
+        let n = f.plane_count();
+        let semi = planes.len() == 2 && n == 3;
+        if planes.len() != n && !semi {
+            return Err(bad(format!(
+                "{side}: {} planes for a {f} picture (expected {n}, or 2 semi-planar)",
+                planes.len()
+            )));
+        }
+        let shift = if semi && f.bit_depth > 8 {
+            16 - f.bit_depth as u32
+        } else {
+            0
+        };
+        let (cw, ch) = f.plane_size(PlaneId::Cb);
+        let item = f.bytes_per_sample();
+        let cstride = pic.stride(PlaneId::Cb);
+        for (i, plane) in planes.iter().enumerate() {
+            let id = PlaneId::ALL[i];
+            let what = format!("{side} plane {i}");
+            let (w, h) = if semi && i == 1 {
+                (cw * 2, ch)
+            } else {
+                f.plane_size(id)
+            };
+            let view = ArrayView::new(plane, &what, item)?;
+            view.check_shape(&what, h, w)?;
+            let stride = pic.stride(id);
+            match (item, semi && i == 1) {
+                (1, false) => {
+                    let dst = pic.plane_u8_mut(id);
+                    view.for_each(|y, x, v| dst[y * stride + x] = v as u8);
+                }
+                (1, true) => {
+                    let (cb, cr) = pic.chroma_u8_mut();
+                    view.for_each(|y, x, v| {
+                        let plane = if x % 2 == 0 { &mut *cb } else { &mut *cr };
+                        plane[y * cstride + x / 2] = v as u8;
+                    });
+                }
+                (_, false) => {
+                    let dst = pic.plane_u16_mut(id);
+                    view.for_each(|y, x, v| dst[y * stride + x] = (v >> shift) as u16);
+                }
+                (_, true) => {
+                    let (cb, cr) = pic.chroma_u16_mut();
+                    view.for_each(|y, x, v| {
+                        let plane = if x % 2 == 0 { &mut *cb } else { &mut *cr };
+                        plane[y * cstride + x / 2] = (v >> shift) as u16;
+                    });
+                }
+            }
+        }
+        Ok(pic)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<vmafx::Context>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl Context {
+    /// `Context(width, height, pix_fmt="420", bit_depth=8, models=None,
+    /// features=None, threads=0, subsample=1)`; with neither models nor
+    /// features, `vmaf_v0.6.1`.
+    #[new]
+    #[pyo3(signature = (width, height, pix_fmt="420", bit_depth=8, models=None, features=None, threads=0, subsample=1))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        width: u32,
+        height: u32,
+        pix_fmt: &str,
+        bit_depth: u8,
+        models: Option<Vec<String>>,
+        features: Option<Vec<String>>,
+        threads: usize,
+        subsample: u32,
+    ) -> PyResult<Self> {
+        let s = ChromaSubsampling::parse(pix_fmt).map_err(err)?;
+        let format = PictureFormat::new(width, height, s, bit_depth).map_err(err)?;
+        let mut models = models.unwrap_or_default();
+        let features = features.unwrap_or_default();
+        if models.is_empty() && features.is_empty() {
+            models.push("vmaf_v0.6.1".into());
+        }
+        let inner = builder(format, &models, &features, threads, subsample)?
+            .build()
+            .map_err(err)?;
+        Ok(Self {
+            inner: std::sync::Mutex::new(Some(inner)),
+            format,
+        })
+    }
+
+    /// Scores the next pair. Each side is a tuple of planes: (Y, Cb, Cr) as
+    /// 2-D arrays, or (Y, CbCr) semi-planar (NV12; above 8 bits P010/P016,
+    /// samples in the high bits); uint8 up to 8 bits, uint16 above.
+    fn submit(
+        &self,
+        py: Python<'_>,
+        reference: &Bound<'_, PyAny>,
+        distorted: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let r = self.picture(reference, "reference")?;
+        let d = self.picture(distorted, "distorted")?;
+        let mut guard = self.lock();
+        let ctx = guard
+            .as_mut()
+            .ok_or_else(|| bad("the context is finished: no more frames"))?;
+        py.allow_threads(|| ctx.submit(r, d)).map_err(err)
+    }
+
+    /// The frames completed since the last call: (index, {name: value}).
+    fn finished<'py>(&self, py: Python<'py>) -> PyResult<Vec<(u32, Bound<'py, PyDict>)>> {
+        let mut guard = self.lock();
+        let ctx = guard
+            .as_mut()
+            .ok_or_else(|| bad("the context is finished"))?;
+        let done: Vec<_> = ctx.take_finished().map_err(err)?.collect();
+        done.iter()
+            .map(|(i, v)| Ok((*i, values_dict(py, v)?)))
+            .collect()
+    }
+
+    /// Waits for every frame and returns the result.
+    fn finish(&self, py: Python<'_>) -> PyResult<Result> {
+        let ctx = self
+            .lock()
+            .take()
+            .ok_or_else(|| bad("the context is finished already"))?;
+        let scores = py.allow_threads(|| ctx.finish()).map_err(err)?;
+        Ok(Result { scores })
+    }
+}
+
+/// `python -m vmafx ARGS`: the command line, with its exit status.
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    let args = match vmafx::cli::Args::try_from_command_line(argv) {
+        Ok(a) => a,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
+            eprintln!("{}", vmafx::cli::VMAF_VERSION);
+            return 0;
+        }
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    py.allow_threads(|| match vmafx::cli::run(&args) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("vmafx: {e}");
+            1
+        }
+    })
+}
+
+#[pymodule]
+fn _vmafx(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("VmafxError", m.py().get_type::<VmafxError>())?;
+    m.add_class::<Context>()?;
+    m.add_class::<Result>()?;
+    m.add_function(wrap_pyfunction!(score, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add("LIBVMAF_VERSION", "3.2.0")?;
+    Ok(())
+}
