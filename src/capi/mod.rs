@@ -10,8 +10,8 @@
 //!
 //! Every entry point checks its arguments, returns 0 or a negative errno as
 //! libvmaf does, never lets a panic cross into C, and records a message
-//! naming what was wrong ([`error`]). Layouts are `#[repr(C)]` types
-//! ([`types`]); the header declares the same, and CI compiles a C program
+//! naming what was wrong ([`error`](crate::capi::error)). Layouts are `#[repr(C)]` types
+//! ([`types`](crate::capi::types)); the header declares the same, and CI compiles a C program
 //! against libvmaf's own headers that asserts every size and offset.
 
 pub mod context;
