@@ -84,7 +84,7 @@ fn struct_layouts_and_enums_equal_libvmafs() {
     );
     let out = run(&ours, &prefix, &[]);
     assert!(
-        out.contains("ABI: 47 sizes, offsets and enum values equal"),
+        out.contains("ABI: 53 sizes, offsets and enum values equal"),
         "{out}"
     );
     match std::env::var_os("VMAFX_LIBVMAF_INCLUDE") {
@@ -93,7 +93,7 @@ fn struct_layouts_and_enums_equal_libvmafs() {
             std::fs::create_dir(&sub).unwrap();
             let program = compile("tests/capi/abi.c", Path::new(&theirs), &prefix, &sub, &[]);
             let out = run(&program, &prefix, &[]);
-            assert!(out.contains("ABI: 47 sizes, offsets and enum values equal"), "{out}");
+            assert!(out.contains("ABI: 53 sizes, offsets and enum values equal"), "{out}");
             println!("libvmaf's own headers: {}", out.lines().last().unwrap());
         }
         None => vmafx::testing::skip(
@@ -197,6 +197,40 @@ fn the_c_host_frames_example_scores_planar_and_memfd_nv12_frames_and_releases_ea
     assert!(out.contains("frame 0: vmaf 87.267035\n"), "{out}");
     assert!(
         out.ends_with("10 frames: pooled vmaf 95.065082326734753; 20 of 20 frames released\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cuda_device_pictures_score_in_place_as_ffmpegs_libvmaf_cuda_filter_fills_them() {
+    let Some(prefix) = prefix() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile(
+        "tests/capi/cuda.c",
+        &prefix.join("include"),
+        &prefix,
+        dir.path(),
+        &["-ldl"],
+    );
+    let data = root().join("examples/data");
+    let out = run(
+        &program,
+        &prefix,
+        &[
+            &data.join("ref_576x324.y4m"),
+            &data.join("dist_576x324_x264_crf30.y4m"),
+        ],
+    );
+    print!("{out}");
+    if let Some(reason) = out.strip_prefix("SKIP: ") {
+        // The refusal itself was checked by the program (-ENOTSUP, naming CUDA).
+        vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, reason.trim());
+        return;
+    }
+    // The CPU engine's pooled score of the pair (integer features: the
+    // GPU's are bit for bit the same).
+    assert!(
+        out.ends_with("10 frames from CUDA device pictures: pooled vmaf 95.065082326734753\n"),
         "{out}"
     );
 }

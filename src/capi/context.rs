@@ -44,6 +44,11 @@ pub struct VmafContext {
     pictures_read: u32,
     flushed: bool,
     pool: Option<Arc<PicturePool>>,
+    /// The device of `vmaf_cuda_import_state`, and its device pictures.
+    #[cfg(feature = "cuda")]
+    gpu: Option<crate::gpu::Gpu>,
+    #[cfg(feature = "cuda")]
+    device_pictures: Option<super::cuda::DevicePictures>,
 }
 
 impl VmafContext {
@@ -61,7 +66,58 @@ impl VmafContext {
             pictures_read: 0,
             flushed: false,
             pool: None,
+            #[cfg(feature = "cuda")]
+            gpu: None,
+            #[cfg(feature = "cuda")]
+            device_pictures: None,
         }
+    }
+
+    /// Scores on `gpu` (`vmaf_cuda_import_state`), unless `cfg.gpumask`
+    /// turns the GPU off.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn set_gpu(&mut self, gpu: crate::gpu::Gpu) -> CResult {
+        self.check_registering("a CUDA state imported")?;
+        self.gpu = Some(gpu);
+        Ok(())
+    }
+
+    /// Device pictures of `format` (`vmaf_cuda_preallocate_pictures`).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn set_device_pictures(&mut self, format: PictureFormat) -> CResult {
+        let gpu = self.gpu.as_ref().ok_or_else(|| {
+            invalid("device pictures need a device: call vmaf_cuda_import_state first")
+        })?;
+        if self.device_pictures.is_some() || self.pool.is_some() {
+            return Err(invalid("pictures were already preallocated"));
+        }
+        self.device_pictures = Some(super::cuda::DevicePictures::new(gpu, format)?);
+        Ok(())
+    }
+
+    /// A host picture pool (`vmaf_cuda_preallocate_pictures` with a host
+    /// method).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn set_host_pool(&mut self, format: PictureFormat, count: usize) -> CResult {
+        if self.pool.is_some() {
+            return Err(invalid("pictures were already preallocated"));
+        }
+        self.pool = Some(PicturePool::new(format, count));
+        Ok(())
+    }
+
+    /// A preallocated picture: a device one when there are any, else from
+    /// the host pool.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn fetch_any(&mut self, pic: &mut VmafPicture) -> CResult {
+        if let Some(device) = &self.device_pictures {
+            return device.fetch(pic);
+        }
+        let pool = self.pool.as_ref().ok_or_else(|| {
+            invalid("no preallocated pictures: call vmaf_cuda_preallocate_pictures first")
+        })?;
+        picture::fetch(pool, pic);
+        Ok(())
     }
 
     fn subsample(&self) -> u32 {
@@ -97,6 +153,10 @@ impl VmafContext {
         }
         for (name, options) in &self.features {
             builder = builder.feature(name, options.clone());
+        }
+        #[cfg(feature = "cuda")]
+        if let Some(gpu) = self.gpu.as_ref().filter(|_| self.cfg.gpumask == 0) {
+            builder = builder.gpu(gpu.clone());
         }
         Ok(builder.build()?)
     }
@@ -151,6 +211,10 @@ impl VmafContext {
             self.engine = Some(self.build(format)?);
             self.format = Some(format);
         }
+        #[cfg(feature = "cuda")]
+        if super::cuda::is_device_picture(reference) || super::cuda::is_device_picture(distorted) {
+            return self.read_device(reference, distorted, index);
+        }
         // Both are checked before either is taken, so a refusal leaves both
         // to the caller.
         // SAFETY: both are pictures from vmaf_picture_alloc or the pool, per
@@ -168,6 +232,33 @@ impl VmafContext {
         };
         self.pictures_read += 1;
         self.engine.as_mut().expect("built above").submit(r, d)?;
+        self.collect_finished()
+    }
+
+    /// A pair of device pictures, scored in place on the device.
+    #[cfg(feature = "cuda")]
+    fn read_device(
+        &mut self,
+        reference: &mut VmafPicture,
+        distorted: &mut VmafPicture,
+        index: u32,
+    ) -> CResult {
+        if !(super::cuda::is_device_picture(reference) && super::cuda::is_device_picture(distorted))
+        {
+            return Err(invalid(format!(
+                "index {index}: one picture is a CUDA device picture and the other is not"
+            )));
+        }
+        if self.gpu.is_none() || self.cfg.gpumask != 0 {
+            return Err(invalid(format!(
+                "index {index}: CUDA device pictures, but the context scores on the CPU (gpumask {:#x})",
+                self.cfg.gpumask
+            )));
+        }
+        let r = super::cuda::take_frame(reference, "ref")?;
+        let d = super::cuda::take_frame(distorted, "dist")?;
+        self.pictures_read += 1;
+        self.engine.as_mut().expect("built").submit_frames(&r, &d)?;
         self.collect_finished()
     }
 
@@ -364,7 +455,7 @@ unsafe fn context<'a>(vmaf: *mut VmafContext) -> CResult<&'a mut VmafContext> {
 
 /// # Safety
 /// `ptr` is NULL or points to a live `T` made by this library.
-unsafe fn live<'a, T>(ptr: *mut T, what: &str) -> CResult<&'a mut T> {
+unsafe fn live<'a, T: 'static>(ptr: *mut T, what: &str) -> CResult<&'a mut T> {
     // SAFETY: the caller's promise; destroyed or unknown handles are refused.
     unsafe { handles::get(ptr, what) }
 }

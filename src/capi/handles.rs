@@ -2,35 +2,42 @@
 //! alive, so a call with a closed or made-up handle is refused with a
 //! message instead of touching freed memory.
 
-use std::collections::HashSet;
+use std::any::TypeId;
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::error::{invalid, CResult};
 
-static LIVE: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+/// Each live handle's address and the type behind it (so a handle of one
+/// kind passed where another is expected is refused too).
+static LIVE: Mutex<Option<HashMap<usize, TypeId>>> = Mutex::new(None);
 
-fn with<R>(f: impl FnOnce(&mut HashSet<usize>) -> R) -> R {
+fn with<R>(f: impl FnOnce(&mut HashMap<usize, TypeId>) -> R) -> R {
     let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    f(guard.get_or_insert_with(HashSet::new))
+    f(guard.get_or_insert_with(HashMap::new))
+}
+
+fn is_live<T: 'static>(ptr: *mut T) -> bool {
+    with(|live| live.get(&(ptr as usize)) == Some(&TypeId::of::<T>()))
 }
 
 /// Boxes `value` and registers the pointer handed to C.
-pub fn hand_out<T>(value: T) -> *mut T {
+pub fn hand_out<T: 'static>(value: T) -> *mut T {
     let ptr = Box::into_raw(Box::new(value));
-    with(|live| live.insert(ptr as usize));
+    with(|live| live.insert(ptr as usize, TypeId::of::<T>()));
     ptr
 }
 
 /// The object behind a handle C passed in.
 ///
 /// # Safety
-/// A registered pointer was made by [`hand_out`] with this `T`, and C uses
+/// A pointer registered with this `T` was made by [`hand_out`], and C uses
 /// each handle from one thread at a time (libvmaf's rule).
-pub unsafe fn get<'a, T>(ptr: *mut T, what: &str) -> CResult<&'a mut T> {
+pub unsafe fn get<'a, T: 'static>(ptr: *mut T, what: &str) -> CResult<&'a mut T> {
     if ptr.is_null() {
         return Err(invalid(format!("{what} is NULL")));
     }
-    if !with(|live| live.contains(&(ptr as usize))) {
+    if !is_live(ptr) {
         return Err(invalid(format!(
             "{what} {ptr:p} is not a live handle (closed or destroyed already, or not made by this library)"
         )));
@@ -43,11 +50,15 @@ pub unsafe fn get<'a, T>(ptr: *mut T, what: &str) -> CResult<&'a mut T> {
 ///
 /// # Safety
 /// As [`get`].
-pub unsafe fn take_back<T>(ptr: *mut T, what: &str) -> CResult<Box<T>> {
+pub unsafe fn take_back<T: 'static>(ptr: *mut T, what: &str) -> CResult<Box<T>> {
     if ptr.is_null() {
         return Err(invalid(format!("{what} is NULL")));
     }
-    if !with(|live| live.remove(&(ptr as usize))) {
+    let removed = with(|live| match live.get(&(ptr as usize)) {
+        Some(t) if *t == TypeId::of::<T>() => live.remove(&(ptr as usize)).is_some(),
+        _ => false,
+    });
+    if !removed {
         return Err(invalid(format!(
             "{what} {ptr:p} is not a live handle (closed or destroyed already, or not made by this library)"
         )));

@@ -15,6 +15,8 @@
 //! against libvmaf's own headers that asserts every size and offset.
 
 pub mod context;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod dict;
 pub mod error;
 pub mod handles;

@@ -84,7 +84,7 @@ unsafe fn spec_of(cfg: *const VmafModelConfig, source: ModelSource) -> CResult<M
 ///
 /// # Safety
 /// `out` is non-null and writable.
-unsafe fn hand_out<T>(out: *mut *mut T, value: T) {
+unsafe fn hand_out<T: 'static>(out: *mut *mut T, value: T) {
     // SAFETY: the caller's promise.
     unsafe { *out = handles::hand_out(value) };
 }

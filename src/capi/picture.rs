@@ -70,7 +70,7 @@ pub fn subsampling_of(pix_fmt: c_int) -> CResult<ChromaSubsampling> {
     }
 }
 
-fn pix_fmt_of(s: ChromaSubsampling) -> c_int {
+pub fn pix_fmt_of(s: ChromaSubsampling) -> c_int {
     match s {
         ChromaSubsampling::Yuv420 => VMAF_PIX_FMT_YUV420P,
         ChromaSubsampling::Yuv422 => VMAF_PIX_FMT_YUV422P,
@@ -252,6 +252,10 @@ pub unsafe extern "C" fn vmaf_picture_unref(pic: *mut VmafPicture) -> c_int {
     guard("vmaf_picture_unref", || {
         // SAFETY: NULL or a picture struct, per the caller.
         let pic = unsafe { pic.as_mut() }.ok_or_else(|| invalid("pic is NULL"))?;
+        #[cfg(feature = "cuda")]
+        if super::cuda::is_device_picture(pic) {
+            return super::cuda::unref(pic);
+        }
         // SAFETY: the caller's promise.
         unsafe { record_of(pic, "pic") }?;
         // SAFETY: checked to be a live record.

@@ -237,8 +237,31 @@ fn layout_table() -> String {
             VMAF_MODEL_COLLECTION_SCORE_BOOTSTRAP as i64,
         ),
     ];
+    #[cfg(feature = "cuda")]
+    let cuda_rows: &[(&str, usize)] = {
+        use super::cuda::{VmafCudaConfiguration as C, VmafCudaPictureConfiguration as P};
+        &[
+            ("VmafCudaConfiguration.size", size_of::<C>()),
+            ("VmafCudaConfiguration.cu_ctx", offset_of!(C, cu_ctx)),
+            ("VmafCudaPictureConfiguration.size", size_of::<P>()),
+            (
+                "VmafCudaPictureConfiguration.pic_params.w",
+                offset_of!(P, pic_params) + offset_of!(PicParams, w),
+            ),
+            (
+                "VmafCudaPictureConfiguration.pic_params.pix_fmt",
+                offset_of!(P, pic_params) + offset_of!(PicParams, pix_fmt),
+            ),
+            (
+                "VmafCudaPictureConfiguration.pic_prealloc_method",
+                offset_of!(P, pic_prealloc_method),
+            ),
+        ]
+    };
+    #[cfg(not(feature = "cuda"))]
+    let cuda_rows: &[(&str, usize)] = &[];
     let mut out = String::new();
-    for (name, v) in rows {
+    for (name, v) in rows.iter().chain(cuda_rows) {
         out += &format!("{name} {v}\n");
     }
     for (name, v) in enums {

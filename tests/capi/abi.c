@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <libvmaf/libvmaf.h>
+#include <libvmaf/libvmaf_cuda.h>
 
 const char *vmafx_abi_layout(void); /* vmafx.h: not among libvmaf's headers */
 
@@ -47,6 +48,12 @@ int main(void)
     OFF(VmafModelCollectionScore, bootstrap.stddev);
     OFF(VmafModelCollectionScore, bootstrap.ci.p95.lo);
     OFF(VmafModelCollectionScore, bootstrap.ci.p95.hi);
+    ROW("VmafCudaConfiguration.size", sizeof(VmafCudaConfiguration));
+    OFF(VmafCudaConfiguration, cu_ctx);
+    ROW("VmafCudaPictureConfiguration.size", sizeof(VmafCudaPictureConfiguration));
+    OFF(VmafCudaPictureConfiguration, pic_params.w);
+    OFF(VmafCudaPictureConfiguration, pic_params.pix_fmt);
+    OFF(VmafCudaPictureConfiguration, pic_prealloc_method);
     ROW("VMAF_LOG_LEVEL_ERROR", VMAF_LOG_LEVEL_ERROR);
     ROW("VMAF_OUTPUT_FORMAT_XML", VMAF_OUTPUT_FORMAT_XML);
     ROW("VMAF_OUTPUT_FORMAT_JSON", VMAF_OUTPUT_FORMAT_JSON);
