@@ -29,8 +29,12 @@ fn prefix() -> Option<PathBuf> {
     )
 }
 
+/// The checkout: `$VMAFX_TEST_ROOT` for test binaries carried to another
+/// machine, else the source tree.
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("VMAFX_TEST_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
 /// Compiles `source` against the headers in `include` and the library in

@@ -24,7 +24,8 @@ cd "$(git rev-parse --show-toplevel)"
 
 # Every tests/gpu*.rs binary. tests/cli.rs is not among them: it expects
 # `--backend cuda` to fail, which holds only where there is no GPU.
-TESTS=(gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
+# `capi` (tests/capi.rs) also runs the C library's CUDA pictures there.
+TESTS=(capi gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
        gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models
        gpu_psnr_hvs gpu_speed gpu_vif)
 EXAMPLES=(gpu_bench decoder_producer gl_producer vulkan_producer)
@@ -55,6 +56,10 @@ cp target/release/vmafx "$STAGE/"
 for e in "${EXAMPLES[@]}"; do cp "target/release/examples/$e" "$STAGE/"; done
 
 strip "$STAGE"/*
+# The C library (libvmaf ABI), for the capi suite: installed into the stage.
+CARGO_PROFILE=release bash capi/install.sh "$STAGE/capi" > /dev/null
+strip "$STAGE"/capi/lib/libvmaf.so.*
+rm "$STAGE"/capi/lib/libvmaf.a # the shared library is what the tests link
 for t in "${TESTS[@]}"; do
     [ -x "$STAGE/$t" ] || { echo "missing test binary: $t" >&2; exit 1; }
 done
