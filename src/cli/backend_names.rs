@@ -55,6 +55,10 @@ mod tests {
         );
         assert_eq!(resolve("psnr_hip", Some("HIP")).unwrap(), "psnr");
         assert_eq!(
+            resolve("motion_v2_cuda", Some("CUDA")).unwrap(),
+            "motion_v2"
+        );
+        assert_eq!(
             resolve("float_psnr_cuda", None).unwrap_err().to_string(),
             "invalid argument: feature 'float_psnr_cuda' needs --backend cuda \
              (this run scores on the CPU)"

@@ -211,6 +211,56 @@ fn motion_kernels_match_the_cpu() {
     check(&[("motion", "")], &PAIRS, 1, &[]);
 }
 
+/// `motion_v2` alone, with its moving average, and joined with `motion`
+/// (one instance writing both name sets, as on the CPU).
+#[test]
+fn motion_v2_kernels_match_the_cpu() {
+    check(&[("motion_v2", "")], &PAIRS, 1, &[]);
+    check(
+        &[
+            ("motion", "debug=true"),
+            ("motion_v2", "motion_moving_average=true"),
+        ],
+        &[PAN_8BIT, ZOOM_10BIT],
+        1,
+        &[],
+    );
+    check(&[("motion_v2", ""), ("motion", "")], &[ODD_8BIT], 2, &[]);
+}
+
+/// `motion` and `motion_v2` together cost one SAD a frame on the device;
+/// a five-frame `motion` window cannot share it and runs its own.
+#[test]
+fn motion_and_motion_v2_share_one_sad_kernel() {
+    let Some(gpu) = device(&[], &[]) else { return };
+    let sad_launches = |features: &[(&str, &str)]| {
+        let (timed, times) = gpu.with_kernel_times();
+        let scores = score(&PAN_8BIT, features, 1, Some(&timed)).unwrap();
+        let v2 = "VMAF_integer_feature_motion_v2_sad_score";
+        assert!(scores.names().iter().any(|n| n.starts_with(v2)));
+        times
+            .take()
+            .unwrap()
+            .iter()
+            .filter(|t| t.name.starts_with("motion_sad"))
+            .map(|t| t.launches)
+            .sum::<u32>()
+    };
+    let frames = FRAMES as u32;
+    assert_eq!(sad_launches(&[("motion_v2", "")]), frames - 1);
+    assert_eq!(
+        sad_launches(&[("motion", ""), ("motion_v2", "motion_moving_average=true")]),
+        frames - 1
+    );
+    assert_eq!(
+        sad_launches(&[
+            ("motion", "motion_five_frame_window=true"),
+            ("motion_v2", "")
+        ]),
+        (frames - 2) + (frames - 1)
+    );
+}
+
 #[test]
 fn vif_kernels_match_the_cpu() {
     check(&[("vif", "")], &PAIRS, 1, &[]);
