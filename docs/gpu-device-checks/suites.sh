@@ -43,7 +43,7 @@ export VMAFX_REQUIRE_GPU=1 VMAFX_REQUIRE_NVRTC=1 VMAFX_SKIP_LOG=$OUT/skips.log
 
 SUITES=(gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
         gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models
-        gpu_psnr_hvs gpu_speed gpu_vif examples cli)
+        gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif examples cli)
 [ $# -gt 0 ] && SUITES=("$@")
 
 {

@@ -378,6 +378,48 @@ fn motion_and_psnr_match_the_cpu_at_any_size_and_depth() {
     }
 }
 
+/// `ssim` (integer_ssim) on every golden pair, by either name and with its
+/// dB options.
+#[test]
+fn integer_ssim_kernels_match_the_cpu() {
+    check(&[("ssim", "")], &PAIRS, 1, &[]);
+    check(
+        &[("integer_ssim", "enable_db=true:clip_db=true")],
+        &[PAN_8BIT, ZOOM_10BIT],
+        1,
+        &[],
+    );
+    check(&[("ssim", "enable_db=true")], &[ODD_8BIT], 2, &[]);
+}
+
+/// `ssim` on synthetic pictures at 8, 12 and 16 bits (above 12 bits the
+/// moments' `int` products wrap, as in C) and sizes around the 32x8 tiles
+/// and the 9-tap window (pictures narrower or shorter than a window).
+#[test]
+fn integer_ssim_matches_the_cpu_at_any_size_and_depth() {
+    let Some(gpu) = device(&[], &[]) else { return };
+    let features = [("ssim", "")];
+    for (w, h) in [(5, 3), (9, 9), (33, 17), (64, 8), (125, 70)] {
+        for bits in [8u8, 12, 16] {
+            let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv444, bits).unwrap();
+            let refs = synthetic_frames(format, 3 + bits as u64);
+            let dists = synthetic_frames(format, 300 + bits as u64);
+            let run = |gpu: Option<&Gpu>| {
+                let mut ctx = builder(format, &features, 1, gpu).build().unwrap();
+                for (r, d) in refs.iter().zip(&dists) {
+                    ctx.submit(r.clone(), d.clone()).unwrap();
+                }
+                ctx.finish().unwrap()
+            };
+            let cpu = run(None);
+            assert!(cpu.frames.len() == FRAMES && cpu.get(0, "ssim").is_some());
+            if let Some(d) = difference(&cpu, &run(Some(&gpu))) {
+                panic!("{w}x{h} {bits}-bit: {d}");
+            }
+        }
+    }
+}
+
 #[test]
 fn float_kernels_are_within_tolerance() {
     const TOL: f64 = 1e-5;
@@ -460,6 +502,18 @@ fn a_wrong_lane_exchange_is_caught() {
         "lane_get(v[3], (lane + 2) % 32, 32)",
     );
     check_caught(&[("motion", "")], PAN_8BIT, &[], patch, "motion");
+}
+
+/// The frame's sum of SSIM terms must be the CPU's raster-order running
+/// double sum: adding each chunk backwards changes the score's bits.
+#[test]
+fn a_reordered_ssim_sum_is_caught() {
+    let patch = (
+        "integer_ssim.cu",
+        "sum = __dadd_rn(sum, chunk[i])",
+        "sum = __dadd_rn(sum, chunk[count - 1 - i])",
+    );
+    check_caught(&[("ssim", "")], PAN_8BIT, &[], patch, "ssim");
 }
 
 #[test]

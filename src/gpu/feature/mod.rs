@@ -17,6 +17,7 @@ mod float_ms_ssim;
 mod float_psnr;
 mod float_ssim;
 mod float_vif;
+mod integer_ssim;
 mod motion;
 mod psnr;
 mod psnr_hvs;
@@ -129,6 +130,10 @@ pub fn create(
             float_ms_ssim::GpuFloatMsSsim::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "ssim" => Some(
+            integer_ssim::GpuIntegerSsim::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         "ciede" => Some(
             ciede::GpuCiede::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
@@ -199,6 +204,7 @@ pub const AVAILABLE: &[&str] = &[
     "float_adm",
     "float_ssim",
     "float_ms_ssim",
+    "ssim",
     "ciede",
     "psnr_hvs",
     "speed_chroma",
