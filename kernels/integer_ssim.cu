@@ -7,9 +7,9 @@
 // the picture adds 0, as if dropped. Each window's `w ssim` is taken in
 // double through _rn operations in the CPU's order and stored per pixel.
 //
-// ssim_sum: the CPU adds those terms into one running double in raster
-// order; one thread does the same, so the frame's sum has the CPU's bits
-// (the sum of the weights is exact in any order and made on the host).
+// The CPU adds those terms into one running double in raster order; the
+// kernels below reproduce that sum exactly (the sum of the weights is exact
+// in any order and made on the host).
 
 #include "common.cuh"
 
@@ -116,21 +116,146 @@ extern "C" __global__ void ssim_terms_u16(const unsigned short *ref, unsigned re
     ssim_terms(ref, ref_pitch, dis, dis_pitch, width, height, c1_base, c2_base, terms);
 }
 
-#define SUM_THREADS 256
-#define SUM_CHUNK (SUM_THREADS * 8)
+// The frame's sum: the CPU's running double sum in raster order, exactly
+// but in parallel. Inside one binade [2^e, 2^(e+1)) the running sum S is
+// N ulps (u = 2^(e-52), N in [2^52, 2^53)) and fl(S + t) adds t/u rounded
+// to an integer, ties to even, so only N's parity matters: a chunk of
+// terms is a map {parity of N -> ulps added}, with the lowest and highest
+// partial count to check that the sum stays in the binade.
+//   ssim_chunk_sums: each chunk's sum (a fixed tree), to predict e;
+//   ssim_predict:    the prefix of those sums, each chunk's predicted e;
+//   ssim_maps:       one thread per chunk builds its map for that e;
+//   ssim_walk:       one thread walks the chunks with the exact sum,
+//                    applying a map where the sum is in its binade and
+//                    stays there, adding the chunk's terms one by one
+//                    elsewhere (first chunks, binade crossings, wrong
+//                    predictions). Predictions decide speed only.
 
-// The running raster-order sum of `n` terms into `*total` (one block): the
-// block stages chunks in shared memory, thread 0 adds them in order.
-extern "C" __global__ void ssim_sum(const double *terms, u64 n, double *total) {
-    __shared__ double chunk[SUM_CHUNK];
-    double sum = 0.0;
-    for (u64 base = 0; base < n; base += SUM_CHUNK) {
-        u64 count = n - base < SUM_CHUNK ? n - base : SUM_CHUNK;
-        for (unsigned i = threadIdx.x; i < count; i += SUM_THREADS) chunk[i] = terms[base + i];
-        __syncthreads();
-        if (threadIdx.x == 0)
-            for (unsigned i = 0; i < count; i++) sum = __dadd_rn(sum, chunk[i]);
+#define CHUNK 512
+#define SUM_THREADS 256
+#define NO_BINADE (-100000)
+
+// Per start parity: ulps added, lowest and highest partial count; `e` the
+// binade it is for. 56 bytes (the host allocates that per chunk).
+struct ChunkMap {
+    i64 ulps[2], lo[2], hi[2];
+    int e;
+};
+static_assert(sizeof(ChunkMap) == 56, "the host's MAP_BYTES");
+
+// A chunk's terms summed in a fixed tree.
+extern "C" __global__ void ssim_chunk_sums(const double *terms, u64 n, double *sums) {
+    __shared__ double scratch[SUM_THREADS];
+    const u64 base = (u64)blockIdx.x * CHUNK;
+    double v = 0.0;
+    for (unsigned i = threadIdx.x; i < CHUNK; i += SUM_THREADS)
+        if (base + i < n) v = __dadd_rn(v, terms[base + i]);
+    scratch[threadIdx.x] = v;
+    __syncthreads();
+    for (unsigned half = SUM_THREADS / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half)
+            scratch[threadIdx.x] = __dadd_rn(scratch[threadIdx.x], scratch[threadIdx.x + half]);
         __syncthreads();
     }
-    if (threadIdx.x == 0) *total = sum;
+    if (threadIdx.x == 0) sums[blockIdx.x] = scratch[0];
+}
+
+// The binade of a positive normal double, or NO_BINADE.
+__device__ __forceinline__ int binade(double v) {
+    if (!(v > 0.0)) return NO_BINADE;
+    int biased = (int)((u64)__double_as_longlong(v) >> 52) & 0x7ff;
+    return biased == 0 || biased == 0x7ff ? NO_BINADE : biased - 1023;
+}
+
+// 2^k as a double (k within the normal range).
+__device__ __forceinline__ double pow2(int k) {
+    return __longlong_as_double((i64)(k + 1023) << 52);
+}
+
+// Each chunk's predicted binade: that of the approximate sum before it,
+// when the approximate sum after it is in the same one (one block).
+extern "C" __global__ void ssim_predict(const double *sums, unsigned chunks, int *binades) {
+    __shared__ double part[SUM_THREADS];
+    const unsigned per = (chunks + SUM_THREADS - 1) / SUM_THREADS;
+    const unsigned first = threadIdx.x * per;
+    double own = 0.0;
+    for (unsigned c = first; c < first + per && c < chunks; c++) own = __dadd_rn(own, sums[c]);
+    part[threadIdx.x] = own;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double run = 0.0;
+        for (unsigned i = 0; i < SUM_THREADS; i++) {
+            double next = __dadd_rn(run, part[i]);
+            part[i] = run;
+            run = next;
+        }
+    }
+    __syncthreads();
+    double before = part[threadIdx.x];
+    for (unsigned c = first; c < first + per && c < chunks; c++) {
+        double after = __dadd_rn(before, sums[c]);
+        int e = binade(before);
+        binades[c] = e != NO_BINADE && e == binade(after) && e > -900 && e < 100 ? e : NO_BINADE;
+        before = after;
+    }
+}
+
+// One thread per chunk: its map for the predicted binade (NO_BINADE when
+// there is none, or a term is too large for that binade's grid).
+extern "C" __global__ void ssim_maps(const double *terms, u64 n, const int *binades,
+                                     unsigned chunks, ChunkMap *maps) {
+    const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= chunks) return;
+    ChunkMap m;
+    m.e = binades[c];
+    for (int p = 0; p < 2; p++) m.ulps[p] = m.lo[p] = m.hi[p] = 0;
+    if (m.e != NO_BINADE) {
+        const double scale = pow2(52 - m.e);
+        const u64 base = (u64)c * CHUNK, end = base + CHUNK < n ? base + CHUNK : n;
+        i64 q[2] = {0, 1};
+        for (u64 i = base; i < end; i++) {
+            // t / u exactly (a power-of-two scale; a tiny t's lost bits
+            // cannot move it across half an ulp).
+            double scaled = __dmul_rn(terms[i], scale);
+            if (!(scaled > -4503599627370496.0 && scaled < 4503599627370496.0)) {
+                m.e = NO_BINADE;
+                break;
+            }
+            i64 k = __double2ll_rd(scaled);
+            double f = __dsub_rn(scaled, __ll2double_rn(k));
+            for (int p = 0; p < 2; p++) {
+                i64 r = k + (f > 0.5 ? 1 : (f == 0.5 ? ((q[p] + k) & 1) : 0));
+                m.ulps[p] += r;
+                q[p] = (q[p] + r) & 1;
+                if (m.ulps[p] < m.lo[p]) m.lo[p] = m.ulps[p];
+                if (m.ulps[p] > m.hi[p]) m.hi[p] = m.ulps[p];
+            }
+        }
+    }
+    maps[c] = m;
+}
+
+// The running sum of all terms (one thread), into `*total`.
+extern "C" __global__ void ssim_walk(const double *terms, u64 n, const ChunkMap *maps,
+                                     unsigned chunks, double *total) {
+    if (threadIdx.x != 0) return;
+    const i64 low = (i64)1 << 52, high = (i64)1 << 53;
+    double sum = 0.0;
+    for (unsigned c = 0; c < chunks; c++) {
+        const ChunkMap m = maps[c];
+        if (m.e != NO_BINADE && binade(sum) == m.e) {
+            const double u = pow2(m.e - 52);
+            // N: the sum in ulps (exact: a power-of-two scale).
+            const i64 big = __double2ll_rz(__dmul_rn(sum, pow2(52 - m.e)));
+            const int p = (int)(big & 1);
+            // Every partial sum strictly inside the binade: the grid is u.
+            if (big + m.lo[p] > low && big + m.hi[p] < high) {
+                sum = __dmul_rn(__ll2double_rn(big + m.ulps[p]), u);
+                continue;
+            }
+        }
+        const u64 base = (u64)c * CHUNK, end = base + CHUNK < n ? base + CHUNK : n;
+        for (u64 i = base; i < end; i++) sum = __dadd_rn(sum, terms[i]);
+    }
+    *total = sum;
 }

@@ -505,15 +505,19 @@ fn a_wrong_lane_exchange_is_caught() {
 }
 
 /// The frame's sum of SSIM terms must be the CPU's raster-order running
-/// double sum: adding each chunk backwards changes the score's bits.
+/// double sum: adding a chunk's terms backwards where no map applies, or
+/// maps that truncate instead of rounding, change the score's bits (so
+/// both paths of the walk run on the pan pair).
 #[test]
-fn a_reordered_ssim_sum_is_caught() {
-    let patch = (
+fn a_wrong_ssim_sum_is_caught() {
+    let backwards = (
         "integer_ssim.cu",
-        "sum = __dadd_rn(sum, chunk[i])",
-        "sum = __dadd_rn(sum, chunk[count - 1 - i])",
+        "sum = __dadd_rn(sum, terms[i])",
+        "sum = __dadd_rn(sum, terms[base + end - 1 - i])",
     );
-    check_caught(&[("ssim", "")], PAN_8BIT, &[], patch, "ssim");
+    check_caught(&[("ssim", "")], PAN_8BIT, &[], backwards, "ssim");
+    let truncating = ("integer_ssim.cu", "f > 0.5 ? 1", "f > 2.0 ? 1");
+    check_caught(&[("ssim", "")], PAN_8BIT, &[], truncating, "ssim");
 }
 
 #[test]
