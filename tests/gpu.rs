@@ -31,6 +31,31 @@ fn motion_matches_cpu_bit_for_bit() {
     );
 }
 
+/// `motion_v2` alone and beside `motion` (one instance writing both name
+/// sets from one SAD, as on the CPU), plus a five-frame `motion` window that
+/// cannot share it: every golden pair, bit for bit.
+#[test]
+fn motion_v2_matches_cpu_bit_for_bit() {
+    let Some(gpu) = cuda_gpu() else { return };
+    check_all_pairs(&gpu, &[("motion_v2", "")], 1);
+    check_all_pairs(
+        &gpu,
+        &[
+            ("motion", "debug=true"),
+            ("motion_v2", "motion_moving_average=true"),
+        ],
+        1,
+    );
+    check_all_pairs(
+        &gpu,
+        &[
+            ("motion_v2", ""),
+            ("motion", "motion_five_frame_window=true"),
+        ],
+        3,
+    );
+}
+
 #[test]
 fn gpu_and_cpu_extractors_mix() {
     let Some(gpu) = cuda_gpu() else { return };

@@ -27,7 +27,7 @@ cd "$(git rev-parse --show-toplevel)"
 # `capi` (tests/capi.rs) also runs the C library's CUDA pictures there.
 TESTS=(capi gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
        gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models
-       gpu_psnr_hvs gpu_speed gpu_vif)
+       gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif)
 EXAMPLES=(gpu_bench decoder_producer gl_producer vulkan_producer)
 
 for f in tests/gpu*.rs; do

@@ -46,7 +46,7 @@ export VMAFX_CAPI_PREFIX=$C/capi VMAFX_REQUIRE_CAPI=1
 
 SUITES=(capi gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
         gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models
-        gpu_psnr_hvs gpu_speed gpu_vif examples cli)
+        gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif examples cli)
 [ $# -gt 0 ] && SUITES=("$@")
 
 {

@@ -41,7 +41,7 @@ impl GpuEngine {
         let mut mask = PairPlanes::NONE;
         let mut lanes = 0;
         for (i, s) in slots.iter().enumerate() {
-            let create = || gpu_feature::create(s.info.name, &s.options, format, gpu);
+            let create = || gpu_feature::create_joint(&s.requests(), format, gpu);
             match create() {
                 Some(x) => {
                     let first = x?;

@@ -159,8 +159,9 @@ impl ContextBuilder {
 
     /// Adds an extractor by libvmaf name (or alias) with `key=value`
     /// options. Asking twice for the same extractor with the same options
-    /// computes it once; on the CPU, extractors that do the same work share
-    /// one instance (`motion` and `motion_v2`: one SAD per frame).
+    /// computes it once; extractors that do the same work share one
+    /// instance (`motion` and `motion_v2`: one SAD per frame), on the CPU
+    /// and the GPU.
     pub fn feature(mut self, name: &str, options: RawOptions) -> Self {
         self.features.push((name.to_string(), options));
         self
@@ -222,19 +223,17 @@ impl ContextBuilder {
             if slots.iter().any(|s| s.serves(info, &options)) {
                 continue;
             }
-            // On the CPU, extractors that share their work share an instance
-            // (GPU versions are created per request).
-            if self.gpu.is_none() {
-                let mut joined = false;
-                for s in &mut slots {
-                    if s.try_join(info, &options, &self.format)? {
-                        joined = true;
-                        break;
-                    }
+            // Extractors that share their work share an instance (on the
+            // GPU too: its versions take the slot's requests).
+            let mut joined = false;
+            for s in &mut slots {
+                if s.try_join(info, &options, &self.format)? {
+                    joined = true;
+                    break;
                 }
-                if joined {
-                    continue;
-                }
+            }
+            if joined {
+                continue;
             }
             // Creating one instance up front checks the options against the
             // picture format and tells whether the extractor is temporal.

@@ -102,13 +102,24 @@ impl SsimOutputs {
     /// exact integer, as C converts them).
     #[inline(always)]
     fn term(&self, mx: f64, my: f64, xx: f64, xy: f64, yy: f64, w: f64) -> f64 {
-        let c1 = self.peak_squared * (0.01 * 0.01) * w * w;
-        let c2 = self.peak_squared * (0.03 * 0.03) * w * w;
+        let (c1_base, c2_base) = self.c_bases();
+        let c1 = c1_base * w * w;
+        let c2 = c2_base * w * w;
         let mx2 = mx * mx;
         let mxy = mx * my;
         let my2 = my * my;
         w * (2.0 * mxy + c1) * (c2 + 2.0 * (xy * w - mxy))
             / ((mx2 + my2 + c1) * (xx * w - mx2 + yy * w - my2 + c2))
+    }
+
+    /// `peak^2 0.01^2` and `peak^2 0.03^2`, the first products of `c1` and
+    /// `c2` (a GPU twin takes the rest of the term in the same order).
+    #[inline(always)]
+    pub(crate) fn c_bases(&self) -> (f64, f64) {
+        (
+            self.peak_squared * (0.01 * 0.01),
+            self.peak_squared * (0.03 * 0.03),
+        )
     }
 
     /// Writes the frame score from `sum(w ssim)` and `sum(w)` over all
@@ -120,6 +131,15 @@ impl SsimOutputs {
             self.score_scale.apply(term_sum / weight_sum),
         );
     }
+}
+
+/// `sum(w)` over every window of a `width` x `height` plane. The CPU adds
+/// `col_weight * row_weight` in raster order; all are integers below 2^53,
+/// so that sum is exact and equals this product.
+pub(crate) fn weight_sum(width: usize, height: usize) -> f64 {
+    let cols: i64 = (0..width).map(|x| inside_weight(x, width)).sum();
+    let rows: i64 = (0..height).map(|y| inside_weight(y, height)).sum();
+    (cols * rows) as f64
 }
 
 /// Sum of the taps of a window centred at `i` that fall inside `0..len`.
@@ -489,6 +509,19 @@ mod tests {
                 let expected = plain_ssim(&s, &d, w, h, bits);
                 assert_eq!(sum / weight, expected, "{bits} bits {w}x{h}");
             }
+        }
+    }
+
+    #[test]
+    fn weight_sum_is_the_raster_order_sum() {
+        for (w, h) in [(1, 1), (5, 12), (321, 179), (1920, 1080)] {
+            let mut raster = 0.0;
+            for y in 0..h {
+                for x in 0..w {
+                    raster += inside_weight(x, w) as f64 * inside_weight(y, h) as f64;
+                }
+            }
+            assert_eq!(weight_sum(w, h), raster, "{w}x{h}");
         }
     }
 

@@ -4,6 +4,7 @@
 //! buffers a kernel still reads.
 
 use super::mock::{Call, DeviceOrder, MockDriver};
+use super::Gpu;
 use crate::feature::options::parse_key_values;
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId};
 use crate::{ContextBuilder, Error};
@@ -360,27 +361,38 @@ fn extractors_run_beside_each_other_and_uploads_beside_kernels() {
 fn motion_wider_than_its_kernel_runs_on_the_host() {
     // Rows over 65537 pixels could wrap libvmaf's 32-bit row sums, which
     // the kernel does not reproduce: the CPU extractor scores them.
-    let (driver, gpu) = MockDriver::gpu();
+    // With motion_v2 joined to it, the CPU's joint instance writes both.
     let wide = PictureFormat::new(65538, 3, ChromaSubsampling::Yuv400, 8).unwrap();
-    let mut ctx = ContextBuilder::new(wide)
-        .feature("motion", Vec::new())
-        .gpu(gpu)
-        .build()
-        .unwrap();
-    for i in 0..2u8 {
-        let mut p = HostPicture::new(wide);
-        p.plane_u8_mut(PlaneId::Y)
-            .iter_mut()
-            .for_each(|v| *v = 40 * i);
-        ctx.submit(p.clone(), p).unwrap();
+    let run = |features: &[&str], gpu: Option<Gpu>| {
+        let mut b = ContextBuilder::new(wide);
+        for name in features {
+            b = b.feature(name, Vec::new());
+        }
+        if let Some(gpu) = gpu {
+            b = b.gpu(gpu);
+        }
+        let mut ctx = b.build().unwrap();
+        assert_eq!(ctx.extractor_names(), features);
+        for i in 0..2u8 {
+            let mut p = HostPicture::new(wide);
+            p.plane_u8_mut(PlaneId::Y)
+                .iter_mut()
+                .for_each(|v| *v = 40 * i);
+            ctx.submit(p.clone(), p).unwrap();
+        }
+        ctx.finish().unwrap()
+    };
+    for features in [&["motion"][..], &["motion", "motion_v2"]] {
+        let (driver, gpu) = MockDriver::gpu();
+        let scores = run(features, Some(gpu));
+        assert_eq!(scores.frames.len(), 2);
+        assert_eq!(scores.frames, run(features, None).frames);
+        let log = driver.log();
+        assert!(
+            !log.iter().any(|c| matches!(c, Call::Launch { .. })),
+            "{log:?}"
+        );
     }
-    let scores = ctx.finish().unwrap();
-    assert_eq!(scores.frames.len(), 2);
-    let log = driver.log();
-    assert!(
-        !log.iter().any(|c| matches!(c, Call::Launch { .. })),
-        "{log:?}"
-    );
 }
 
 /// A device made by `with_kernel_times` brackets each launch with timed

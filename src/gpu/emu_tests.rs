@@ -211,6 +211,56 @@ fn motion_kernels_match_the_cpu() {
     check(&[("motion", "")], &PAIRS, 1, &[]);
 }
 
+/// `motion_v2` alone, with its moving average, and joined with `motion`
+/// (one instance writing both name sets, as on the CPU).
+#[test]
+fn motion_v2_kernels_match_the_cpu() {
+    check(&[("motion_v2", "")], &PAIRS, 1, &[]);
+    check(
+        &[
+            ("motion", "debug=true"),
+            ("motion_v2", "motion_moving_average=true"),
+        ],
+        &[PAN_8BIT, ZOOM_10BIT],
+        1,
+        &[],
+    );
+    check(&[("motion_v2", ""), ("motion", "")], &[ODD_8BIT], 2, &[]);
+}
+
+/// `motion` and `motion_v2` together cost one SAD a frame on the device;
+/// a five-frame `motion` window cannot share it and runs its own.
+#[test]
+fn motion_and_motion_v2_share_one_sad_kernel() {
+    let Some(gpu) = device(&[], &[]) else { return };
+    let sad_launches = |features: &[(&str, &str)]| {
+        let (timed, times) = gpu.with_kernel_times();
+        let scores = score(&PAN_8BIT, features, 1, Some(&timed)).unwrap();
+        let v2 = "VMAF_integer_feature_motion_v2_sad_score";
+        assert!(scores.names().iter().any(|n| n.starts_with(v2)));
+        times
+            .take()
+            .unwrap()
+            .iter()
+            .filter(|t| t.name.starts_with("motion_sad"))
+            .map(|t| t.launches)
+            .sum::<u32>()
+    };
+    let frames = FRAMES as u32;
+    assert_eq!(sad_launches(&[("motion_v2", "")]), frames - 1);
+    assert_eq!(
+        sad_launches(&[("motion", ""), ("motion_v2", "motion_moving_average=true")]),
+        frames - 1
+    );
+    assert_eq!(
+        sad_launches(&[
+            ("motion", "motion_five_frame_window=true"),
+            ("motion_v2", "")
+        ]),
+        (frames - 2) + (frames - 1)
+    );
+}
+
 #[test]
 fn vif_kernels_match_the_cpu() {
     check(&[("vif", "")], &PAIRS, 1, &[]);
@@ -328,6 +378,48 @@ fn motion_and_psnr_match_the_cpu_at_any_size_and_depth() {
     }
 }
 
+/// `ssim` (integer_ssim) on every golden pair, by either name and with its
+/// dB options.
+#[test]
+fn integer_ssim_kernels_match_the_cpu() {
+    check(&[("ssim", "")], &PAIRS, 1, &[]);
+    check(
+        &[("integer_ssim", "enable_db=true:clip_db=true")],
+        &[PAN_8BIT, ZOOM_10BIT],
+        1,
+        &[],
+    );
+    check(&[("ssim", "enable_db=true")], &[ODD_8BIT], 2, &[]);
+}
+
+/// `ssim` on synthetic pictures at 8, 12 and 16 bits (above 12 bits the
+/// moments' `int` products wrap, as in C) and sizes around the 32x8 tiles
+/// and the 9-tap window (pictures narrower or shorter than a window).
+#[test]
+fn integer_ssim_matches_the_cpu_at_any_size_and_depth() {
+    let Some(gpu) = device(&[], &[]) else { return };
+    let features = [("ssim", "")];
+    for (w, h) in [(5, 3), (9, 9), (33, 17), (64, 8), (125, 70)] {
+        for bits in [8u8, 12, 16] {
+            let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv444, bits).unwrap();
+            let refs = synthetic_frames(format, 3 + bits as u64);
+            let dists = synthetic_frames(format, 300 + bits as u64);
+            let run = |gpu: Option<&Gpu>| {
+                let mut ctx = builder(format, &features, 1, gpu).build().unwrap();
+                for (r, d) in refs.iter().zip(&dists) {
+                    ctx.submit(r.clone(), d.clone()).unwrap();
+                }
+                ctx.finish().unwrap()
+            };
+            let cpu = run(None);
+            assert!(cpu.frames.len() == FRAMES && cpu.get(0, "ssim").is_some());
+            if let Some(d) = difference(&cpu, &run(Some(&gpu))) {
+                panic!("{w}x{h} {bits}-bit: {d}");
+            }
+        }
+    }
+}
+
 #[test]
 fn float_kernels_are_within_tolerance() {
     const TOL: f64 = 1e-5;
@@ -410,6 +502,22 @@ fn a_wrong_lane_exchange_is_caught() {
         "lane_get(v[3], (lane + 2) % 32, 32)",
     );
     check_caught(&[("motion", "")], PAN_8BIT, &[], patch, "motion");
+}
+
+/// The frame's sum of SSIM terms must be the CPU's raster-order running
+/// double sum: adding a chunk's terms backwards where no map applies, or
+/// maps that truncate instead of rounding, change the score's bits (so
+/// both paths of the walk run on the pan pair).
+#[test]
+fn a_wrong_ssim_sum_is_caught() {
+    let backwards = (
+        "integer_ssim.cu",
+        "sum = __dadd_rn(sum, terms[i])",
+        "sum = __dadd_rn(sum, terms[base + end - 1 - i])",
+    );
+    check_caught(&[("ssim", "")], PAN_8BIT, &[], backwards, "ssim");
+    let truncating = ("integer_ssim.cu", "f > 0.5 ? 1", "f > 2.0 ? 1");
+    check_caught(&[("ssim", "")], PAN_8BIT, &[], truncating, "ssim");
 }
 
 #[test]

@@ -44,6 +44,10 @@ pub const MODULES: &[(&str, &str)] = &[
     ("psnr_hvs.cu", include_str!("../../kernels/psnr_hvs.cu")),
     ("speed.cu", include_str!("../../kernels/speed.cu")),
     ("cambi.cu", include_str!("../../kernels/cambi.cu")),
+    (
+        "integer_ssim.cu",
+        include_str!("../../kernels/integer_ssim.cu"),
+    ),
 ];
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take

@@ -71,6 +71,17 @@ fn create_joint(
     requests: &[(&'static ExtractorInfo, &Options)],
     format: &PictureFormat,
 ) -> Option<Result<Box<dyn Extractor>>> {
+    Some(
+        joint_outputs(requests, format)?.map(|outputs| boxed(requests[0].0.name, outputs, *format)),
+    )
+}
+
+/// The name sets of `motion`/`motion_v2` requests served by one SAD (shared
+/// with the GPU extractor); `None` when they cannot share it.
+pub(crate) fn joint_outputs(
+    requests: &[(&'static ExtractorInfo, &Options)],
+    format: &PictureFormat,
+) -> Option<Result<Vec<MotionOutputs>>> {
     let outputs = requests
         .iter()
         .map(|&(info, options)| {
@@ -91,7 +102,7 @@ fn create_joint(
     if outputs.iter().any(|o| o.depth() != depth) {
         return None;
     }
-    Some(Ok(boxed(requests[0].0.name, outputs, *format)))
+    Some(Ok(outputs))
 }
 
 /// One CPU instance writing every name set of `outputs` from one SAD per

@@ -17,6 +17,7 @@ mod float_ms_ssim;
 mod float_psnr;
 mod float_ssim;
 mod float_vif;
+mod integer_ssim;
 mod motion;
 mod psnr;
 mod psnr_hvs;
@@ -27,7 +28,7 @@ mod vif;
 use super::device::{Gpu, Stream};
 use super::planes::{FramePlanes, PairPlanes};
 use crate::error::Result;
-use crate::feature::{FeatureSink, Options};
+use crate::feature::{ExtractorInfo, FeatureSink, Options};
 use crate::picture::PictureFormat;
 
 /// Frames an extractor may have queued when `submit` returns: while the
@@ -93,10 +94,10 @@ pub fn create(
             psnr::GpuPsnr::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
-        "motion" if format.width <= motion::MAX_WIDTH => Some(
-            motion::GpuMotion::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
+        "motion" | "motion_v2" => {
+            let info = crate::feature::find(name).ok()?;
+            create_joint(&[(info, options)], format, gpu)
+        }
         "vif" => Some(
             vif::GpuVif::create(options, format, gpu).map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
@@ -129,6 +130,10 @@ pub fn create(
             float_ms_ssim::GpuFloatMsSsim::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
         ),
+        "ssim" => Some(
+            integer_ssim::GpuIntegerSsim::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        ),
         "ciede" => Some(
             ciede::GpuCiede::create(options, format, gpu)
                 .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
@@ -156,6 +161,33 @@ pub fn create(
     }
 }
 
+/// The GPU version of a context slot serving `requests` (several only for
+/// extractors sharing their work, ADR 0018: `motion` and `motion_v2` write
+/// their names from one SAD), if there is one.
+pub(crate) fn create_joint(
+    requests: &[(&'static ExtractorInfo, &Options)],
+    format: &PictureFormat,
+    gpu: &Gpu,
+) -> Option<Result<Box<dyn GpuExtractor>>> {
+    match requests {
+        [] => None,
+        [(info, options)] if !matches!(info.name, "motion" | "motion_v2") => {
+            create(info.name, options, format, gpu)
+        }
+        _ if requests
+            .iter()
+            .all(|(i, _)| matches!(i.name, "motion" | "motion_v2"))
+            && format.width <= motion::MAX_WIDTH =>
+        {
+            Some(
+                motion::GpuMotion::create(requests, format, gpu)?
+                    .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+            )
+        }
+        _ => None,
+    }
+}
+
 /// Names of the extractors with a GPU version.
 /// (`float_vif` only with kernel scale 1 and no prescaling, `cambi` only on
 /// CUDA; otherwise the CPU extractor scores them.)
@@ -163,6 +195,7 @@ pub const AVAILABLE: &[&str] = &[
     "psnr",
     "adm",
     "motion",
+    "motion_v2",
     "vif",
     "float_motion",
     "float_vif",
@@ -171,6 +204,7 @@ pub const AVAILABLE: &[&str] = &[
     "float_adm",
     "float_ssim",
     "float_ms_ssim",
+    "ssim",
     "ciede",
     "psnr_hvs",
     "speed_chroma",

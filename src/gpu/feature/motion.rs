@@ -1,13 +1,14 @@
-//! Integer `motion` on the GPU: the blurred-difference SAD in one fused
-//! kernel (kernels/motion.cu) against earlier reference luma kept on the device;
-//! scores and the `motion2`/`motion3` window are the CPU extractor's, so
-//! per-frame values are bit-identical.
+//! Integer `motion` and `motion_v2` on the GPU: the blurred-difference SAD
+//! in one fused kernel (kernels/motion.cu) against earlier reference luma
+//! kept on the device; scores and the `motion2`/`motion3` window are the
+//! CPU extractor's, so per-frame values are bit-identical. As on the CPU,
+//! one instance can write both extractors' names from one SAD per frame.
 
 use super::readback::Readback;
 use super::GpuExtractor;
 use crate::error::Result;
-use crate::feature::motion::{FrameOrder, MotionOutputs};
-use crate::feature::{FeatureSink, Options};
+use crate::feature::motion::{self, FrameOrder, MotionOutputs};
+use crate::feature::{ExtractorInfo, FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, LaunchDims, Memory};
 use crate::gpu::kernels;
@@ -29,7 +30,12 @@ const BLOCK_ROWS: u32 = (THREADS / 32) * 8;
 pub(super) const MAX_WIDTH: u32 = 65537;
 
 pub(super) struct GpuMotion {
-    outputs: MotionOutputs,
+    /// The extractor named in errors (the first request's).
+    name: &'static str,
+    /// The name sets written, each with its own window; all fed one SAD.
+    outputs: Vec<MotionOutputs>,
+    /// How many frames back the SAD looks (the same for every set).
+    depth: u32,
     format: PictureFormat,
     /// Earlier reference luma planes: slot `i % depth` holds frame `i`.
     history: Vec<DeviceBuffer>,
@@ -41,11 +47,27 @@ pub(super) struct GpuMotion {
 }
 
 impl GpuMotion {
-    pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
-        let outputs = MotionOutputs::create(options, format)?;
+    /// One instance for `motion`/`motion_v2` requests that can share a SAD
+    /// (`None` when they cannot, as on the CPU).
+    pub(super) fn create(
+        requests: &[(&'static ExtractorInfo, &Options)],
+        format: &PictureFormat,
+        gpu: &Gpu,
+    ) -> Option<Result<Self>> {
+        let outputs = motion::joint_outputs(requests, format)?;
+        Some(outputs.and_then(|o| Self::with_outputs(requests[0].0.name, o, format, gpu)))
+    }
+
+    fn with_outputs(
+        name: &'static str,
+        outputs: Vec<MotionOutputs>,
+        format: &PictureFormat,
+        gpu: &Gpu,
+    ) -> Result<Self> {
+        let depth = outputs[0].depth();
         let (w, h) = (format.width as usize, format.height as usize);
         let history_pitch = (w * format.bytes_per_sample()).div_ceil(256) * 256;
-        let (history, sad) = if outputs.force_zero() {
+        let (history, sad) = if outputs.iter().all(|o| o.force_zero()) {
             (Vec::new(), None)
         } else {
             let module = kernels::load(gpu, "motion.cu")?;
@@ -55,7 +77,7 @@ impl GpuMotion {
                 _ => "motion_sad_u16_wide",
             };
             (
-                (0..outputs.depth())
+                (0..depth)
                     .map(|_| gpu.buffer(history_pitch * h))
                     .collect::<Result<_>>()?,
                 Some(module.function(name)?),
@@ -63,7 +85,9 @@ impl GpuMotion {
         };
         Ok(Self {
             results: Readback::new(gpu, 1)?,
+            name,
             outputs,
+            depth,
             format: *format,
             history,
             history_pitch,
@@ -75,7 +99,7 @@ impl GpuMotion {
 
 impl GpuExtractor for GpuMotion {
     fn name(&self) -> &'static str {
-        "motion"
+        self.name
     }
 
     fn planes(&self) -> PairPlanes {
@@ -87,14 +111,14 @@ impl GpuExtractor for GpuMotion {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        self.order.admit("motion", index)?;
+        self.order.admit(self.name, index)?;
         let Some(sad) = &self.sad else {
             self.results.skip(index);
             return Ok(());
         };
         let cur = frame.reference(PlaneId::Y)?;
         let slot = &self.history[index as usize % self.history.len()];
-        if index >= self.outputs.depth() {
+        if index >= self.depth {
             let mut total = self.results.begin(stream)?.ptr();
             let (mut pp, mut ppitch) = (slot.ptr(), self.history_pitch as u32);
             let (mut cp, mut cpitch) = (cur.ptr, cur.pitch as u32);
@@ -144,14 +168,23 @@ impl GpuExtractor for GpuMotion {
             None => None,
             Some((index, values)) => {
                 let area = self.format.width.wrapping_mul(self.format.height);
-                self.outputs.frame(index, values.map(|v| v[0]), area, sink);
+                for o in &mut self.outputs {
+                    let sad = if o.force_zero() {
+                        None
+                    } else {
+                        values.as_ref().map(|v| v[0])
+                    };
+                    o.frame(index, sad, area, sink);
+                }
                 Some(index)
             }
         })
     }
 
     fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {
-        self.outputs.flush(sink);
+        for o in &mut self.outputs {
+            o.flush(sink);
+        }
         Ok(())
     }
 }
