@@ -80,8 +80,10 @@ fn bad_options_are_refused_with_their_name() {
     for name in ["float_ssim", "float_ms_ssim"] {
         expect_bad_option(name, "enable_lcs=maybe", "enable_lcs");
         expect_bad_option(name, "enable_db=2", "enable_db");
-        expect_bad_option(name, "scale=2", "scale");
     }
+    // float_ssim takes libvmaf 3.2's `scale` (0 to 10); float_ms_ssim has none.
+    expect_bad_option("float_ssim", "scale=11", "scale");
+    expect_bad_option("float_ms_ssim", "scale=2", "scale");
 }
 
 #[test]
