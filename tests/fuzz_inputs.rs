@@ -1,0 +1,226 @@
+//! Mutation fuzzing of every parser that reads outside input, on the stable
+//! toolchain inside `cargo test` (ADR 0020): real inputs (a .y4m file, the
+//! built-in model files, `--model` and `--feature` texts) are mutated by a
+//! seeded generator, and each mutant must be answered with a value or an
+//! `Error`, never a panic, a hang or an unbounded allocation.
+//!
+//! CI runs a fixed budget per target; `VMAFX_FUZZ_ITERATIONS=N` runs more,
+//! `VMAFX_FUZZ_SEED=S` another sequence. A failure prints the seed, the
+//! iteration and the input, which reproduce it.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use vmafx::io::open;
+use vmafx::model::{Model, ModelSpec};
+use vmafx::{ChromaSubsampling, ContextBuilder, HostPicture, PictureFormat};
+
+fn iterations() -> u64 {
+    std::env::var("VMAFX_FUZZ_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
+
+fn seed() -> u64 {
+    std::env::var("VMAFX_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5eed_f00d)
+}
+
+/// xorshift64*: deterministic, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Numbers that break parsers: signs, zeros, limits, overflow, junk.
+const NASTY: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "7",
+    "17",
+    "65535",
+    "4294967296",
+    "18446744073709551616",
+    "1e308",
+    "nan",
+    "inf",
+    "-0",
+    "0x10",
+    "",
+    " ",
+    "99999999999999999999999",
+    "3.5",
+    "abc",
+];
+
+/// One mutation of `input`: flip, insert, delete, duplicate, truncate, or
+/// replace a run of digits with a nasty number.
+fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    for _ in 0..=rng.below(3) {
+        let at = rng.below(v.len());
+        match rng.below(6) {
+            0 if !v.is_empty() => v[at] ^= 1 << rng.below(8),
+            1 => v.insert(at.min(v.len()), rng.next() as u8),
+            2 if !v.is_empty() => {
+                v.remove(at);
+            }
+            3 => {
+                let end = (at + rng.below(16)).min(v.len());
+                let run = v[at.min(end)..end].to_vec();
+                v.splice(at.min(v.len())..at.min(v.len()), run);
+            }
+            4 => v.truncate(at),
+            _ => {
+                // A number: replace the digits around a digit position.
+                if let Some(start) = (at..v.len()).find(|&i| v[i].is_ascii_digit()) {
+                    let end = (start..v.len())
+                        .find(|&i| !v[i].is_ascii_digit())
+                        .unwrap_or(v.len());
+                    let nasty = NASTY[rng.below(NASTY.len())].as_bytes().to_vec();
+                    v.splice(start..end, nasty);
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Runs `body` on every mutant of `seed_input`, failing with a reproducer
+/// on a panic.
+fn fuzz(target: &str, seed_input: &[u8], mut body: impl FnMut(&[u8])) {
+    let mut rng = Rng(seed() ^ target.len() as u64 ^ 0x9e37_79b9_7f4a_7c15);
+    for i in 0..iterations() {
+        let input = mutate(&mut rng, seed_input);
+        let outcome = catch_unwind(AssertUnwindSafe(|| body(&input)));
+        if let Err(panic) = outcome {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            let shown = String::from_utf8_lossy(&input[..input.len().min(400)]);
+            panic!(
+                "{target}: panicked at iteration {i} (VMAFX_FUZZ_SEED={}): {what}\ninput ({} bytes): {shown:?}",
+                seed(),
+                input.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn y4m_files_never_panic() {
+    let sample =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/ref_576x324.y4m"))
+            .unwrap();
+    // The header and two frames: mutations reach the frame markers too.
+    let frame = 576 * 324 * 3 / 2 + 6;
+    let header_end = sample.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let seed_input = &sample[..header_end + 2 * frame];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.y4m");
+    fuzz("y4m", seed_input, |input| {
+        std::fs::write(&path, input).unwrap();
+        if let Ok(mut source) = open(&path, None) {
+            let f = source.format();
+            assert!(f.width as u64 * f.height as u64 <= PictureFormat::MAX_PIXELS);
+            let mut picture = HostPicture::new(f);
+            // A few frames at most: the file holds two.
+            for _ in 0..4 {
+                match source.read_into(&mut picture) {
+                    Ok(true) => {}
+                    Ok(false) | Err(_) => break,
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn model_files_never_panic() {
+    let format = PictureFormat::new(64, 48, ChromaSubsampling::Yuv420, 8).unwrap();
+    for version in ["vmaf_v0.6.1", "vmaf_b_v0.6.3", "vmaf_v1.0.16_3d0h"] {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("src/model/builtin/{version}.json"));
+        let text = std::fs::read(path).unwrap();
+        fuzz(version, &text, |input| {
+            let Ok(text) = std::str::from_utf8(input) else {
+                return;
+            };
+            if let Ok(model) = Model::from_json(text, &ModelSpec::version("fuzzed")) {
+                // A model that loads predicts, or refuses, any values.
+                let values: Vec<f64> = (0..model.features().len())
+                    .map(|i| i as f64 * 0.37 - 1.0)
+                    .collect();
+                let _ = model.predict(&values);
+                let _ = model.feature_requests();
+                let _ = ContextBuilder::new(format).model(model).build();
+            }
+        });
+    }
+}
+
+#[test]
+fn model_and_feature_texts_never_panic() {
+    let format = PictureFormat::new(64, 48, ChromaSubsampling::Yuv420, 8).unwrap();
+    let model_text = b"version=vmaf_v0.6.1:name=m:disable_clip:adm.adm_enhn_gain_limit=1.2";
+    fuzz("--model", model_text, |input| {
+        let Ok(text) = std::str::from_utf8(input) else {
+            return;
+        };
+        if let Ok(spec) = ModelSpec::parse(text) {
+            if let Ok(model) = Model::load(&spec) {
+                let _ = ContextBuilder::new(format).model(model).build();
+            }
+        }
+    });
+    let features: &[&[u8]] = &[
+        b"psnr=enable_mse=true:enable_apsnr=true:min_sse=0.5",
+        b"float_ssim=enable_lcs=true:scale=2",
+        b"vif=vif_enhn_gain_limit=1.0:vif_skip_scale0=true:debug=true",
+        b"adm=adm_enhn_gain_limit=1.2:adm_csf_mode=0",
+        b"cambi=full_ref=true:window_size=63:topk=0.6",
+        b"float_vif=vif_kernelscale=0.5:vif_prescale=2:vif_prescale_method=bicubic",
+        b"speed_temporal=speed_kernelscale=1.0:speed_prescale=2",
+        b"motion=motion_force_zero=true:motion_five_frame_window=true",
+    ];
+    for seed_input in features {
+        fuzz("--feature", seed_input, |input| {
+            let Ok(text) = std::str::from_utf8(input) else {
+                return;
+            };
+            let (name, options) = text.split_once('=').unwrap_or((text, ""));
+            if let Ok(options) = vmafx::feature::options::parse_key_values(name, options) {
+                if let Ok(mut ctx) = ContextBuilder::new(format).feature(name, options).build() {
+                    // One frame through whatever was built.
+                    let p = HostPicture::new(format);
+                    if ctx.submit(p.clone(), p).is_ok() {
+                        let _ = ctx.finish();
+                    }
+                }
+            }
+        });
+    }
+}
+
+#[test]
+#[should_panic(expected = "panicked at iteration")]
+fn the_harness_reports_a_panic_with_its_reproducer() {
+    fuzz("harness", b"0123456789", |input| {
+        assert_eq!(input.len(), 10, "a mutant changed the length");
+    });
+}
