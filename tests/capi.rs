@@ -75,6 +75,30 @@ fn run(program: &Path, prefix: &Path, args: &[&Path]) -> String {
     stdout
 }
 
+/// The bundled sample pair (reference, distorted).
+fn sample_pair() -> (PathBuf, PathBuf) {
+    let data = root().join("examples/data");
+    (
+        data.join("ref_576x324.y4m"),
+        data.join("dist_576x324_x264_crf30.y4m"),
+    )
+}
+
+/// Compiles `source` against the installed headers and runs it on the
+/// sample pair (plus `extra_args`); returns what it printed.
+fn run_on_sample_pair(prefix: &Path, source: &str, flags: &[&str], extra_args: &[&Path]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile(source, &prefix.join("include"), prefix, dir.path(), flags);
+    let (r, d) = sample_pair();
+    let args: Vec<&Path> = [r.as_path(), d.as_path()]
+        .into_iter()
+        .chain(extra_args.iter().copied())
+        .collect();
+    let out = run(&program, prefix, &args);
+    print!("{out}");
+    out
+}
+
 #[test]
 fn struct_layouts_and_enums_equal_libvmafs() {
     let Some(prefix) = prefix() else { return };
@@ -111,21 +135,14 @@ fn struct_layouts_and_enums_equal_libvmafs() {
 fn a_c_client_writes_the_command_lines_bytes_and_leaks_nothing() {
     let Some(prefix) = prefix() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let program = compile(
-        "tests/capi/api.c",
-        &prefix.join("include"),
-        &prefix,
-        dir.path(),
-        &["-fsanitize=address"],
-    );
-    let data = root().join("examples/data");
-    let (r, d) = (
-        data.join("ref_576x324.y4m"),
-        data.join("dist_576x324_x264_crf30.y4m"),
-    );
+    let (r, d) = sample_pair();
     let stem = dir.path().join("c");
-    let out = run(&program, &prefix, &[&r, &d, &stem]);
-    print!("{out}");
+    let out = run_on_sample_pair(
+        &prefix,
+        "tests/capi/api.c",
+        &["-fsanitize=address"],
+        &[&stem],
+    );
     assert!(out.ends_with("ok: 0 failures\n"), "{out}");
     // The CPU engine's pooled score of this pair.
     assert!(out.contains("pooled 3: vmaf 95.065082326734753 "), "{out}");
@@ -179,24 +196,12 @@ fn a_c_client_writes_the_command_lines_bytes_and_leaks_nothing() {
 #[test]
 fn the_c_host_frames_example_scores_planar_and_memfd_nv12_frames_and_releases_each() {
     let Some(prefix) = prefix() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let program = compile(
+    let out = run_on_sample_pair(
+        &prefix,
         "examples/c/host_frames.c",
-        &prefix.join("include"),
-        &prefix,
-        dir.path(),
         &["-fsanitize=address"],
+        &[],
     );
-    let data = root().join("examples/data");
-    let out = run(
-        &program,
-        &prefix,
-        &[
-            &data.join("ref_576x324.y4m"),
-            &data.join("dist_576x324_x264_crf30.y4m"),
-        ],
-    );
-    print!("{out}");
     // The CPU engine's scores of the pair, NV12 in a memfd or planar alike.
     assert!(out.contains("frame 0: vmaf 87.267035\n"), "{out}");
     assert!(
@@ -208,24 +213,7 @@ fn the_c_host_frames_example_scores_planar_and_memfd_nv12_frames_and_releases_ea
 #[test]
 fn cuda_device_pictures_score_in_place_as_ffmpegs_libvmaf_cuda_filter_fills_them() {
     let Some(prefix) = prefix() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let program = compile(
-        "tests/capi/cuda.c",
-        &prefix.join("include"),
-        &prefix,
-        dir.path(),
-        &["-ldl"],
-    );
-    let data = root().join("examples/data");
-    let out = run(
-        &program,
-        &prefix,
-        &[
-            &data.join("ref_576x324.y4m"),
-            &data.join("dist_576x324_x264_crf30.y4m"),
-        ],
-    );
-    print!("{out}");
+    let out = run_on_sample_pair(&prefix, "tests/capi/cuda.c", &["-ldl"], &[]);
     if let Some(reason) = out.strip_prefix("SKIP: ") {
         // The refusal itself was checked by the program (-ENOTSUP, naming CUDA).
         vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, reason.trim());

@@ -203,9 +203,8 @@ fn model_and_feature_texts_never_panic() {
             let Ok(text) = std::str::from_utf8(input) else {
                 return;
             };
-            let (name, options) = text.split_once('=').unwrap_or((text, ""));
-            if let Ok(options) = vmafx::feature::options::parse_key_values(name, options) {
-                if let Ok(mut ctx) = ContextBuilder::new(format).feature(name, options).build() {
+            if let Ok((name, options)) = vmafx::feature::options::parse_feature_spec(text) {
+                if let Ok(mut ctx) = ContextBuilder::new(format).feature(&name, options).build() {
                     // One frame through whatever was built.
                     let p = HostPicture::new(format);
                     if ctx.submit(p.clone(), p).is_ok() {

@@ -54,9 +54,8 @@ fn builder(
         b = b.model(Model::load(&ModelSpec::parse(&spec).map_err(err)?).map_err(err)?);
     }
     for f in features {
-        let (name, options) = f.split_once('=').unwrap_or((f, ""));
-        let options = vmafx::feature::options::parse_key_values(name, options).map_err(err)?;
-        b = b.feature(name, options);
+        let (name, options) = vmafx::feature::options::parse_feature_spec(f).map_err(err)?;
+        b = b.feature(&name, options);
     }
     Ok(b)
 }

@@ -432,7 +432,7 @@ fn output_precision() -> CResult<Precision> {
     }
 }
 
-fn pool_method(method: c_int) -> CResult<PoolMethod> {
+pub(super) fn pool_method(method: c_int) -> CResult<PoolMethod> {
     match method {
         VMAF_POOL_METHOD_MIN => Ok(PoolMethod::Min),
         VMAF_POOL_METHOD_MAX => Ok(PoolMethod::Max),

@@ -84,25 +84,11 @@ impl DevicePictures {
             data[i] = plane.ptr as *mut c_void;
             stride[i] = plane.pitch as isize;
         }
-        let (sx, sy) = f.subsampling.chroma_shift();
-        let (cw, ch) = match f.plane_count() {
-            1 => (0, 0),
-            _ => (f.width >> sx, f.height >> sy),
-        };
         let record = handles::hand_out(DeviceRecord {
             magic: MAGIC,
             frame: Mutex::new(Some(frame)),
         }) as *mut c_void;
-        *pic = VmafPicture {
-            pix_fmt: super::picture::pix_fmt_of(f.subsampling),
-            bpc: f.bit_depth as u32,
-            w: [f.width, cw, cw],
-            h: [f.height, ch, ch],
-            stride,
-            data,
-            r#ref: record,
-            r#priv: record,
-        };
+        *pic = super::picture::c_picture(&f, data, stride, record);
         Ok(())
     }
 }

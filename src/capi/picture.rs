@@ -70,7 +70,7 @@ pub fn subsampling_of(pix_fmt: c_int) -> CResult<ChromaSubsampling> {
     }
 }
 
-pub fn pix_fmt_of(s: ChromaSubsampling) -> c_int {
+fn pix_fmt_of(s: ChromaSubsampling) -> c_int {
     match s {
         ChromaSubsampling::Yuv420 => VMAF_PIX_FMT_YUV420P,
         ChromaSubsampling::Yuv422 => VMAF_PIX_FMT_YUV422P,
@@ -92,7 +92,6 @@ pub fn format_of(pix_fmt: c_int, bpc: c_uint, w: c_uint, h: c_uint) -> CResult<P
 fn expose(pic: &mut VmafPicture, mut picture: HostPicture, pool: Option<Arc<PicturePool>>) {
     let format = *picture.format();
     let bytes = format.bytes_per_sample();
-    let (sx, sy) = format.subsampling.chroma_shift();
     let mut data = [std::ptr::null_mut(); 3];
     let mut stride = [0isize; 3];
     for (i, plane) in PlaneId::ALL.iter().enumerate().take(format.plane_count()) {
@@ -102,18 +101,30 @@ fn expose(pic: &mut VmafPicture, mut picture: HostPicture, pool: Option<Arc<Pict
             _ => picture.plane_u16_mut(*plane).as_mut_ptr() as *mut c_void,
         };
     }
-    let chroma = format.plane_count() > 1;
-    let (cw, ch) = match chroma {
-        true => (format.width >> sx, format.height >> sy),
-        false => (0, 0),
-    };
     let record = Box::into_raw(Box::new(PictureRecord {
         magic: MAGIC,
         count: AtomicUsize::new(1),
         picture: Mutex::new(Some(picture)),
         pool,
     })) as *mut c_void;
-    *pic = VmafPicture {
+    *pic = c_picture(&format, data, stride, record);
+}
+
+/// The C struct of a picture of `format` whose planes are at `data`, rows
+/// `stride` bytes apart, owned by `record` (its `ref` and `priv`). Chroma
+/// sizes are libvmaf's (`w >> 1` for 4:2:0 and 4:2:2).
+pub fn c_picture(
+    format: &PictureFormat,
+    data: [*mut c_void; 3],
+    stride: [isize; 3],
+    record: *mut c_void,
+) -> VmafPicture {
+    let (sx, sy) = format.subsampling.chroma_shift();
+    let (cw, ch) = match format.plane_count() > 1 {
+        true => (format.width >> sx, format.height >> sy),
+        false => (0, 0),
+    };
+    VmafPicture {
         pix_fmt: pix_fmt_of(format.subsampling),
         bpc: format.bit_depth as c_uint,
         w: [format.width, cw, cw],
@@ -122,7 +133,7 @@ fn expose(pic: &mut VmafPicture, mut picture: HostPicture, pool: Option<Arc<Pict
         data,
         r#ref: record,
         r#priv: record,
-    };
+    }
 }
 
 /// Hands out a pool picture (`vmaf_fetch_preallocated_picture`).

@@ -15,14 +15,13 @@ use std::time::Duration;
 use super::error::{guard, invalid, required_str, CResult};
 use super::handles;
 use super::picture::subsampling_of;
-use crate::feature::options::parse_key_values;
+use crate::feature::options::parse_feature_spec;
 use crate::gpu::{self, DeviceSelector, GpuBackend};
 use crate::import::{
     Acquire, DevicePtr, Frame, FrameDesc, HostMemory, Memory, PixelFormat, PlaneLayout, RawEvent,
     Release,
 };
 use crate::model::{Model, ModelSpec};
-use crate::pool::PoolMethod;
 use crate::{Context, ContextBuilder, FeatureScores, PictureFormat};
 
 /// `VMAFX_BACKEND_*`.
@@ -164,8 +163,8 @@ fn build(cfg: &VmafxConfig) -> CResult<Context> {
     }
     // SAFETY: as above.
     for feature in unsafe { strings(cfg.features, cfg.n_features, "features") }? {
-        let (name, options) = feature.split_once('=').unwrap_or((feature, ""));
-        builder = builder.feature(name, parse_key_values(name, options)?);
+        let (name, options) = parse_feature_spec(feature)?;
+        builder = builder.feature(&name, options);
     }
     if let Some(&ms) = field!(cfg, VmafxConfig, fence_timeout_ms) {
         if ms > 0 {
@@ -179,9 +178,7 @@ fn build(cfg: &VmafxConfig) -> CResult<Context> {
         BACKEND_CPU => None,
         BACKEND_CUDA => Some(gpu::open(GpuBackend::Cuda, &selector)?),
         BACKEND_HIP => Some(gpu::open(GpuBackend::Hip, &selector)?),
-        BACKEND_AUTO => gpu::open(GpuBackend::Cuda, &selector)
-            .or_else(|_| gpu::open(GpuBackend::Hip, &selector))
-            .ok(),
+        BACKEND_AUTO => gpu::open_any(&selector).ok(),
         other => {
             return Err(invalid(format!(
                 "backend {other}: not one of VMAFX_BACKEND_CPU (0), CUDA (1), HIP (2), AUTO (3)"
@@ -513,13 +510,7 @@ pub unsafe extern "C" fn vmafx_score_pooled(
         let (ctx, name) = unsafe { (context(ctx)?, required_str(name, "name")?) };
         // SAFETY: NULL or writable.
         let out = unsafe { score.as_mut() }.ok_or_else(|| invalid("score is NULL"))?;
-        let method = match pool_method {
-            1 => PoolMethod::Min,
-            2 => PoolMethod::Max,
-            3 => PoolMethod::Mean,
-            4 => PoolMethod::HarmonicMean,
-            other => return Err(invalid(format!("pool method {other}: not 1 to 4"))),
-        };
+        let method = super::context::pool_method(pool_method)?;
         let pooled = finished(ctx)?
             .pooled(name)
             .ok_or_else(|| invalid(format!("no score '{name}' in every scored frame")))?;

@@ -171,19 +171,15 @@ fn select_backend(args: &Args) -> Result<Option<Gpu>> {
         Backend::Cpu => return Ok(None),
         Backend::Cuda => gpu::open(GpuBackend::Cuda, &selector)?,
         Backend::Hip => gpu::open(GpuBackend::Hip, &selector)?,
-        Backend::Auto => match gpu::open(GpuBackend::Cuda, &selector) {
+        Backend::Auto => match gpu::open_any(&selector) {
             Ok(g) => g,
-            Err(cuda) => match gpu::open(GpuBackend::Hip, &selector) {
-                Ok(g) => g,
-                Err(hip) => {
-                    if !args.quiet {
-                        eprintln!(
-                            "vmafx: --backend auto: no GPU ({cuda}; {hip}); scoring on the CPU"
-                        );
-                    }
-                    return Ok(None);
+            Err(both) => {
+                let (cuda, hip) = *both;
+                if !args.quiet {
+                    eprintln!("vmafx: --backend auto: no GPU ({cuda}; {hip}); scoring on the CPU");
                 }
-            },
+                return Ok(None);
+            }
         },
     };
     if !args.quiet {

@@ -149,6 +149,15 @@ pub fn open(backend: GpuBackend, selector: &DeviceSelector) -> Result<Gpu> {
     }
 }
 
+/// The first device that opens: CUDA, then HIP (`--backend auto`). When
+/// neither does, both reasons.
+pub fn open_any(selector: &DeviceSelector) -> std::result::Result<Gpu, Box<(Error, Error)>> {
+    match open(GpuBackend::Cuda, selector) {
+        Ok(g) => Ok(g),
+        Err(cuda) => open(GpuBackend::Hip, selector).map_err(|hip| Box::new((cuda, hip))),
+    }
+}
+
 /// The error of a backend this build left out.
 #[allow(dead_code)] // with every backend built
 fn not_built(backend: GpuBackend) -> Error {
