@@ -14,9 +14,10 @@
 //! cycled. Rows, each one `Context` run as an application would drive it:
 //!
 //! * `cpu`: the CPU engine with `--threads` worker threads.
-//! * `host-fed`: the GPU engine fed host pictures (a fresh copy of the
-//!   picture per submit, as a decoder would write it): staging copy and
-//!   upload included. `host-fed reused`: two pictures lent for every frame
+//! * `host-fed`: the GPU engine fed host pictures: per submit a picture
+//!   from the context (`Context::picture`) that the frame is copied into,
+//!   as a decoder would write it; upload included. `host-fed reused`: two
+//!   pictures lent for every frame
 //!   (`submit_borrowed`), as libvmaf's "reused pictures" figure.
 //! * `device planar`: frames already in device memory (pool frames, planar,
 //!   aligned): bound in place, nothing copied.
@@ -206,9 +207,10 @@ fn builder(
     Ok(b)
 }
 
-/// Wall-clock frames per second of a context fed host pictures: a fresh
-/// copy per submit, or (`reuse`) two pictures refilled and lent for every
-/// frame (`submit_borrowed`, libvmaf's "reused pictures").
+/// Wall-clock frames per second of a context fed host pictures: per
+/// submit a picture from the context (`Context::picture`, reused memory,
+/// pinned on a GPU) with the frame copied into it, or (`reuse`) two
+/// pictures lent for every frame (`submit_borrowed`).
 fn host_fed(
     frames: &[(HostPicture, HostPicture)],
     n: usize,
@@ -229,7 +231,14 @@ fn host_fed(
         if reuse {
             ctx.submit_borrowed(r, d)?;
         } else {
-            ctx.submit(r.clone(), d.clone())?;
+            let (mut rp, mut dp) = (ctx.picture()?, ctx.picture()?);
+            for plane in PlaneId::ALL.into_iter().take(format.plane_count()) {
+                rp.plane_bytes_mut(plane)
+                    .copy_from_slice(r.plane_bytes(plane));
+                dp.plane_bytes_mut(plane)
+                    .copy_from_slice(d.plane_bytes(plane));
+            }
+            ctx.submit(rp, dp)?;
         }
     }
     ctx.finish()?;

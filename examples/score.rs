@@ -8,7 +8,7 @@
 
 use vmafx::io::open;
 use vmafx::model::{Model, ModelSpec};
-use vmafx::{ContextBuilder, HostPicture};
+use vmafx::ContextBuilder;
 
 fn main() -> Result<(), vmafx::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,8 +25,8 @@ fn main() -> Result<(), vmafx::Error> {
         .threads(2)
         .build()?;
     loop {
-        let mut r = HostPicture::new(refs.format());
-        let mut d = HostPicture::new(dist.format());
+        // Lent by the context: memory reused once it has been read.
+        let (mut r, mut d) = (ctx.picture()?, ctx.picture()?);
         if !refs.read_into(&mut r)? || !dist.read_into(&mut d)? {
             break;
         }

@@ -108,7 +108,7 @@ pub mod testing;
 
 pub use context::{Context, ContextBuilder, FeatureScores};
 pub use error::{Error, GpuApi, GpuCode, Result};
-pub use picture::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId, PlaneMask};
+pub use picture::{ChromaSubsampling, HostPicture, PictureFormat, PicturePool, PlaneId, PlaneMask};
 
 /// The README's examples compile as doc tests.
 #[cfg(doctest)]

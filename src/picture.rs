@@ -7,6 +7,12 @@
 use crate::error::{Error, Result};
 use std::fmt;
 
+mod memory;
+
+pub(crate) use memory::PictureBuffer;
+pub use memory::PicturePool;
+use memory::{HeapBuffer, Memory};
+
 /// Chroma subsampling of a planar Y'CbCr picture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChromaSubsampling {
@@ -262,18 +268,76 @@ impl PlaneSamples<'_> {
     }
 }
 
-#[derive(Debug, Clone)]
-enum Storage {
-    U8(Vec<u8>),
-    U16(Vec<u16>),
+/// Where each plane of a picture starts in its memory, and its row pitch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layout {
+    /// Row pitch in samples.
+    strides: [usize; 3],
+    /// Byte offset of each plane (a multiple of [`PLANE_ALIGN`]).
+    offsets: [usize; 3],
+    /// Bytes of memory the planes need.
+    bytes: usize,
 }
 
-/// A picture whose samples live in host memory, one buffer per plane.
-#[derive(Debug, Clone)]
+/// Planes start at multiples of this many bytes: 16-bit samples are
+/// aligned, and each plane begins on a cache line.
+const PLANE_ALIGN: usize = 64;
+
+impl Layout {
+    /// Rows `align` samples apart at least (a multiple of `align`).
+    fn new(format: &PictureFormat, align: usize) -> Self {
+        let align = align.max(1);
+        let bps = format.bytes_per_sample();
+        let (mut strides, mut offsets, mut bytes) = ([0; 3], [0; 3], 0);
+        for i in 0..format.plane_count() {
+            let (w, h) = format.plane_size(PlaneId::ALL[i]);
+            strides[i] = w.div_ceil(align) * align;
+            offsets[i] = bytes;
+            bytes = (bytes + strides[i] * h * bps).div_ceil(PLANE_ALIGN) * PLANE_ALIGN;
+        }
+        Self {
+            strides,
+            offsets,
+            bytes,
+        }
+    }
+
+    /// Tightly packed rows (stride = width).
+    fn packed(format: &PictureFormat) -> Self {
+        Self::new(format, 1)
+    }
+}
+
+/// A picture whose samples live in host memory: its own, or memory lent
+/// by a [`PicturePool`] (given back when the picture is dropped).
 pub struct HostPicture {
     format: PictureFormat,
-    planes: Vec<Storage>,
-    strides: [usize; 3],
+    layout: Layout,
+    memory: Memory,
+}
+
+impl fmt::Debug for HostPicture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostPicture")
+            .field("format", &self.format)
+            .field("strides", &self.layout.strides)
+            .field("lent", &matches!(self.memory, Memory::Lent(_)))
+            .finish()
+    }
+}
+
+/// A copy has its own memory (a lent picture's copy is not lent).
+impl Clone for HostPicture {
+    fn clone(&self) -> Self {
+        let mut own = HeapBuffer::zeroed(self.layout.bytes);
+        own.bytes_mut()[..self.layout.bytes]
+            .copy_from_slice(&self.memory.bytes()[..self.layout.bytes]);
+        Self {
+            format: self.format,
+            layout: self.layout,
+            memory: Memory::Own(own),
+        }
+    }
 }
 
 impl HostPicture {
@@ -285,24 +349,25 @@ impl HostPicture {
     /// A zeroed picture whose row stride (in samples) is a multiple of
     /// `align` samples; pitch and width are independent.
     pub fn with_alignment(format: PictureFormat, align: usize) -> Self {
-        let align = align.max(1);
-        let mut strides = [0; 3];
-        let planes = (0..format.plane_count())
-            .map(|i| {
-                let (w, h) = format.plane_size(PlaneId::ALL[i]);
-                let stride = w.div_ceil(align) * align;
-                strides[i] = stride;
-                if format.bytes_per_sample() == 1 {
-                    Storage::U8(vec![0; stride * h])
-                } else {
-                    Storage::U16(vec![0; stride * h])
-                }
-            })
-            .collect();
+        let layout = Layout::new(&format, align);
+        Self::from_parts(
+            format,
+            layout,
+            Memory::Own(HeapBuffer::zeroed(layout.bytes)),
+        )
+    }
+
+    fn from_parts(format: PictureFormat, layout: Layout, memory: Memory) -> Self {
+        assert!(
+            memory.bytes().len() >= layout.bytes,
+            "picture memory holds {} bytes, the planes need {}",
+            memory.bytes().len(),
+            layout.bytes
+        );
         Self {
             format,
-            planes,
-            strides,
+            layout,
+            memory,
         }
     }
 
@@ -312,34 +377,64 @@ impl HostPicture {
 
     /// Row pitch of a plane, in samples.
     pub fn stride(&self, plane: PlaneId) -> usize {
-        self.strides[plane.index()]
+        self.layout.strides[plane.index()]
     }
 
-    fn storage(&self, plane: PlaneId) -> &Storage {
+    /// Whether every plane's rows are tightly packed (stride = width), so
+    /// that a plane of a packed file frame is its memory as it is.
+    pub fn is_packed(&self) -> bool {
+        self.layout == Layout::packed(&self.format)
+    }
+
+    /// Whether the memory is page-locked for device copies (lent by a GPU
+    /// context's pool): an upload reads it directly.
+    pub(crate) fn is_pinned(&self) -> bool {
+        self.memory.pinned()
+    }
+
+    /// The byte range of a plane's stored rows.
+    fn range(&self, plane: PlaneId) -> std::ops::Range<usize> {
         assert!(
-            plane.index() < self.planes.len(),
+            plane.index() < self.format.plane_count(),
             "plane {plane} absent from a {} picture",
             self.format.subsampling
         );
-        &self.planes[plane.index()]
+        let i = plane.index();
+        let (_, h) = self.format.plane_size(plane);
+        let start = self.layout.offsets[i];
+        start..start + self.layout.strides[i] * h * self.format.bytes_per_sample()
+    }
+
+    /// A plane's stored rows as bytes (16-bit samples in native order).
+    pub fn plane_bytes(&self, plane: PlaneId) -> &[u8] {
+        let r = self.range(plane);
+        &self.memory.bytes()[r]
+    }
+
+    /// As [`HostPicture::plane_bytes`], to write.
+    pub fn plane_bytes_mut(&mut self, plane: PlaneId) -> &mut [u8] {
+        let r = self.range(plane);
+        &mut self.memory.bytes_mut()[r]
     }
 
     pub fn plane(&self, plane: PlaneId) -> PlaneSamples<'_> {
         let (width, height) = self.format.plane_size(plane);
         let stride = self.stride(plane);
-        match self.storage(plane) {
-            Storage::U8(d) => PlaneSamples::U8(PlaneRef {
-                data: d,
+        let bytes = self.plane_bytes(plane);
+        if self.format.bytes_per_sample() == 1 {
+            PlaneSamples::U8(PlaneRef {
+                data: bytes,
                 width,
                 height,
                 stride,
-            }),
-            Storage::U16(d) => PlaneSamples::U16(PlaneRef {
-                data: d,
+            })
+        } else {
+            PlaneSamples::U16(PlaneRef {
+                data: bytemuck::cast_slice(bytes),
                 width,
                 height,
                 stride,
-            }),
+            })
         }
     }
 
@@ -361,34 +456,47 @@ impl HostPicture {
 
     /// Mutable rows of an 8-bit plane, for writers (file readers, tests).
     pub fn plane_u8_mut(&mut self, plane: PlaneId) -> &mut [u8] {
-        match &mut self.planes[plane.index()] {
-            Storage::U8(d) => d,
-            Storage::U16(_) => panic!("plane {plane} holds 16-bit samples"),
-        }
+        assert!(
+            self.format.bytes_per_sample() == 1,
+            "plane {plane} holds 16-bit samples"
+        );
+        self.plane_bytes_mut(plane)
     }
 
     pub fn plane_u16_mut(&mut self, plane: PlaneId) -> &mut [u16] {
-        match &mut self.planes[plane.index()] {
-            Storage::U16(d) => d,
-            Storage::U8(_) => panic!("plane {plane} holds 8-bit samples"),
-        }
+        assert!(
+            self.format.bytes_per_sample() == 2,
+            "plane {plane} holds 8-bit samples"
+        );
+        bytemuck::cast_slice_mut(self.plane_bytes_mut(plane))
+    }
+
+    /// Mutable Cb and Cr planes at once, as bytes.
+    fn chroma_bytes_mut(&mut self) -> (&mut [u8], &mut [u8]) {
+        assert!(self.format.plane_count() == 3, "no chroma planes");
+        let (cb, cr) = (self.range(PlaneId::Cb), self.range(PlaneId::Cr));
+        let (head, tail) = self.memory.bytes_mut().split_at_mut(cr.start);
+        (&mut head[cb], &mut tail[..cr.len()])
     }
 
     /// Mutable Cb and Cr rows of an 8-bit picture at once, for writers that
     /// fill both in one pass (de-interleaving CbCr); panics without chroma.
     pub fn chroma_u8_mut(&mut self) -> (&mut [u8], &mut [u8]) {
-        match &mut self.planes[1..] {
-            [Storage::U8(cb), Storage::U8(cr)] => (cb, cr),
-            _ => panic!("no 8-bit chroma planes"),
-        }
+        assert!(
+            self.format.bytes_per_sample() == 1,
+            "no 8-bit chroma planes"
+        );
+        self.chroma_bytes_mut()
     }
 
     /// As [`HostPicture::chroma_u8_mut`], for pictures above 8 bits.
     pub fn chroma_u16_mut(&mut self) -> (&mut [u16], &mut [u16]) {
-        match &mut self.planes[1..] {
-            [Storage::U16(cb), Storage::U16(cr)] => (cb, cr),
-            _ => panic!("no 16-bit chroma planes"),
-        }
+        assert!(
+            self.format.bytes_per_sample() == 2,
+            "no 16-bit chroma planes"
+        );
+        let (cb, cr) = self.chroma_bytes_mut();
+        (bytemuck::cast_slice_mut(cb), bytemuck::cast_slice_mut(cr))
     }
 
     /// Fills every plane from one tightly packed frame in file layout
@@ -396,29 +504,21 @@ impl HostPicture {
     pub fn fill_from_packed(&mut self, bytes: &[u8]) {
         let fmt = self.format;
         assert_eq!(bytes.len(), fmt.frame_bytes(), "packed frame size");
+        let bps = fmt.bytes_per_sample();
         let mut off = 0;
         for i in 0..fmt.plane_count() {
             let id = PlaneId::ALL[i];
             let (w, h) = fmt.plane_size(id);
-            let stride = self.strides[i];
-            match &mut self.planes[i] {
-                Storage::U8(d) => {
-                    for y in 0..h {
-                        d[y * stride..y * stride + w].copy_from_slice(&bytes[off..off + w]);
-                        off += w;
-                    }
-                }
-                Storage::U16(d) => {
-                    for y in 0..h {
-                        let src = &bytes[off..off + 2 * w];
-                        for (dst, s) in d[y * stride..y * stride + w]
-                            .iter_mut()
-                            .zip(src.chunks_exact(2))
-                        {
-                            *dst = u16::from_le_bytes([s[0], s[1]]);
-                        }
-                        off += 2 * w;
-                    }
+            let pitch = self.layout.strides[i] * bps;
+            let row = w * bps;
+            let dst = self.plane_bytes_mut(id);
+            for y in 0..h {
+                dst[y * pitch..y * pitch + row].copy_from_slice(&bytes[off..off + row]);
+                off += row;
+            }
+            if bps == 2 && cfg!(target_endian = "big") {
+                for v in self.plane_u16_mut(id) {
+                    *v = u16::from_le(*v);
                 }
             }
         }

@@ -154,3 +154,78 @@ fn borrowed_pictures_can_be_refilled_for_every_frame() {
         assert_eq!(a.frames.len(), refs.len());
     }
 }
+
+/// Pictures from the context's pool (`Context::picture`) on the CPU engine,
+/// inline and on worker threads: scores as fresh pictures give, pool
+/// pictures scribbled on right after each submit change nothing (memory
+/// comes back only once every extractor is done with it), and it is reused.
+#[test]
+fn pool_pictures_score_as_fresh_ones_and_are_reused() {
+    use common::gpu::{assert_identical, builder, pair, score_cycled, score_cycled_from_pool};
+    let features = [
+        ("psnr", ""),
+        ("motion", ""),
+        ("vif", ""),
+        ("float_ssim", ""),
+    ];
+    let p = pair("a_576x324_420p8_pan/x264_crf30");
+    let fresh = score_cycled(p, &features, None, false);
+    let (pooled, idle) = score_cycled_from_pool(p, &features, None);
+    assert_identical("inline, 200 pool pictures", &fresh, &pooled);
+    assert!(idle > 0, "no picture memory came back to the pool");
+
+    // Worker threads hold pictures until their extractors are done.
+    let (refs, dists) = (p.reference(), p.distorted_pictures());
+    let mut ctx = builder(p.format(), &features, None)
+        .threads(3)
+        .build()
+        .unwrap();
+    for i in 0..60 {
+        let k = i % refs.len();
+        let (mut r, mut d) = (ctx.picture().unwrap(), ctx.picture().unwrap());
+        for plane in vmafx::PlaneId::ALL {
+            r.plane_bytes_mut(plane)
+                .copy_from_slice(refs[k].plane_bytes(plane));
+            d.plane_bytes_mut(plane)
+                .copy_from_slice(dists[k].plane_bytes(plane));
+        }
+        ctx.submit(r, d).unwrap();
+        let mut g = ctx.picture().unwrap();
+        g.plane_bytes_mut(vmafx::PlaneId::Y).fill(i as u8);
+    }
+    let threaded = ctx.finish().unwrap();
+    let mut inline = builder(p.format(), &features, None).build().unwrap();
+    for i in 0..60 {
+        let k = i % refs.len();
+        inline.submit(refs[k].clone(), dists[k].clone()).unwrap();
+    }
+    assert_identical(
+        "3 threads, 60 pool pictures",
+        &inline.finish().unwrap(),
+        &threaded,
+    );
+}
+
+/// A pool picture is tightly packed, its copy owns its memory, and the
+/// pool keeps at most what it was made to keep.
+#[test]
+fn picture_pool_lends_packed_pictures_and_keeps_a_bounded_number() {
+    let format = PictureFormat::new(33, 17, ChromaSubsampling::Yuv420, 10).unwrap();
+    let pool = vmafx::PicturePool::new(format, 2);
+    let pictures: Vec<HostPicture> = (0..4).map(|_| pool.picture().unwrap()).collect();
+    assert!(pictures.iter().all(HostPicture::is_packed));
+    assert_eq!(pool.idle(), 0);
+    let mut copy = pictures[0].clone();
+    copy.plane_u16_mut(vmafx::PlaneId::Y).fill(1023);
+    assert_ne!(
+        pictures[0].plane_u16(vmafx::PlaneId::Y).row(0),
+        copy.plane_u16(vmafx::PlaneId::Y).row(0),
+        "a copy shares memory with its original"
+    );
+    drop(pictures);
+    assert_eq!(pool.idle(), 2, "the pool keeps 2 of the 4 given back");
+    let again = pool.picture().unwrap();
+    assert_eq!(pool.idle(), 1);
+    assert_eq!(again.format(), &format);
+    assert!(!HostPicture::with_alignment(format, 64).is_packed());
+}

@@ -121,6 +121,34 @@ fn host_pictures_reused_right_after_submit() {
     );
 }
 
+/// Pictures from the context's pool are pinned and read by the upload
+/// where they are: given back only once that copy is done (pool pictures
+/// scribbled on right after each submit change nothing), and reused.
+#[test]
+fn pool_pictures_read_in_place_score_as_on_the_cpu() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let features = [
+        ("psnr", "enable_apsnr=true"),
+        ("motion", "debug=true"),
+        ("vif", "debug=true"),
+        ("adm", "debug=true"),
+        ("float_ansnr", ""),
+    ];
+    for name in [
+        "a_576x324_420p8_pan/x264_crf30",
+        "c_576x324_420p10_zoom/x265_main10_crf30",
+    ] {
+        let p = pair(name);
+        let cpu = score_cycled(p, &features, None, false);
+        let (on_gpu, idle) = score_cycled_from_pool(p, &features, Some(&gpu));
+        assert_identical(&format!("{name}: 200 pool pictures"), &cpu, &on_gpu);
+        assert!(idle > 0, "{name}: no picture memory came back to the pool");
+        println!(
+            "{name}: 200 frames from the pool, read in place: bit-identical; {idle} buffers idle"
+        );
+    }
+}
+
 /// Two contexts one after the other on one device, the second with larger
 /// pictures, then the first size again: device memory is recycled, and
 /// each is right from its first frame (no stale sums or planes).

@@ -51,6 +51,24 @@ fn y4m_and_yuv_read_the_same_odd_size_pictures() {
             assert_eq!(x.plane_u8(p).data, y.plane_u8(p).data);
         }
     }
+    // Into pictures with padded rows (read through a buffer, not straight
+    // into the planes) and into pool pictures: the same samples.
+    let mut padded_source = open(&y4m, None).unwrap();
+    let pool = vmafx::PicturePool::new(f, 2);
+    let mut pooled_source = open(&yuv, Some(f)).unwrap();
+    for x in &a {
+        let mut padded = HostPicture::with_alignment(f, 64);
+        assert!(padded_source.read_into(&mut padded).unwrap());
+        let mut lent = pool.picture().unwrap();
+        assert!(pooled_source.read_into(&mut lent).unwrap());
+        for p in PlaneId::ALL {
+            let (want, got) = (x.plane_u8(p), padded.plane_u8(p));
+            for row in 0..want.height {
+                assert_eq!(want.row(row), got.row(row), "padded plane {p} row {row}");
+            }
+            assert_eq!(want.data, lent.plane_u8(p).data, "pool plane {p}");
+        }
+    }
     // The last chroma column is the file's, not padding.
     let cb = a[0].plane_u8(PlaneId::Cb);
     assert_eq!((cb.width, cb.height), (161, 90));

@@ -28,7 +28,7 @@ cd "$(git rev-parse --show-toplevel)"
 TESTS=(capi gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
        gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models
        gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif)
-EXAMPLES=(gpu_bench decoder_producer gl_producer vulkan_producer)
+EXAMPLES=(gpu_bench bench_pairs lib_bench decoder_producer gl_producer vulkan_producer)
 
 for f in tests/gpu*.rs; do
     t=$(basename "$f" .rs)
@@ -57,9 +57,9 @@ for e in "${EXAMPLES[@]}"; do cp "target/release/examples/$e" "$STAGE/"; done
 
 strip "$STAGE"/*
 # The C library (libvmaf ABI), for the capi suite: installed into the stage.
-CARGO_PROFILE=release bash capi/install.sh "$STAGE/capi" > /dev/null
-strip "$STAGE"/capi/lib/libvmaf.so.*
-rm "$STAGE"/capi/lib/libvmaf.a # the shared library is what the tests link
+CARGO_PROFILE=release bash capi/install.sh "$STAGE/libvmaf" > /dev/null
+strip "$STAGE"/libvmaf/lib/libvmaf.so.*
+rm "$STAGE"/libvmaf/lib/libvmaf.a # the shared library is what the tests link
 for t in "${TESTS[@]}"; do
     [ -x "$STAGE/$t" ] || { echo "missing test binary: $t" >&2; exit 1; }
 done

@@ -42,7 +42,7 @@ export VMAFX_TEST_ROOT=$PWD VMAFX_BIN=$C/vmafx VMAFX_KERNEL_CACHE=/tmp/vmafx-kc
 export VMAFX_REQUIRE_GPU=1 VMAFX_REQUIRE_NVRTC=1 VMAFX_SKIP_LOG=$OUT/skips.log
 # The C library built by build-for-device.sh (the capi suite compiles C
 # clients against it with the machine's gcc).
-export VMAFX_CAPI_PREFIX=$C/capi VMAFX_REQUIRE_CAPI=1
+export VMAFX_CAPI_PREFIX=$C/libvmaf VMAFX_REQUIRE_CAPI=1
 
 SUITES=(capi gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
         gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models

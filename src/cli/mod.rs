@@ -7,6 +7,7 @@ mod number;
 mod output;
 mod presets;
 mod progress;
+mod read_ahead;
 mod run;
 
 pub use args::{Args, Backend, VMAF_VERSION};

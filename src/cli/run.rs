@@ -5,6 +5,7 @@ use super::args::{self, Args, Backend};
 use super::backend_names;
 use super::output::ResultFile;
 use super::progress::Progress;
+use super::read_ahead::ReadAhead;
 use crate::error::{Error, Result};
 use crate::feature::options::parse_feature_spec;
 use crate::gpu::{self, DeviceSelector, Gpu, GpuBackend};
@@ -84,35 +85,33 @@ pub fn run(args: &Args) -> Result<()> {
     skip(reference.as_mut(), args.frame_skip_ref)?;
     skip(distorted.as_mut(), args.frame_skip_dist)?;
     let progress = Progress::new(args.quiet, expected_frames(&args.reference, &format, args));
+    let pool = context.picture_pool();
+    let mut reference = ReadAhead::start(reference, pool.clone());
+    let mut distorted = ReadAhead::start(distorted, pool.clone());
     let mut count: u64 = 0;
     while args.frame_cnt.is_none_or(|n| count < n) {
-        let mut r = HostPicture::new(format);
-        let mut d = HostPicture::new(format);
-        let more_ref = reference.read_into(&mut r)?;
-        let more_dist = distorted.read_into(&mut d)?;
-        match (more_ref, more_dist) {
-            (true, true) => {}
-            (false, false) => break,
-            (true, false) => {
+        match (reference.next()?, distorted.next()?) {
+            (Some(r), Some(d)) => context.submit(r, d)?,
+            (None, None) => break,
+            (Some(_), None) => {
                 warn_lengths(
                     args,
-                    ("distorted", distorted.as_mut()),
-                    ("reference", reference.as_mut()),
+                    ("distorted", distorted),
+                    ("reference", reference),
                     count,
                 );
                 break;
             }
-            (false, true) => {
+            (None, Some(_)) => {
                 warn_lengths(
                     args,
-                    ("reference", reference.as_mut()),
-                    ("distorted", distorted.as_mut()),
+                    ("reference", reference),
+                    ("distorted", distorted),
                     count,
                 );
                 break;
             }
         }
-        context.submit(r, d)?;
         count += 1;
         progress.tick();
     }
@@ -270,21 +269,35 @@ fn warn_color_ranges(reference: &dyn FrameSource, distorted: &dyn FrameSource) {
 /// so it is only said to have more. Printed even with `-q`, like the tool's.
 fn warn_lengths(
     args: &Args,
-    (short_role, short): (&str, &mut dyn FrameSource),
-    (long_role, long): (&str, &mut dyn FrameSource),
+    (short_role, short): (&str, ReadAhead),
+    (long_role, long): (&str, ReadAhead),
     scored: u64,
 ) {
-    let mut complete = false;
-    if std::fs::metadata(long.path()).is_ok_and(|m| m.is_file()) {
-        let mut scratch = HostPicture::new(long.format());
-        complete = loop {
-            match long.read_into(&mut scratch) {
-                Ok(true) => {}
-                Ok(false) => break true,
-                Err(_) => break false,
-            }
-        };
-    }
+    let (short_path, long_path) = (short.path().to_path_buf(), long.path().to_path_buf());
+    // Frame counts include the frames skipped, as the readers' positions do.
+    let skip = |role: &str| {
+        if role == "reference" {
+            args.frame_skip_ref
+        } else {
+            args.frame_skip_dist
+        }
+    };
+    // The longer input's frame count: a regular file is read to its end
+    // (its position then counts every frame); a pipe has at least one more.
+    let (complete, long_frames) = match long.stop() {
+        Some(mut source) => {
+            let mut scratch = HostPicture::new(source.format());
+            let complete = loop {
+                match source.read_into(&mut scratch) {
+                    Ok(true) => {}
+                    Ok(false) => break true,
+                    Err(_) => break false,
+                }
+            };
+            (complete, source.position())
+        }
+        None => (false, skip(long_role) + scored + 1),
+    };
     let skipped = if args.frame_skip_ref + args.frame_skip_dist > 0 {
         format!(
             " after skipping {} reference and {} distorted frames",
@@ -296,12 +309,13 @@ fn warn_lengths(
     eprintln!(
         "vmafx: warning: {short_role} {} has {} frames, {long_role} {} has {}{}: \
          scoring the {scored} frames both have{skipped}",
-        short.path().display(),
-        short.position(),
-        long.path().display(),
+        short_path.display(),
+        skip(short_role) + scored,
+        long_path.display(),
         if complete { "" } else { "at least " },
-        long.position(),
+        long_frames,
     );
+    drop(short);
 }
 
 /// Frames a raw file holds (for the progress bar), when it is a plain file.

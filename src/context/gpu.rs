@@ -107,11 +107,26 @@ impl GpuEngine {
         self.imported.check_stuck()?;
         let mut sink = FeatureSink::new();
         let wanted = |slot: usize| scored || slots[slot].temporal;
+        // Pinned pictures the engine owns are read by the device copy
+        // where they are, and kept (shared) until it has completed.
+        let pictures = match pictures {
+            Pictures::Owned(r, d) if r.is_pinned() && d.is_pinned() => {
+                Pictures::Shared(Arc::new((r, d)))
+            }
+            other => other,
+        };
         if self.on_gpu.iter().any(|x| wanted(x.slot)) {
-            let (reference, distorted) = pictures.refs();
-            let planes = self
-                .planes
-                .upload(&self.gpu, self.lanes.entry(), reference, distorted)?;
+            let planes = match &pictures {
+                Pictures::Shared(pair) => {
+                    self.planes
+                        .upload_lent(&self.gpu, self.lanes.entry(), pair)?
+                }
+                _ => {
+                    let (reference, distorted) = pictures.refs();
+                    self.planes
+                        .upload(&self.gpu, self.lanes.entry(), reference, distorted)?
+                }
+            };
             let set = planes.set();
             enqueue_all(&mut self.on_gpu, index, &planes, &self.lanes, wanted)?;
             self.planes.release(set, self.lanes.exit())?;

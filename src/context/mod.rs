@@ -9,7 +9,7 @@ use crate::feature::{
 use crate::gpu::bind::BindCounts;
 use crate::gpu::Gpu;
 use crate::model::{FeatureRequest, Model};
-use crate::picture::{HostPicture, PictureFormat, PlaneMask};
+use crate::picture::{HostPicture, PictureBuffer, PictureFormat, PicturePool, PlaneMask};
 use crate::pool::{PooledMetric, Pooler};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -194,6 +194,7 @@ impl ContextBuilder {
             )));
         }
         check_model_names(&self.models)?;
+        let pictures = self.picture_pool();
         if self.subsample == 0 {
             return Err(Error::InvalidArgument(
                 "subsample must be at least 1".into(),
@@ -275,7 +276,24 @@ impl ContextBuilder {
             error: None,
             frames: FrameQueue::new(self.fence_timeout),
             stream: FrameStream::default(),
+            pictures,
         })
+    }
+
+    /// The context's pool: pinned buffers on a GPU (uploads read them
+    /// directly), heap buffers otherwise. It keeps what a producer reading
+    /// ahead, the frames in flight and the worker threads' queues hold.
+    fn picture_pool(&self) -> PicturePool {
+        let keep = 16 + 4 * self.threads;
+        match &self.gpu {
+            Some(gpu) => {
+                let gpu = gpu.clone();
+                PicturePool::with_buffers(self.format, keep, move |bytes| {
+                    Ok(Box::new(gpu.pinned(bytes)?) as Box<dyn PictureBuffer>)
+                })
+            }
+            None => PicturePool::new(self.format, keep),
+        }
     }
 }
 
@@ -316,6 +334,8 @@ pub struct Context {
     frames: FrameQueue,
     /// Frames handed out as they finish (see [`Context::on_frame`]).
     stream: FrameStream,
+    /// Pictures to fill, reused (see [`Context::picture`]).
+    pictures: PicturePool,
 }
 
 /// One scored frame: its index and its values (features, then model
@@ -447,6 +467,21 @@ fn pool_named<'a>(
 impl Context {
     pub fn format(&self) -> &PictureFormat {
         &self.format
+    }
+
+    /// A picture of the context's format to fill and submit, its memory
+    /// reused from pictures this context has finished reading: the way to
+    /// make a picture per frame without allocating one. On a GPU its memory
+    /// is pinned and the upload reads it where it is. Its samples are
+    /// whatever the last frame left: fill every plane.
+    pub fn picture(&self) -> Result<HostPicture> {
+        self.pictures.picture()
+    }
+
+    /// The pool [`Context::picture`] draws from, to share with threads
+    /// that fill pictures (a clone shares the pool).
+    pub fn picture_pool(&self) -> &PicturePool {
+        &self.pictures
     }
 
     /// The planes some extractor of the set reads.

@@ -694,3 +694,76 @@ fn a_failure_at_any_driver_call_releases_every_imported_frame() {
         );
     }
 }
+
+#[test]
+fn pool_pictures_are_uploaded_in_place_and_lent_again_only_after_their_copy() {
+    // Pictures from a GPU context's pool are pinned: the upload reads
+    // their planes where they are (no staging), and their memory is handed
+    // out again only after the copy that read it has completed.
+    let (driver, gpu) = MockDriver::gpu();
+    let mut ctx = ContextBuilder::new(format())
+        .feature("psnr", vec![])
+        .gpu(gpu)
+        .build()
+        .unwrap();
+    let (mut sources, mut checked) = (HashSet::new(), 0);
+    for i in 0..8u8 {
+        let log = driver.log();
+        let (mut r, mut d) = (ctx.picture().unwrap(), ctx.picture().unwrap());
+        for p in [&r, &d] {
+            let at = p.plane_bytes(PlaneId::Y).as_ptr() as usize;
+            // The last upload that read this memory, if any, has completed.
+            if let Some(prev) = log
+                .iter()
+                .rposition(|c| matches!(c, Call::Copy2d { src_host: Some(s), .. } if *s == at))
+            {
+                let waited = log[prev..].iter().enumerate().any(|(k, c)| match c {
+                    Call::EventRecord { event, .. } => {
+                        log[prev + k..].contains(&Call::EventSync(*event))
+                    }
+                    _ => false,
+                });
+                assert!(
+                    waited,
+                    "frame {i}: memory lent again before its copy at {prev} completed"
+                );
+                checked += 1;
+            }
+        }
+        for (p, seed) in [(&mut r, i + 1), (&mut d, i + 7)] {
+            for plane in PlaneId::ALL {
+                p.plane_u8_mut(plane)
+                    .copy_from_slice(picture(seed).plane_u8_mut(plane));
+            }
+        }
+        let planes: Vec<usize> = [&r, &d]
+            .iter()
+            .flat_map(|p| PlaneId::ALL.map(|pl| p.plane_bytes(pl).as_ptr() as usize))
+            .collect();
+        driver.mark(u32::from(i));
+        ctx.submit(r, d).unwrap();
+        let log = driver.log();
+        let read: Vec<usize> = uploads(&log[frame_span(&log, u32::from(i))])
+            .iter()
+            .map(|(_, c)| match c {
+                Call::Copy2d {
+                    src_host: Some(s), ..
+                } => *s,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            read, planes,
+            "frame {i}: uploads read the pictures' own planes"
+        );
+        sources.extend(read);
+    }
+    ctx.finish().unwrap();
+    // Two staging sets hold at most two pairs: memory was reused.
+    assert!(
+        sources.len() < 8 * 6,
+        "no memory reused: {} distinct planes",
+        sources.len()
+    );
+    assert!(checked > 0, "no memory was lent twice");
+}

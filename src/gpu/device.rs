@@ -176,6 +176,21 @@ impl PinnedBuffer {
     }
 }
 
+// SAFETY: plain memory; shared references only read it.
+unsafe impl Sync for PinnedBuffer {}
+
+impl crate::picture::PictureBuffer for PinnedBuffer {
+    fn bytes(&self) -> &[u8] {
+        self.as_slice()
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        self.as_mut_slice()
+    }
+    fn pinned(&self) -> bool {
+        true
+    }
+}
+
 impl Drop for PinnedBuffer {
     fn drop(&mut self) {
         // SAFETY: allocated by this driver.

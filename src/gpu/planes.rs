@@ -110,10 +110,13 @@ impl FramePlanes<'_> {
     }
 }
 
-/// A plane staged for the next copy: its source pitch and where it goes
-/// (side, plane) in whichever set the copy writes.
+/// A plane staged for the next copy: where its rows are in host memory
+/// (a staging buffer, or a lent pinned picture), their pitch, and where
+/// they go (side, plane) in whichever set the copy writes.
 #[derive(Clone, Copy)]
 struct Staged {
+    /// Address of the first row (kept as a number: `SharedPlanes` is Send).
+    src: usize,
     pitch: usize,
     side: usize,
     plane: usize,
@@ -126,8 +129,14 @@ pub(crate) const SETS: usize = 3;
 
 struct Staging {
     buffers: Vec<PinnedBuffer>,
+    /// Pinned pictures read in place by this set's copy: kept until it
+    /// has completed, then given back to their pool.
+    lent: Option<LentPair>,
     copied: Event,
 }
+
+/// A pair of host pictures shared with whoever else reads them.
+pub type LentPair = std::sync::Arc<(HostPicture, HostPicture)>;
 
 /// Device buffers for the needed planes of a reference and a distorted
 /// picture, and the staging to fill them.
@@ -177,6 +186,7 @@ impl SharedPlanes {
         let staging_set = || -> Result<Staging> {
             Ok(Staging {
                 buffers: Vec::new(),
+                lent: None,
                 copied: gpu.event()?,
             })
         };
@@ -226,19 +236,16 @@ impl SharedPlanes {
         reference: &HostPicture,
         distorted: &HostPicture,
     ) -> Result<()> {
+        for picture in [reference, distorted] {
+            self.check_format(picture)?;
+        }
         let set = &mut self.staging[(self.frames % 2) as usize];
         // The copy that last read this staging set must be done.
         set.copied.synchronize()?;
+        set.lent = None;
         self.pending.clear();
         let mut sources = Vec::new();
         for (side, picture) in [reference, distorted].into_iter().enumerate() {
-            if picture.format() != &self.format {
-                return Err(Error::PictureMismatch(format!(
-                    "GPU planes were set up for {}, got {}",
-                    self.format,
-                    picture.format()
-                )));
-            }
             for plane in PlaneId::ALL {
                 // Where the copy goes is chosen when it is queued.
                 if self.sets[0][side][plane.index()].is_none() {
@@ -250,6 +257,7 @@ impl SharedPlanes {
                 }
                 sources.push(bytes);
                 self.pending.push(Staged {
+                    src: set.buffers[sources.len() - 1].as_ptr() as usize,
                     pitch,
                     side,
                     plane: plane.index(),
@@ -271,6 +279,64 @@ impl SharedPlanes {
         Ok(())
     }
 
+    /// As [`SharedPlanes::stage`] for a pair the engine may keep: pinned
+    /// pictures (a GPU context's [`crate::PicturePool`]) are not copied on
+    /// the host; the device copy reads them where they are, and the pair
+    /// is held until that copy has completed. Other pictures are staged.
+    pub fn stage_lent(&mut self, gpu: &Gpu, pair: &LentPair) -> Result<()> {
+        let (reference, distorted) = (&pair.0, &pair.1);
+        if !(reference.is_pinned() && distorted.is_pinned()) {
+            return self.stage(gpu, reference, distorted);
+        }
+        for picture in [reference, distorted] {
+            self.check_format(picture)?;
+        }
+        let set = &mut self.staging[(self.frames % 2) as usize];
+        // The copy that last read this set's pictures must be done.
+        set.copied.synchronize()?;
+        set.lent = Some(pair.clone());
+        self.pending.clear();
+        for (side, picture) in [reference, distorted].into_iter().enumerate() {
+            for plane in PlaneId::ALL {
+                if self.sets[0][side][plane.index()].is_none() {
+                    continue;
+                }
+                let (bytes, pitch) = plane_bytes(picture, plane);
+                self.pending.push(Staged {
+                    src: bytes.as_ptr() as usize,
+                    pitch,
+                    side,
+                    plane: plane.index(),
+                });
+            }
+        }
+        self.staged = true;
+        Ok(())
+    }
+
+    fn check_format(&self, picture: &HostPicture) -> Result<()> {
+        if picture.format() != &self.format {
+            return Err(Error::PictureMismatch(format!(
+                "GPU planes were set up for {}, got {}",
+                self.format,
+                picture.format()
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`SharedPlanes::upload`] of a pair the engine may keep (see
+    /// [`SharedPlanes::stage_lent`]).
+    pub fn upload_lent(
+        &mut self,
+        gpu: &Gpu,
+        stream: &Stream,
+        pair: &LentPair,
+    ) -> Result<FramePlanes<'_>> {
+        self.stage_lent(gpu, pair)?;
+        self.enqueue_copies(stream)
+    }
+
     /// The device half of [`SharedPlanes::upload`]: queues the staged
     /// planes' copies on `stream`.
     pub fn enqueue_copies(&mut self, stream: &Stream) -> Result<FramePlanes<'_>> {
@@ -284,18 +350,19 @@ impl SharedPlanes {
         stream.wait(&self.free[k])?;
         let set = &self.staging[(self.frames % 2) as usize];
         self.frames += 1;
-        for (staging, staged) in set.buffers.iter().zip(&self.pending) {
+        for staged in &self.pending {
             let view = self.sets[k][staged.side][staged.plane].expect("staged planes are set up");
             let copy = Copy2d {
-                src: Memory::Host(staging.as_ptr()),
+                src: Memory::Host(staged.src as *const u8),
                 src_pitch: staged.pitch,
                 dst: view.ptr,
                 dst_pitch: view.pitch,
                 width_bytes: view.width * self.format.bytes_per_sample(),
                 height: view.height,
             };
-            // SAFETY: staging and the device plane cover the rows; the
-            // staging set is not touched again before `copied` fires.
+            // SAFETY: the source (staging, or a lent picture the set holds)
+            // and the device plane cover the rows; neither is touched or
+            // given back before `copied` fires.
             unsafe { stream.copy_2d(&copy)? };
         }
         set.copied.record(stream)?;

@@ -61,33 +61,67 @@ pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<us
     Ok(got)
 }
 
-/// Fills `picture` from a packed frame and checks every sample fits the bit
-/// depth: a stray out-of-range word would silently overflow the integer
-/// extractors.
-pub(crate) fn unpack_checked(
-    path: &Path,
-    frame: u64,
-    bytes: &[u8],
+/// Reads one packed frame (file layout: planes in order, little-endian
+/// words above 8 bits) into `picture`. When the picture's rows are packed
+/// as the file's (pictures from [`crate::HostPicture::new`] and from a
+/// [`crate::PicturePool`] are), each plane is read straight into its
+/// memory: no copy in between. Otherwise through `buf`. Returns the bytes
+/// read: less than a frame only at the end of the input.
+pub(crate) fn read_frame(
+    r: &mut impl Read,
     picture: &mut HostPicture,
-) -> Result<()> {
-    picture.fill_from_packed(bytes);
+    buf: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    let fmt = *picture.format();
+    if cfg!(target_endian = "little") && picture.is_packed() {
+        let mut got = 0;
+        for plane in PlaneId::ALL.into_iter().take(fmt.plane_count()) {
+            let dst = picture.plane_bytes_mut(plane);
+            let n = read_full(r, dst)?;
+            got += n;
+            if n < dst.len() {
+                break;
+            }
+        }
+        return Ok(got);
+    }
+    buf.resize(fmt.frame_bytes(), 0);
+    let got = read_full(r, buf)?;
+    if got == buf.len() {
+        picture.fill_from_packed(buf);
+    }
+    Ok(got)
+}
+
+/// Checks every sample fits the bit depth: a stray out-of-range word
+/// would silently overflow the integer extractors.
+pub(crate) fn check_samples(path: &Path, frame: u64, picture: &HostPicture) -> Result<()> {
     let fmt = *picture.format();
     if fmt.bit_depth > 8 && fmt.bit_depth < 16 {
-        let limit = (1u32 << fmt.bit_depth) - 1;
+        let limit = (1u16 << fmt.bit_depth) - 1;
         for i in 0..fmt.plane_count() {
             let plane = PlaneId::ALL[i];
             let p = picture.plane_u16(plane);
+            // A whole-row maximum first (vectorised); the culprit only
+            // when there is one.
             for y in 0..p.height {
-                if let Some(&v) = p.row(y).iter().find(|&&v| v as u32 > limit) {
-                    return Err(Error::BadInput {
-                        path: path.into(),
-                        frame,
-                        reason: format!(
-                            "plane {plane} row {y}: sample {v} does not fit {} bits (wrong --bitdepth?)",
-                            fmt.bit_depth
-                        ),
-                    });
+                let row = p.row(y);
+                if row.iter().fold(0, |m, &v| m.max(v)) <= limit {
+                    continue;
                 }
+                let v = row
+                    .iter()
+                    .find(|&&v| v > limit)
+                    .copied()
+                    .unwrap_or_default();
+                return Err(Error::BadInput {
+                    path: path.into(),
+                    frame,
+                    reason: format!(
+                        "plane {plane} row {y}: sample {v} does not fit {} bits (wrong --bitdepth?)",
+                        fmt.bit_depth
+                    ),
+                });
             }
         }
     }

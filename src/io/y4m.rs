@@ -2,7 +2,7 @@
 //! each followed by one packed planar frame.
 
 use super::input::{Input, Stream};
-use super::{check_format, read_full, unpack_checked, FrameSource};
+use super::{check_format, check_samples, read_frame, FrameSource};
 use crate::error::{Error, Result};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
 use std::io::{BufRead, Read};
@@ -16,6 +16,7 @@ pub struct Y4mReader {
     path: PathBuf,
     file: Stream,
     format: PictureFormat,
+    /// Packed frame bytes, for pictures whose rows are not packed.
     buf: Vec<u8>,
     line: Vec<u8>,
     next: u64,
@@ -55,7 +56,7 @@ impl Y4mReader {
         Ok(Self {
             path,
             file,
-            buf: vec![0; format.frame_bytes()],
+            buf: Vec::new(),
             format,
             line,
             next: 0,
@@ -180,11 +181,13 @@ impl FrameSource for Y4mReader {
             let shown = String::from_utf8_lossy(&self.line[..self.line.len().min(16)]).into_owned();
             return Err(bad(format!("expected a FRAME line, found '{shown}'")));
         }
-        let got = read_full(&mut self.file, &mut self.buf).map_err(|e| Error::io(&self.path, e))?;
-        if got < self.buf.len() {
-            return Err(bad(format!("truncated: {got} of {} bytes", self.buf.len())));
+        let got = read_frame(&mut self.file, picture, &mut self.buf)
+            .map_err(|e| Error::io(&self.path, e))?;
+        let bytes = self.format.frame_bytes();
+        if got < bytes {
+            return Err(bad(format!("truncated: {got} of {bytes} bytes")));
         }
-        unpack_checked(&self.path, frame, &self.buf, picture)?;
+        check_samples(&self.path, frame, picture)?;
         self.next += 1;
         Ok(true)
     }

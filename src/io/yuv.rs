@@ -2,7 +2,7 @@
 //! caller; chroma planes ceil(W/2) wide as ffmpeg writes them.
 
 use super::input::{Input, Stream};
-use super::{check_format, read_full, unpack_checked, FrameSource};
+use super::{check_format, check_samples, read_frame, FrameSource};
 use crate::error::{Error, Result};
 use crate::picture::{HostPicture, PictureFormat};
 use std::path::{Path, PathBuf};
@@ -11,6 +11,7 @@ pub struct YuvReader {
     path: PathBuf,
     file: Stream,
     format: PictureFormat,
+    /// Packed frame bytes, for pictures whose rows are not packed.
     buf: Vec<u8>,
     next: u64,
 }
@@ -48,7 +49,7 @@ impl YuvReader {
             path,
             file,
             format,
-            buf: vec![0; frame as usize],
+            buf: Vec::new(),
             next: 0,
         })
     }
@@ -61,18 +62,20 @@ impl FrameSource for YuvReader {
 
     fn read_into(&mut self, picture: &mut HostPicture) -> Result<bool> {
         check_format(&self.path, &self.format, picture)?;
-        let got = read_full(&mut self.file, &mut self.buf).map_err(|e| Error::io(&self.path, e))?;
+        let got = read_frame(&mut self.file, picture, &mut self.buf)
+            .map_err(|e| Error::io(&self.path, e))?;
         if got == 0 {
             return Ok(false);
         }
-        if got < self.buf.len() {
+        let frame = self.format.frame_bytes();
+        if got < frame {
             return Err(Error::BadInput {
                 path: self.path.clone(),
                 frame: self.next,
-                reason: format!("truncated: {got} of {} bytes", self.buf.len()),
+                reason: format!("truncated: {got} of {frame} bytes"),
             });
         }
-        unpack_checked(&self.path, self.next, &self.buf, picture)?;
+        check_samples(&self.path, self.next, picture)?;
         self.next += 1;
         Ok(true)
     }

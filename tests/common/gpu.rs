@@ -120,6 +120,42 @@ pub fn score_cycled(
     ctx.finish().unwrap()
 }
 
+/// As [`score_cycled`], with every picture taken from the context's pool
+/// (`Context::picture`: pinned memory on a GPU, read in place by the
+/// upload). After each submit two more pool pictures are taken, scribbled
+/// on and given back: memory handed out while a copy could still read it
+/// would change the scores. Returns the scores and the pool's idle count.
+pub fn score_cycled_from_pool(
+    pair: &Pair,
+    features: &[(&str, &str)],
+    gpu: Option<&Gpu>,
+) -> (FeatureScores, usize) {
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let mut ctx = builder(pair.format(), features, gpu).build().unwrap();
+    let planes = pair.format().plane_count();
+    let copy = |from: &HostPicture, to: &mut HostPicture| {
+        for plane in PlaneId::ALL.into_iter().take(planes) {
+            to.plane_bytes_mut(plane)
+                .copy_from_slice(from.plane_bytes(plane));
+        }
+    };
+    for i in 0..200 {
+        let k = i % refs.len();
+        let (mut r, mut d) = (ctx.picture().unwrap(), ctx.picture().unwrap());
+        copy(&refs[k], &mut r);
+        copy(&dists[k], &mut d);
+        ctx.submit(r, d).unwrap();
+        for seed in [i as u8, !(i as u8)] {
+            let mut g = ctx.picture().unwrap();
+            for plane in PlaneId::ALL.into_iter().take(planes) {
+                g.plane_bytes_mut(plane).fill(seed);
+            }
+        }
+    }
+    let idle = ctx.picture_pool().idle();
+    (ctx.finish().unwrap(), idle)
+}
+
 /// Exact equality: names, order and the bits of every value.
 pub fn assert_identical(what: &str, cpu: &FeatureScores, gpu: &FeatureScores) {
     assert_eq!(cpu.frames.len(), gpu.frames.len(), "{what}: frame count");

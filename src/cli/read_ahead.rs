@@ -1,0 +1,78 @@
+//! Reading ahead: each input is read on a thread of its own, straight into
+//! pictures from the context's pool (pinned memory on a GPU), while the
+//! context scores the frames before. Reading is most of the command line's
+//! work when the device scores fast; two readers read both inputs at once.
+
+use crate::error::Result;
+use crate::io::FrameSource;
+use crate::picture::{HostPicture, PicturePool};
+use crossbeam_channel::{bounded, Receiver};
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+
+/// Frames read ahead of the one being scored, per input.
+const DEPTH: usize = 3;
+
+/// What a reader sends: a frame, the end of the input, or why it stopped.
+type Read = Result<Option<HostPicture>>;
+
+/// One input read on its own thread.
+pub struct ReadAhead {
+    frames: Receiver<Read>,
+    reader: JoinHandle<Box<dyn FrameSource>>,
+    path: PathBuf,
+    /// A regular file (it ends: reading it to its end to count is safe).
+    is_file: bool,
+}
+
+impl ReadAhead {
+    pub fn start(mut source: Box<dyn FrameSource>, pool: PicturePool) -> Self {
+        let path = source.path().to_path_buf();
+        let is_file = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
+        let (tx, frames) = bounded(DEPTH);
+        let reader = std::thread::Builder::new()
+            .name("vmafx-read".into())
+            .spawn(move || {
+                loop {
+                    let read = pool
+                        .picture()
+                        .and_then(|mut p| Ok(source.read_into(&mut p)?.then_some(p)));
+                    let stop = !matches!(read, Ok(Some(_)));
+                    // The receiver gone: the run stopped reading this input.
+                    if tx.send(read).is_err() || stop {
+                        break;
+                    }
+                }
+                source
+            })
+            .expect("starting a reader thread");
+        Self {
+            frames,
+            reader,
+            path,
+            is_file,
+        }
+    }
+
+    /// The next frame; `None` at the end of the input.
+    pub fn next(&mut self) -> Result<Option<HostPicture>> {
+        // A reader always sends before it stops, so the channel does not
+        // disconnect while it is being read.
+        self.frames.recv().unwrap_or(Ok(None))
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Stops reading ahead and hands back the source of a regular file
+    /// (its position counts every frame read, taken or not); `None` for a
+    /// pipe or FIFO, whose reader may be waiting for data that never comes.
+    pub fn stop(self) -> Option<Box<dyn FrameSource>> {
+        drop(self.frames);
+        if !self.is_file {
+            return None;
+        }
+        self.reader.join().ok()
+    }
+}
