@@ -53,6 +53,7 @@ pub struct VmafCudaPictureConfiguration {
 pub struct DevicePictures {
     pool: FramePool,
     format: PictureFormat,
+    gpu: Gpu,
 }
 
 /// Marks a device picture's record.
@@ -61,6 +62,7 @@ const MAGIC: u64 = 0x766d_6166_7864_6576; // "vmafxdev"
 /// What `ref` and `priv` of a device picture point to.
 pub struct DeviceRecord {
     magic: u64,
+    gpu: Gpu,
     frame: Mutex<Option<PooledFrame>>,
 }
 
@@ -71,7 +73,11 @@ impl DevicePictures {
             bit_depth: format.bit_depth,
         };
         let pool = FramePool::new(gpu, format.width, format.height, layout, POOL_FRAMES)?;
-        Ok(Self { pool, format })
+        Ok(Self {
+            pool,
+            format,
+            gpu: gpu.clone(),
+        })
     }
 
     /// A pool frame as a C picture whose planes are device addresses.
@@ -86,6 +92,7 @@ impl DevicePictures {
         }
         let record = handles::hand_out(DeviceRecord {
             magic: MAGIC,
+            gpu: self.gpu.clone(),
             frame: Mutex::new(Some(frame)),
         }) as *mut c_void;
         *pic = super::picture::c_picture(&f, data, stride, record);
@@ -101,8 +108,13 @@ pub fn is_device_picture(pic: &VmafPicture) -> bool {
     !record.is_null() && unsafe { handles::get(record, "pic") }.is_ok_and(|r| r.magic == MAGIC)
 }
 
-/// Takes a device picture's frame for scoring (written already: the
-/// client's `cuMemcpy2D` has returned) and zeroes the C struct.
+/// Takes a device picture's frame for scoring and zeroes the C struct.
+///
+/// The client wrote the picture with `cuMemcpy2D` (FFmpeg does), which for
+/// a device-to-device copy returns before the copy is done: it is queued
+/// on the context's legacy default stream, which our non-blocking streams
+/// do not wait for by themselves. The frame's acquire is therefore an event
+/// recorded on that stream now, after the client's copies.
 pub fn take_frame(pic: &mut VmafPicture, what: &str) -> CResult<Frame> {
     let record = pic.r#ref as *mut DeviceRecord;
     // SAFETY: registered records are `DeviceRecord`s made by `fetch`.
@@ -112,9 +124,11 @@ pub fn take_frame(pic: &mut VmafPicture, what: &str) -> CResult<Frame> {
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .ok_or_else(|| invalid(format!("{what} was already read")))?;
+    let written = boxed.gpu.event()?;
+    written.record_on_legacy_stream()?;
     // SAFETY: VmafPicture is plain data; all-zero is its empty state.
     *pic = unsafe { std::mem::zeroed() };
-    Ok(frame.into_frame(Acquire::None, Vec::new())?)
+    Ok(frame.into_frame(Acquire::DeviceEvent(written.as_raw()), Vec::new())?)
 }
 
 /// Drops an unread device picture (its frame goes back to the pool).
@@ -216,4 +230,36 @@ pub unsafe extern "C" fn vmaf_cuda_fetch_preallocated_picture(
         let pic = unsafe { pic.as_mut() }.ok_or_else(|| invalid("pic is NULL"))?;
         ctx.fetch_any(pic)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::mock::{Call, MockDriver, LEGACY_STREAM};
+    use crate::picture::ChromaSubsampling;
+
+    #[test]
+    fn device_pictures_wait_for_the_clients_legacy_stream_copies() {
+        // A client fills a device picture with cuMemcpy2D, which returns
+        // before a device-to-device copy is done: the frame must wait for
+        // an event recorded on the legacy stream after those copies.
+        let (driver, gpu) = MockDriver::gpu();
+        let format = PictureFormat::new(64, 36, ChromaSubsampling::Yuv420, 8).unwrap();
+        let pictures = DevicePictures::new(&gpu, format).unwrap();
+        // SAFETY: plain data; all-zero is the empty picture.
+        let mut pic: VmafPicture = unsafe { std::mem::zeroed() };
+        pictures.fetch(&mut pic).unwrap();
+        assert!(is_device_picture(&pic));
+        let before = driver.log().len();
+        let frame = take_frame(&mut pic, "ref").unwrap();
+        let recorded: Vec<Call> = driver.log()[before..].to_vec();
+        assert!(
+            recorded
+                .iter()
+                .any(|c| matches!(c, Call::EventRecord { stream, .. } if *stream == LEGACY_STREAM)),
+            "no event recorded on the legacy stream: {recorded:?}"
+        );
+        assert_eq!(frame.acquire().kind(), "device event");
+        assert!(pic.r#ref.is_null(), "the C picture is emptied");
+    }
 }

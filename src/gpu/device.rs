@@ -355,6 +355,15 @@ impl Event {
         unsafe { self.gpu().driver.event_record(self.handle(), stream.handle) }
     }
 
+    /// Records the event on the context's legacy default stream: it fires
+    /// once what a client queued there (a plain `cuMemcpy2D` into a
+    /// picture, say) is done.
+    pub fn record_on_legacy_stream(&self) -> Result<()> {
+        let driver = &self.gpu().driver;
+        // SAFETY: our live event; the legacy stream always exists.
+        unsafe { driver.event_record(self.handle(), driver.legacy_stream()) }
+    }
+
     /// True once the work before the last record has completed.
     pub fn is_done(&self) -> Result<bool> {
         // SAFETY: our own live event.

@@ -160,6 +160,9 @@ pub unsafe trait Driver: Interop + Send + Sync {
     fn event_create(&self) -> Result<Handle>;
     unsafe fn event_destroy(&self, event: Handle);
     unsafe fn event_record(&self, event: Handle, stream: Handle) -> Result<()>;
+    /// The context's legacy default stream (CUDA's `CU_STREAM_LEGACY`, HIP's
+    /// null stream): what a client's plain `cuMemcpy2D` is ordered on.
+    fn legacy_stream(&self) -> Handle;
     /// Makes `stream` wait (on the device) for `event`.
     unsafe fn stream_wait_event(&self, stream: Handle, event: Handle) -> Result<()>;
     /// True once the work before the event's record has completed.

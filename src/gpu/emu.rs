@@ -216,6 +216,9 @@ unsafe impl Driver for EmuDriver {
     unsafe fn event_record(&self, _event: Handle, _stream: Handle) -> Result<()> {
         Ok(())
     }
+    fn legacy_stream(&self) -> Handle {
+        Handle(0)
+    }
     unsafe fn stream_wait_event(&self, _stream: Handle, _event: Handle) -> Result<()> {
         Ok(())
     }

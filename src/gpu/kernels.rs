@@ -4,8 +4,10 @@
 //! The cache key hashes the expanded source, the file name and the driver's
 //! code target (architecture and runtime version), so a new driver or a
 //! changed kernel compiles afresh. The cache lives in `$VMAFX_KERNEL_CACHE`,
-//! else `$XDG_CACHE_HOME/vmafx/kernels`, else `~/.cache/vmafx/kernels`; a
-//! cache that cannot be written is skipped, never an error.
+//! else `$XDG_CACHE_HOME/vmafx/kernels`, else `~/.cache/vmafx/kernels`,
+//! else (no `HOME`: services, bare containers) a folder of the temporary
+//! directory that only this user may write; a cache that cannot be written
+//! is skipped, never an error. Without it every run compiles every kernel.
 
 use super::device::{Gpu, Module};
 use crate::error::{Error, Result};
@@ -116,13 +118,33 @@ pub fn load(gpu: &Gpu, name: &str) -> Result<Arc<Module>> {
 }
 
 fn cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("VMAFX_KERNEL_CACHE") {
+    cache_dir_from(|name| std::env::var_os(name))
+}
+
+/// [`cache_dir`] with the environment read through `env`.
+fn cache_dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    if let Some(d) = env("VMAFX_KERNEL_CACHE") {
         return Some(PathBuf::from(d));
     }
-    let base = std::env::var_os("XDG_CACHE_HOME")
+    let base = env("XDG_CACHE_HOME")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("vmafx").join("kernels"))
+        .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    match base {
+        Some(base) => Some(base.join("vmafx").join("kernels")),
+        None => private_temp_dir(),
+    }
+}
+
+/// `$TMPDIR/vmafx-kernels-UID`, made mode 0700; used only while it is this
+/// user's and nobody else may write it (another user could otherwise put
+/// code there for us to load).
+fn private_temp_dir() -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let uid = nix::unistd::getuid().as_raw();
+    let dir = std::env::temp_dir().join(format!("vmafx-kernels-{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    (meta.is_dir() && meta.uid() == uid && meta.mode() & 0o022 == 0).then_some(dir)
 }
 
 /// 64-bit FNV-1a: a stable hash (std's hasher may change between releases).
@@ -148,5 +170,26 @@ mod tests {
         let s = source("psnr.cu").unwrap();
         assert!(s.contains("block_sum_u64") && !s.contains("#include"));
         assert!(expand_includes("#include \"nope.h\"").is_err());
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_cache_has_a_home_without_home() {
+        let dir = cache_dir_from(|_| None).expect("a private temporary folder");
+        assert!(dir.starts_with(std::env::temp_dir()), "{}", dir.display());
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}: others may not use it");
+        let home = |n: &str| (n == "HOME").then(|| "/h".into());
+        assert_eq!(
+            cache_dir_from(home),
+            Some(PathBuf::from("/h/.cache/vmafx/kernels"))
+        );
+        let own = |n: &str| (n == "VMAFX_KERNEL_CACHE").then(|| "/k".into());
+        assert_eq!(cache_dir_from(own), Some(PathBuf::from("/k")));
     }
 }

@@ -159,6 +159,9 @@ struct State {
 }
 
 /// The recording driver; clone the `Arc` to read the log after use.
+/// The handle the mock gives the legacy default stream.
+pub const LEGACY_STREAM: Handle = Handle(1);
+
 #[derive(Default)]
 pub struct MockDriver {
     state: Mutex<State>,
@@ -379,6 +382,9 @@ unsafe impl Driver for MockDriver {
             state.stalled_events.remove(&event);
         }
         Ok(())
+    }
+    fn legacy_stream(&self) -> Handle {
+        LEGACY_STREAM
     }
     unsafe fn stream_wait_event(&self, stream: Handle, event: Handle) -> Result<()> {
         self.check("stream_wait_event")?;

@@ -442,6 +442,10 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
+    fn legacy_stream(&self) -> Handle {
+        Handle(1) // CU_STREAM_LEGACY
+    }
+
     unsafe fn stream_wait_event(&self, s: Handle, e: Handle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {

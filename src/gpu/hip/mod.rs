@@ -295,6 +295,10 @@ unsafe impl Driver for HipDriver {
         }
     }
 
+    fn legacy_stream(&self) -> Handle {
+        Handle(0) // the null stream, ordered with every blocking stream
+    }
+
     unsafe fn stream_wait_event(&self, s: Handle, e: Handle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
