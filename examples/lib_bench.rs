@@ -131,5 +131,8 @@ fn minor_faults() -> u64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // Fields after the command name, which is in parentheses.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    rest.split_whitespace().nth(7).and_then(|v| v.parse().ok()).unwrap_or(0)
+    rest.split_whitespace()
+        .nth(7)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }

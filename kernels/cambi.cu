@@ -463,9 +463,11 @@ extern "C" __global__ void __launch_bounds__(TW)
                     unsigned v[8];
 #pragma unroll
                     for (int k = 0; k < 8; ++k) v[k] = p[j0 + k];
+                    // No early exit (past `last` stays past it): AMD's
+                    // compiler unrolls only loops without one.
 #pragma unroll
                     for (int k = 0; k < 8; ++k) {
-                        if (j0 + k > last) break;
+                        if (j0 + k > last) continue;
                         if (v[k] == prev) {
                             ++run;
                         } else {

@@ -203,9 +203,13 @@ fn score(
         let mut ctx = builder(r.format(), &all_models, &features, threads, subsample)?
             .build()
             .map_err(err)?;
-        let (mut rp, mut dp) = (HostPicture::new(r.format()), HostPicture::new(d.format()));
-        while r.read_into(&mut rp).map_err(err)? && d.read_into(&mut dp).map_err(err)? {
-            ctx.submit_borrowed(&rp, &dp).map_err(err)?;
+        loop {
+            // The context's pictures: reused, and read in place on a GPU.
+            let (mut rp, mut dp) = (ctx.picture().map_err(err)?, ctx.picture().map_err(err)?);
+            if !(r.read_into(&mut rp).map_err(err)? && d.read_into(&mut dp).map_err(err)?) {
+                break;
+            }
+            ctx.submit(rp, dp).map_err(err)?;
         }
         ctx.finish().map_err(err)
     })?;
@@ -219,6 +223,9 @@ struct Context {
     /// lock serializes them (a context is used by one thread at a time).
     inner: std::sync::Mutex<Option<vmafx::Context>>,
     format: PictureFormat,
+    /// The context's pictures (reused memory, pinned on a GPU): arrays are
+    /// copied into them without taking the lock.
+    pictures: vmafx::PicturePool,
 }
 
 /// A 2-D host array seen through numpy's `__array_interface__` (the same
@@ -330,7 +337,9 @@ impl Context {
             )));
         };
         let f = self.format;
-        let mut pic = HostPicture::new(f);
+        // Every sample of every plane is written below (pool pictures are
+        // packed: stride = width).
+        let mut pic = self.pictures.picture().map_err(err)?;
         let n = f.plane_count();
         let semi = planes.len() == 2 && n == 3;
         if planes.len() != n && !semi {
@@ -420,6 +429,7 @@ impl Context {
             .build()
             .map_err(err)?;
         Ok(Self {
+            pictures: inner.picture_pool().clone(),
             inner: std::sync::Mutex::new(Some(inner)),
             format,
         })
