@@ -11,6 +11,16 @@
 #include <limits>
 #include <utility>
 
+// Lanes per warp: 32 as NVIDIA runs them; with EMU_WAVE64, 64 as AMD's
+// CDNA wavefronts, and the kernels take their AMD branches (HIP's
+// shuffles, wave barriers).
+#ifdef EMU_WAVE64
+#define EMU_WARP 64
+#define __HIP_PLATFORM_AMD__ 1
+#else
+#define EMU_WARP 32
+#endif
+
 // ---------------------------------------------------------------------
 // Qualifiers
 #define __global__
@@ -103,8 +113,8 @@ template <typename T> inline T from_bits(uint64_t b) {
 // intrinsics set it; an out-of-range source reads the lane's own value.
 enum Mode { UP, DOWN, BFLY, IDX };
 inline int shfl_source(int lane, Mode mode, int b, int width) {
-    const int segmask = (32 - width) & 31;
-    const int cval = mode == UP ? 0 : 31;
+    const int segmask = (EMU_WARP - width) & (EMU_WARP - 1);
+    const int cval = mode == UP ? 0 : EMU_WARP - 1;
     const int max_lane = (lane & segmask) | (cval & ~segmask);
     const int min_lane = lane & segmask;
     int j;
@@ -118,7 +128,7 @@ inline int shfl_source(int lane, Mode mode, int b, int width) {
     return ok ? j : lane;
 }
 template <typename T> inline T shfl(T v, Mode mode, int b, int width) {
-    const int source = shfl_source((int)current->lane, mode, b & 31, width);
+    const int source = shfl_source((int)current->lane, mode, b & (EMU_WARP - 1), width);
     return from_bits<T>(warp_exchange(to_bits(v), source));
 }
 } // namespace emu
@@ -127,7 +137,7 @@ template <typename T> inline T shfl(T v, Mode mode, int b, int width) {
 #define blockIdx (emu::block_idx)
 #define blockDim (emu::block_dim)
 #define gridDim (emu::grid_dim)
-#define warpSize 32
+#define warpSize EMU_WARP
 
 inline void __syncthreads() { emu::block_barrier(); }
 inline void __syncwarp(unsigned = 0xffffffffu) { emu::warp_barrier(); }
@@ -146,6 +156,21 @@ template <typename T> inline T __shfl_down_sync(unsigned, T v, unsigned delta, i
 template <typename T> inline T __shfl_up_sync(unsigned, T v, unsigned delta, int width = 32) {
     return emu::shfl(v, emu::UP, (int)delta, width);
 }
+
+// HIP's shuffles, as ROCm's amd_warp_functions.h computes the source lane
+// (ds_bpermute within the wave), and its wave barrier.
+template <typename T> inline T __shfl(T v, int src, int width = warpSize) {
+    const int self = (int)emu::current->lane;
+    const int index = (src & (width - 1)) + (self & ~(width - 1));
+    return emu::from_bits<T>(emu::warp_exchange(emu::to_bits(v), index));
+}
+template <typename T> inline T __shfl_xor(T v, int mask, int width = warpSize) {
+    const int self = (int)emu::current->lane;
+    int index = self ^ mask;
+    if (index >= ((self + width) & ~(width - 1))) index = self;
+    return emu::from_bits<T>(emu::warp_exchange(emu::to_bits(v), index));
+}
+#define __builtin_amdgcn_wave_barrier() emu::warp_barrier()
 
 // ---------------------------------------------------------------------
 // Atomics (one OS thread runs a launch; GCC builtins all the same)

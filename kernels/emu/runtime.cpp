@@ -3,7 +3,7 @@
 // until it reaches a barrier (or returns), in thread order, so a launch is
 // deterministic. `__syncthreads` waits for the block's live threads (a
 // returned thread counts as arrived); warp operations wait for the live
-// lanes of their warp (32 consecutive linear thread ids). A block whose
+// lanes of their warp (EMU_WARP, 32 or 64, consecutive linear thread ids). A block whose
 // threads all wait but no barrier can complete is a deadlock: the launch
 // fails with a description instead of hanging.
 
@@ -54,7 +54,7 @@ const size_t STACK_BYTES = 256 * 1024;
 Thunk kernel = nullptr;
 void **kernel_params = nullptr;
 std::vector<Fiber> fibers;
-std::vector<unsigned> warp_live, warp_waiting, queue;
+std::vector<unsigned> warp_live, warp_waiting, warp_at_block, queue;
 unsigned block_live, block_waiting, done;
 Fiber *running = nullptr;
 
@@ -178,16 +178,29 @@ void wake(Fiber &f) {
 void check_block() {
     if (block_waiting == 0 || block_waiting != block_live) return;
     block_waiting = 0;
+    warp_at_block.assign(warp_at_block.size(), 0);
     for (Fiber &f : fibers) {
         if (f.state == AT_BLOCK) wake(f);
     }
 }
 
 // The warp's lanes have all arrived: each reads its source's value.
+//
+// 64-lane waves run in lockstep (EMU_WAVE64): lanes that branched around a
+// wave operation are masked off, not waited for. A wave operation
+// therefore also completes when every other live lane waits at the block
+// barrier (it has passed the operation); those lanes' values are not read
+// (a source among them gives the reader its own value).
 void check_warp(unsigned w) {
-    if (warp_waiting[w] == 0 || warp_waiting[w] != warp_live[w]) return;
+#ifdef EMU_WAVE64
+    const unsigned passed = warp_at_block[w];
+#else
+    const unsigned passed = 0;
+#endif
+    if (warp_waiting[w] == 0 || warp_waiting[w] + passed != warp_live[w]) return;
     warp_waiting[w] = 0;
-    const unsigned first = 32 * w, end = first + 32 < fibers.size() ? first + 32 : (unsigned)fibers.size();
+    const unsigned first = EMU_WARP * w,
+                   end = first + EMU_WARP < fibers.size() ? first + EMU_WARP : (unsigned)fibers.size();
     for (unsigned t = first; t < end; t++) {
         Fiber &f = fibers[t];
         if (f.state != AT_WARP) continue;
@@ -242,16 +255,17 @@ bool ensure_stacks(size_t n) {
 }
 
 bool run_block() {
-    const unsigned n = (unsigned)fibers.size(), warps = (n + 31) / 32;
+    const unsigned n = (unsigned)fibers.size(), warps = (n + EMU_WARP - 1) / EMU_WARP;
     warp_live.assign(warps, 0);
     warp_waiting.assign(warps, 0);
+    warp_at_block.assign(warps, 0);
     queue.clear();
     for (unsigned t = 0; t < n; t++) {
         Fiber &f = fibers[t];
         f.idx = {t % block_dim.x, t / block_dim.x % block_dim.y, t / (block_dim.x * block_dim.y)};
         f.id = t;
-        f.lane = t % 32;
-        f.warp = t / 32;
+        f.lane = t % EMU_WARP;
+        f.warp = t / EMU_WARP;
         f.shared = nullptr;
         warp_live[f.warp]++;
         prepare(f);
@@ -286,6 +300,8 @@ void block_barrier() {
     Fiber &f = *running;
     f.state = AT_BLOCK;
     block_waiting++;
+    warp_at_block[f.warp]++;
+    check_warp(f.warp); // lockstep waves: a wave operation may complete now
     check_block();
     suspend();
 }
@@ -300,7 +316,7 @@ void warp_barrier() { wait_warp(0, -1, nullptr); }
 void warp_share(const void *mine) { wait_warp(0, -1, mine); }
 
 const void *peer(unsigned lane) {
-    const unsigned t = running->warp * 32 + lane;
+    const unsigned t = running->warp * EMU_WARP + lane;
     return t < fibers.size() && fibers[t].state != DONE ? fibers[t].shared : nullptr;
 }
 

@@ -586,3 +586,46 @@ fn device_frames_through_the_layout_kernels_match_the_cpu() {
         println!("{folder}/{distorted} as {layout}: bit-identical");
     }
 }
+
+/// AMD's CDNA GPUs run 64-lane waves, in lockstep: every exact kernel,
+/// built with `EMU_WAVE64` (64-lane warps, the kernels' AMD branches: HIP's
+/// `__shfl`/`__shfl_xor` and wave barriers), must give the CPU's bits too.
+#[test]
+fn exact_kernels_match_the_cpu_in_64_lane_waves() {
+    const WAVE64: &[&str] = &["EMU_WAVE64"];
+    let exact = [
+        ("psnr", ""),
+        ("motion", ""),
+        ("motion_v2", ""),
+        ("vif", ""),
+        ("adm", ""),
+        ("ssim", ""),
+        ("cambi", "full_ref=true"),
+        ("speed_chroma", ""),
+        ("speed_temporal", ""),
+        ("psnr_hvs", ""),
+        ("float_psnr", ""),
+        ("float_moment", ""),
+    ];
+    for feature in exact {
+        check(&[feature], &[PAN_8BIT, ZOOM_10BIT, ODD_8BIT], 1, WAVE64);
+    }
+}
+
+/// A lane exchange that assumed 32-lane warps would read the wrong lane in
+/// a 64-lane wave: shown by making the AMD branch's butterfly cross the
+/// 32-lane groups (width 64).
+#[test]
+fn a_wave_size_assumption_is_caught_at_64_lanes() {
+    check_caught(
+        &[("psnr", "")],
+        PAN_8BIT,
+        &["EMU_WAVE64"],
+        (
+            "psnr.cu",
+            "#define lane_xor(v, mask, width) __shfl_xor((v), (mask), (width))",
+            "#define lane_xor(v, mask, width) __shfl_xor((v), (mask) * 2, 64)",
+        ),
+        "psnr",
+    );
+}
