@@ -552,8 +552,9 @@ fn independent_frames_alternate_between_two_instances() {
 }
 
 /// Scores `frames` frames of GPU and host extractors on `gpu`; any error
-/// ends the run (the context is dropped on the way out).
-fn score_until_error(gpu: crate::gpu::Gpu, frames: u32) -> crate::Result<()> {
+/// ends the run (the context is dropped on the way out). `from_pool`: the
+/// pictures come from the context's pool (pinned, read in place).
+fn score_until_error(gpu: crate::gpu::Gpu, frames: u32, from_pool: bool) -> crate::Result<()> {
     let mut b = ContextBuilder::new(format()).gpu(gpu);
     // GPU extractors (one temporal), and one that runs on the host beside
     // them.
@@ -562,7 +563,18 @@ fn score_until_error(gpu: crate::gpu::Gpu, frames: u32) -> crate::Result<()> {
     }
     let mut ctx = b.build()?;
     for i in 0..frames {
-        ctx.submit(picture(i as u8 + 1), picture(i as u8 + 7))?;
+        let (mut r, mut d) = (picture(i as u8 + 1), picture(i as u8 + 7));
+        if from_pool {
+            let (mut pr, mut pd) = (ctx.picture()?, ctx.picture()?);
+            for plane in PlaneId::ALL {
+                pr.plane_u8_mut(plane)
+                    .copy_from_slice(r.plane_u8_mut(plane));
+                pd.plane_u8_mut(plane)
+                    .copy_from_slice(d.plane_u8_mut(plane));
+            }
+            (r, d) = (pr, pd);
+        }
+        ctx.submit(r, d)?;
     }
     ctx.finish().map(|_| ())
 }
@@ -571,12 +583,20 @@ fn score_until_error(gpu: crate::gpu::Gpu, frames: u32) -> crate::Result<()> {
 /// allocation, a copy, a launch, an event, a stream, a module), the run
 /// ends with that error or completes, never panics, and once the context
 /// is gone every buffer, pinned buffer, event, stream and fd is released.
+/// Both with the caller's pictures (staged) and with the context's pool
+/// pictures (pinned, read in place, held until their copy is done).
 #[test]
 fn a_failure_at_any_driver_call_ends_the_run_cleanly() {
+    for from_pool in [false, true] {
+        failure_sweep(from_pool);
+    }
+}
+
+fn failure_sweep(from_pool: bool) {
     const FRAMES: u32 = 5;
     let total = {
         let (driver, gpu) = MockDriver::gpu();
-        score_until_error(gpu, FRAMES).unwrap();
+        score_until_error(gpu, FRAMES, from_pool).unwrap();
         assert_eq!(driver.live(), [0; 5], "a clean run leaks");
         driver.checked_calls()
     };
@@ -589,10 +609,11 @@ fn a_failure_at_any_driver_call_ends_the_run_cleanly() {
         let (driver, gpu) = MockDriver::gpu();
         driver.fail_call(n);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            score_until_error(gpu, FRAMES)
+            score_until_error(gpu, FRAMES, from_pool)
         }));
-        let result =
-            outcome.unwrap_or_else(|_| panic!("a failure at call {n} of {total} panicked"));
+        let result = outcome.unwrap_or_else(|_| {
+            panic!("pool pictures {from_pool}: a failure at call {n} of {total} panicked")
+        });
         if let Err(e) = result {
             failed_runs += 1;
             assert!(
@@ -603,13 +624,13 @@ fn a_failure_at_any_driver_call_ends_the_run_cleanly() {
                         ..
                     }
                 ) && e.to_string().contains("injected failure"),
-                "call {n}: the error is not the driver's: {e}"
+                "pool pictures {from_pool}, call {n}: the error is not the driver's: {e}"
             );
         }
         assert_eq!(
             driver.live(),
             [0; 5],
-            "call {n} of {total} failed: [buffers, pinned, events, streams, fds] still live"
+            "pool pictures {from_pool}, call {n} of {total} failed: [buffers, pinned, events, streams, fds] still live"
         );
     }
     // Failures whose results are ignored on purpose (a release signal with
