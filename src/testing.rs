@@ -9,6 +9,8 @@
 //! test, reason) to the skip log, which `.ci/run` prints as a summary after
 //! the run. Not part of the library's API.
 
+pub mod fuzz;
+
 use std::fmt::Display;
 use std::io::Write;
 use std::path::PathBuf;

@@ -18,12 +18,16 @@ pub mod context;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod dict;
+
 pub mod error;
 pub mod handles;
 pub mod model;
 pub mod picture;
 pub mod types;
 pub mod vmafx;
+
+#[cfg(test)]
+mod fuzz_tests;
 
 /// The version libvmaf clients see (`vmaf_version`, the JSON `version`):
 /// the libvmaf release whose ABI and scores vmafx reproduces.
