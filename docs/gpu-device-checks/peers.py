@@ -4,8 +4,7 @@
 Written for the H200 device machines. Before (here):
     bash docs/gpu-device-checks/build-for-device.sh
     ls .anchor   # ../shared/anchor's files, thirdparty/{vmaf,nv-codec-headers}
-                 # tarballs and nasm.xz (docs/gpu-device-checks/README in
-                 # docs/performance.md, "Against libvmaf")
+                 # tarballs and nasm.xz (docs/performance.md, "Reproducing")
 then the device tool, carry [".gpu-carry", ".anchor"], command
     python3 docs/gpu-device-checks/peers.py [PART ...]
 PART: cli, library (none: both).
