@@ -236,13 +236,38 @@ impl SharedPlanes {
         reference: &HostPicture,
         distorted: &HostPicture,
     ) -> Result<()> {
+        self.stage_pair(gpu, reference, distorted, None)
+    }
+
+    /// As [`SharedPlanes::stage`] for a pair the engine may keep: pinned
+    /// pictures (a GPU context's [`crate::PicturePool`]) are not copied on
+    /// the host; the device copy reads them where they are, and the pair
+    /// is held until that copy has completed. Other pictures are staged.
+    pub fn stage_lent(&mut self, gpu: &Gpu, pair: &LentPair) -> Result<()> {
+        let in_place = pair.0.is_pinned() && pair.1.is_pinned();
+        self.stage_pair(gpu, &pair.0, &pair.1, in_place.then(|| pair.clone()))
+    }
+
+    /// Stages the needed planes of a pair for the next staging set's copy:
+    /// read where they are when `keep` holds the pair (pinned pictures,
+    /// kept until that copy has completed), else copied into the set's
+    /// staging buffers.
+    fn stage_pair(
+        &mut self,
+        gpu: &Gpu,
+        reference: &HostPicture,
+        distorted: &HostPicture,
+        keep: Option<LentPair>,
+    ) -> Result<()> {
         for picture in [reference, distorted] {
             self.check_format(picture)?;
         }
         let set = &mut self.staging[(self.frames % 2) as usize];
-        // The copy that last read this staging set must be done.
+        // The copy that last read this staging set (its buffers or the
+        // pictures it kept) must be done.
         set.copied.synchronize()?;
-        set.lent = None;
+        let in_place = keep.is_some();
+        set.lent = keep;
         self.pending.clear();
         let mut sources = Vec::new();
         for (side, picture) in [reference, distorted].into_iter().enumerate() {
@@ -252,12 +277,17 @@ impl SharedPlanes {
                     continue;
                 }
                 let (bytes, pitch) = plane_bytes(picture, plane);
-                if set.buffers.len() <= sources.len() {
-                    set.buffers.push(gpu.pinned(bytes.len())?);
-                }
-                sources.push(bytes);
+                let src = if in_place {
+                    bytes.as_ptr()
+                } else {
+                    if set.buffers.len() <= sources.len() {
+                        set.buffers.push(gpu.pinned(bytes.len())?);
+                    }
+                    sources.push(bytes);
+                    set.buffers[sources.len() - 1].as_ptr()
+                };
                 self.pending.push(Staged {
-                    src: set.buffers[sources.len() - 1].as_ptr() as usize,
+                    src: src as usize,
                     pitch,
                     side,
                     plane: plane.index(),
@@ -275,41 +305,6 @@ impl SharedPlanes {
             })
             .collect();
         copy_pieces(pieces);
-        self.staged = true;
-        Ok(())
-    }
-
-    /// As [`SharedPlanes::stage`] for a pair the engine may keep: pinned
-    /// pictures (a GPU context's [`crate::PicturePool`]) are not copied on
-    /// the host; the device copy reads them where they are, and the pair
-    /// is held until that copy has completed. Other pictures are staged.
-    pub fn stage_lent(&mut self, gpu: &Gpu, pair: &LentPair) -> Result<()> {
-        let (reference, distorted) = (&pair.0, &pair.1);
-        if !(reference.is_pinned() && distorted.is_pinned()) {
-            return self.stage(gpu, reference, distorted);
-        }
-        for picture in [reference, distorted] {
-            self.check_format(picture)?;
-        }
-        let set = &mut self.staging[(self.frames % 2) as usize];
-        // The copy that last read this set's pictures must be done.
-        set.copied.synchronize()?;
-        set.lent = Some(pair.clone());
-        self.pending.clear();
-        for (side, picture) in [reference, distorted].into_iter().enumerate() {
-            for plane in PlaneId::ALL {
-                if self.sets[0][side][plane.index()].is_none() {
-                    continue;
-                }
-                let (bytes, pitch) = plane_bytes(picture, plane);
-                self.pending.push(Staged {
-                    src: bytes.as_ptr() as usize,
-                    pitch,
-                    side,
-                    plane: plane.index(),
-                });
-            }
-        }
         self.staged = true;
         Ok(())
     }
