@@ -53,7 +53,6 @@ pub struct VmafCudaPictureConfiguration {
 pub struct DevicePictures {
     pool: FramePool,
     format: PictureFormat,
-    gpu: Gpu,
 }
 
 /// Marks a device picture's record.
@@ -62,7 +61,6 @@ const MAGIC: u64 = 0x766d_6166_7864_6576; // "vmafxdev"
 /// What `ref` and `priv` of a device picture point to.
 pub struct DeviceRecord {
     magic: u64,
-    gpu: Gpu,
     frame: Mutex<Option<PooledFrame>>,
 }
 
@@ -73,11 +71,7 @@ impl DevicePictures {
             bit_depth: format.bit_depth,
         };
         let pool = FramePool::new(gpu, format.width, format.height, layout, POOL_FRAMES)?;
-        Ok(Self {
-            pool,
-            format,
-            gpu: gpu.clone(),
-        })
+        Ok(Self { pool, format })
     }
 
     /// A pool frame as a C picture whose planes are device addresses.
@@ -92,7 +86,6 @@ impl DevicePictures {
         }
         let record = handles::hand_out(DeviceRecord {
             magic: MAGIC,
-            gpu: self.gpu.clone(),
             frame: Mutex::new(Some(frame)),
         }) as *mut c_void;
         *pic = super::picture::c_picture(&f, data, stride, record);
@@ -124,7 +117,7 @@ pub fn take_frame(pic: &mut VmafPicture, what: &str) -> CResult<Frame> {
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .ok_or_else(|| invalid(format!("{what} was already read")))?;
-    let written = boxed.gpu.event()?;
+    let written = frame.gpu().event()?;
     written.record_on_legacy_stream()?;
     // SAFETY: VmafPicture is plain data; all-zero is its empty state.
     *pic = unsafe { std::mem::zeroed() };

@@ -149,13 +149,18 @@ impl PooledFrame {
         Ok(())
     }
 
+    /// The device the frame is on.
+    pub fn gpu(&self) -> &Gpu {
+        self.buffer.as_ref().expect("held until into_frame").gpu()
+    }
+
     /// The frame's memory exported as a Linux dma-buf (CUDA), e.g. for a
     /// consumer that takes dma-bufs, or to hand its implicit fence over as
     /// a sync_file (`import::sync_file`).
     pub fn export_dmabuf(&self) -> Result<std::os::fd::OwnedFd> {
         let buffer = self.buffer.as_ref().expect("held until into_frame");
         // SAFETY: our live buffer, page-aligned and whole pages long.
-        unsafe { buffer.gpu().export_dmabuf(buffer.ptr(), buffer.len()) }
+        unsafe { self.gpu().export_dmabuf(buffer.ptr(), buffer.len()) }
     }
 
     /// The written frame, to submit; `acquire` says when it is written.
