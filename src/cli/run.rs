@@ -275,7 +275,7 @@ fn warn_lengths(
 ) {
     let (short_path, long_path) = (short.path().to_path_buf(), long.path().to_path_buf());
     // Frame counts include the frames skipped, as the readers' positions do.
-    let skip = |role: &str| {
+    let skipped_of = |role: &str| {
         if role == "reference" {
             args.frame_skip_ref
         } else {
@@ -296,7 +296,7 @@ fn warn_lengths(
             };
             (complete, source.position())
         }
-        None => (false, skip(long_role) + scored + 1),
+        None => (false, skipped_of(long_role) + scored + 1),
     };
     let skipped = if args.frame_skip_ref + args.frame_skip_dist > 0 {
         format!(
@@ -310,12 +310,11 @@ fn warn_lengths(
         "vmafx: warning: {short_role} {} has {} frames, {long_role} {} has {}{}: \
          scoring the {scored} frames both have{skipped}",
         short_path.display(),
-        skip(short_role) + scored,
+        skipped_of(short_role) + scored,
         long_path.display(),
         if complete { "" } else { "at least " },
         long_frames,
     );
-    drop(short);
 }
 
 /// Frames a raw file holds (for the progress bar), when it is a plain file.
