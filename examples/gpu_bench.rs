@@ -232,12 +232,8 @@ fn host_fed(
             ctx.submit_borrowed(r, d)?;
         } else {
             let (mut rp, mut dp) = (ctx.picture()?, ctx.picture()?);
-            for plane in PlaneId::ALL.into_iter().take(format.plane_count()) {
-                rp.plane_bytes_mut(plane)
-                    .copy_from_slice(r.plane_bytes(plane));
-                dp.plane_bytes_mut(plane)
-                    .copy_from_slice(d.plane_bytes(plane));
-            }
+            rp.copy_from(r);
+            dp.copy_from(d);
             ctx.submit(rp, dp)?;
         }
     }

@@ -499,6 +499,31 @@ impl HostPicture {
         (bytemuck::cast_slice_mut(cb), bytemuck::cast_slice_mut(cr))
     }
 
+    /// Copies every sample of `source`, a picture of the same format (its
+    /// rows may be padded differently), into this one: e.g. a frame into a
+    /// picture from [`Context::picture`](crate::Context::picture).
+    pub fn copy_from(&mut self, source: &HostPicture) {
+        assert_eq!(
+            self.format, source.format,
+            "copying a {} picture into a {} one",
+            source.format, self.format
+        );
+        let bps = self.format.bytes_per_sample();
+        for i in 0..self.format.plane_count() {
+            let id = PlaneId::ALL[i];
+            let (w, h) = self.format.plane_size(id);
+            let (from, to) = (source.layout.strides[i] * bps, self.layout.strides[i] * bps);
+            let (src, dst) = (source.plane_bytes(id), self.plane_bytes_mut(id));
+            if from == to {
+                dst.copy_from_slice(src);
+                continue;
+            }
+            for y in 0..h {
+                dst[y * to..y * to + w * bps].copy_from_slice(&src[y * from..y * from + w * bps]);
+            }
+        }
+    }
+
     /// Fills every plane from one tightly packed frame in file layout
     /// (planes in order, little-endian 16-bit words above 8 bits).
     pub fn fill_from_packed(&mut self, bytes: &[u8]) {
@@ -568,6 +593,23 @@ mod tests {
         p.fill_from_packed(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         let y = p.plane_u8(PlaneId::Y);
         assert_eq!(y.row(1), &[6, 7, 8, 9, 10]);
+    }
+
+    #[test]
+    fn copies_keep_samples_whatever_the_padding() {
+        let f = PictureFormat::new(5, 3, ChromaSubsampling::Yuv420, 10).unwrap();
+        let mut packed = HostPicture::new(f);
+        for (i, v) in packed.plane_u16_mut(PlaneId::Cr).iter_mut().enumerate() {
+            *v = 100 + i as u16;
+        }
+        let mut padded = HostPicture::with_alignment(f, 16);
+        padded.copy_from(&packed);
+        let mut back = HostPicture::new(f);
+        back.copy_from(&padded);
+        assert_eq!(padded.plane_u16(PlaneId::Cr).row(1), &[103, 104, 105]);
+        for p in PlaneId::ALL {
+            assert_eq!(back.plane_bytes(p), packed.plane_bytes(p), "plane {p}");
+        }
     }
 
     #[test]

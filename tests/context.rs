@@ -183,12 +183,8 @@ fn pool_pictures_score_as_fresh_ones_and_are_reused() {
     for i in 0..60 {
         let k = i % refs.len();
         let (mut r, mut d) = (ctx.picture().unwrap(), ctx.picture().unwrap());
-        for plane in vmafx::PlaneId::ALL {
-            r.plane_bytes_mut(plane)
-                .copy_from_slice(refs[k].plane_bytes(plane));
-            d.plane_bytes_mut(plane)
-                .copy_from_slice(dists[k].plane_bytes(plane));
-        }
+        r.copy_from(&refs[k]);
+        d.copy_from(&dists[k]);
         ctx.submit(r, d).unwrap();
         let mut g = ctx.picture().unwrap();
         g.plane_bytes_mut(vmafx::PlaneId::Y).fill(i as u8);

@@ -566,12 +566,8 @@ fn score_until_error(gpu: crate::gpu::Gpu, frames: u32, from_pool: bool) -> crat
         let (mut r, mut d) = (picture(i as u8 + 1), picture(i as u8 + 7));
         if from_pool {
             let (mut pr, mut pd) = (ctx.picture()?, ctx.picture()?);
-            for plane in PlaneId::ALL {
-                pr.plane_u8_mut(plane)
-                    .copy_from_slice(r.plane_u8_mut(plane));
-                pd.plane_u8_mut(plane)
-                    .copy_from_slice(d.plane_u8_mut(plane));
-            }
+            pr.copy_from(&r);
+            pd.copy_from(&d);
             (r, d) = (pr, pd);
         }
         ctx.submit(r, d)?;
@@ -751,12 +747,8 @@ fn pool_pictures_are_uploaded_in_place_and_lent_again_only_after_their_copy() {
                 checked += 1;
             }
         }
-        for (p, seed) in [(&mut r, i + 1), (&mut d, i + 7)] {
-            for plane in PlaneId::ALL {
-                p.plane_u8_mut(plane)
-                    .copy_from_slice(picture(seed).plane_u8_mut(plane));
-            }
-        }
+        r.copy_from(&picture(i + 1));
+        d.copy_from(&picture(i + 7));
         let planes: Vec<usize> = [&r, &d]
             .iter()
             .flat_map(|p| PlaneId::ALL.map(|pl| p.plane_bytes(pl).as_ptr() as usize))

@@ -133,17 +133,11 @@ pub fn score_cycled_from_pool(
     let (refs, dists) = (pair.reference(), pair.distorted_pictures());
     let mut ctx = builder(pair.format(), features, gpu).build().unwrap();
     let planes = pair.format().plane_count();
-    let copy = |from: &HostPicture, to: &mut HostPicture| {
-        for plane in PlaneId::ALL.into_iter().take(planes) {
-            to.plane_bytes_mut(plane)
-                .copy_from_slice(from.plane_bytes(plane));
-        }
-    };
     for i in 0..200 {
         let k = i % refs.len();
         let (mut r, mut d) = (ctx.picture().unwrap(), ctx.picture().unwrap());
-        copy(&refs[k], &mut r);
-        copy(&dists[k], &mut d);
+        r.copy_from(&refs[k]);
+        d.copy_from(&dists[k]);
         ctx.submit(r, d).unwrap();
         for seed in [i as u8, !(i as u8)] {
             let mut g = ctx.picture().unwrap();
