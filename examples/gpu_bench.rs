@@ -515,7 +515,8 @@ fn main() -> Result<()> {
                 }
                 let Some(g) = &gpu else { continue };
                 let names = builder(format, model, None, 1)?.build()?.extractor_names();
-                let all_on_gpu = names.iter().all(|n| gpu::feature::AVAILABLE.contains(n));
+                let on_gpu: Vec<_> = gpu::feature::available().collect();
+                let all_on_gpu = names.iter().all(|n| on_gpu.contains(n));
                 let host_n = if all_on_gpu {
                     args.frames
                 } else {
@@ -530,10 +531,8 @@ fn main() -> Result<()> {
                         if all_on_gpu {
                             "every extractor on the GPU".into()
                         } else {
-                            let host: Vec<_> = names
-                                .iter()
-                                .filter(|n| !gpu::feature::AVAILABLE.contains(n))
-                                .collect();
+                            let host: Vec<_> =
+                                names.iter().filter(|n| !on_gpu.contains(n)).collect();
                             format!("{host:?} on the host ({} threads)", args.threads)
                         },
                     );

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use vmafx::gpu::kernels::{source, MODULES};
+use vmafx::gpu::kernels::{modules, source};
 use vmafx::testing::skip;
 
 /// (target, what it stands for)
@@ -63,9 +63,10 @@ fn every_kernel_compiles_for_wave64_and_wave32_amd_targets() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let jobs: Vec<(&str, &str)> = MODULES
+    let modules = modules();
+    let jobs: Vec<(&str, &str)> = modules
         .iter()
-        .flat_map(|(name, _)| TARGETS.iter().map(move |(t, _)| (*name, *t)))
+        .flat_map(|m| TARGETS.iter().map(move |(t, _)| (m.name, *t)))
         .collect();
     // Two compilers at a time: each is single-threaded and takes seconds.
     let threads = std::thread::available_parallelism()
@@ -107,7 +108,7 @@ fn every_kernel_compiles_for_wave64_and_wave32_amd_targets() {
     );
     println!(
         "{} kernel modules compiled for {}",
-        MODULES.len(),
+        modules.len(),
         TARGETS
             .map(|(t, what)| format!("{t} ({what})"))
             .join(" and ")

@@ -18,8 +18,8 @@ fn every_kernel_file_is_built_in() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         if name.ends_with(".cu") {
             assert!(
-                kernels::MODULES.iter().any(|(n, _)| *n == name),
-                "kernels/{name} is not listed in gpu::kernels::MODULES"
+                kernels::modules().iter().any(|m| m.name == name),
+                "kernels/{name} is in no GPU twin's modules (gpu::feature::GpuTwin) nor layout.cu"
             );
         }
     }
@@ -33,7 +33,8 @@ fn every_kernel_compiles_with_nvrtc() {
             "NVRTC not found (libnvrtc.so, LD_LIBRARY_PATH?); kernels were not compiled",
         );
     }
-    for (name, _) in kernels::MODULES {
+    for module in kernels::modules() {
+        let name = module.name;
         let source = kernels::source(name).unwrap();
         for arch in ARCHES {
             match cuda::compile_ptx(&source, name, arch) {
@@ -43,3 +44,4 @@ fn every_kernel_compiles_with_nvrtc() {
         }
     }
 }
+

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::feature::registry;
+use crate::gpu::GpuBackend;
 
 /// The suffixes, with the backend name `Gpu::backend` gives and the
 /// `--backend` value that selects it.
@@ -28,9 +29,8 @@ pub fn resolve<'a>(name: &'a str, gpu: Option<&str>) -> Result<&'a str> {
                 "feature '{name}' needs --backend {flag} (this run scores on {now})"
             )));
         }
-        // cambi's kernel needs more shared memory than AMD parts give.
-        let twin = crate::gpu::feature::AVAILABLE.contains(&info.name)
-            && !(backend == "HIP" && info.name == "cambi");
+        let on_backend = GpuBackend::of_runtime(backend);
+        let twin = info.gpu.is_some_and(|t| t.backends.contains(&on_backend));
         if !twin {
             return Err(Error::InvalidArgument(format!(
                 "feature '{name}': {} has no {backend} version",

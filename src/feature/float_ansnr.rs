@@ -16,6 +16,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &["float_ansnr", "float_anpsnr"],
     create: create as CreateFn,
     joint: None,
+    gpu: None,
 };
 
 /// `ansnr_filter2d_ref_s`: the 3x3 binomial kernel, in `f32`.

@@ -18,6 +18,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     ],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::float_moment::TWIN),
 };
 
 fn create(_: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

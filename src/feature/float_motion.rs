@@ -44,6 +44,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     ],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::float_motion::TWIN),
 };
 
 /// `FILTER_5_s` of `motion_tools.h` (C `double` literals in a `float` table).

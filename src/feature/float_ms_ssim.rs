@@ -17,6 +17,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &["float_ms_ssim"],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::float_ms_ssim::TWIN),
 };
 
 pub(crate) const SCALES: usize = 5;

@@ -14,6 +14,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &["float_psnr"],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::float_psnr::TWIN),
 };
 
 fn create(_: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

@@ -20,6 +20,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &["float_ssim"],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::float_ssim::TWIN),
 };
 
 /// The shared SSIM options and libvmaf 3.2's `scale`: the pre-decimation

@@ -51,6 +51,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &[],
     create: create as CreateFn,
     joint: None,
+    gpu: None,
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

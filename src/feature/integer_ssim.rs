@@ -42,6 +42,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &[FEATURE],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::integer_ssim::TWIN),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

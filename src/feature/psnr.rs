@@ -39,6 +39,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &["psnr_y", "psnr_cb", "psnr_cr"],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::psnr::TWIN),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

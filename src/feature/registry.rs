@@ -7,6 +7,7 @@ use super::{float_adm, float_motion, float_vif, speed};
 use super::{float_ansnr, float_moment, float_ms_ssim, float_psnr, float_ssim};
 use super::{integer_ms_ssim, integer_ssim};
 use crate::error::{Error, Result};
+use crate::gpu::feature::GpuTwin;
 use crate::picture::PictureFormat;
 
 /// What the registry knows of an extractor before creating one.
@@ -24,6 +25,9 @@ pub struct ExtractorInfo {
     /// Extractors with the same `joint` can have one instance serve several
     /// of their requests (`motion` and `motion_v2` compute one SAD).
     pub joint: Option<&'static JointWork>,
+    /// Its GPU version, if it has one (several records may name one twin
+    /// that serves their joint work).
+    pub gpu: Option<&'static GpuTwin>,
 }
 
 /// One instance for requests of several extractors that do the same work.

@@ -7,7 +7,7 @@
 
 use super::device::{Function, Gpu, Stream};
 use super::driver::{Copy2d, DevicePtr, LaunchDims, Memory as CopySource};
-use super::kernels;
+use super::kernels::{self, kernel_source, KernelSource};
 use super::planes::{DevicePlane, PITCH_ALIGN};
 use crate::error::Result;
 use crate::import::{ImportError, PixelFormat};
@@ -44,6 +44,9 @@ pub struct BindCounts {
     pub arrays: u64,
 }
 
+/// kernels/layout.cu: splitting interleaved chroma, shifting P010 samples.
+pub(crate) static LAYOUT_KERNELS: KernelSource = kernel_source!("layout.cu");
+
 /// The layout kernels, loaded once per context.
 pub struct Binder {
     counts: BindCounts,
@@ -57,7 +60,7 @@ const BLOCK: (u32, u32) = (32, 8);
 
 impl Binder {
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let module = kernels::load(gpu, "layout.cu")?;
+        let module = kernels::load(gpu, &LAYOUT_KERNELS)?;
         Ok(Self {
             counts: BindCounts::default(),
             split_u8: module.function("split_chroma_u8")?,

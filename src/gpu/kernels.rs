@@ -23,34 +23,43 @@ const HEADERS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Every kernel module, by file name.
-pub const MODULES: &[(&str, &str)] = &[
-    ("psnr.cu", include_str!("../../kernels/psnr.cu")),
-    ("motion.cu", include_str!("../../kernels/motion.cu")),
-    ("layout.cu", include_str!("../../kernels/layout.cu")),
-    ("vif.cu", include_str!("../../kernels/vif.cu")),
-    ("adm.cu", include_str!("../../kernels/adm.cu")),
-    (
-        "float_motion.cu",
-        include_str!("../../kernels/float_motion.cu"),
-    ),
-    ("float_vif.cu", include_str!("../../kernels/float_vif.cu")),
-    ("float_psnr.cu", include_str!("../../kernels/float_psnr.cu")),
-    (
-        "float_moment.cu",
-        include_str!("../../kernels/float_moment.cu"),
-    ),
-    ("float_adm.cu", include_str!("../../kernels/float_adm.cu")),
-    ("float_ssim.cu", include_str!("../../kernels/float_ssim.cu")),
-    ("ciede.cu", include_str!("../../kernels/ciede.cu")),
-    ("psnr_hvs.cu", include_str!("../../kernels/psnr_hvs.cu")),
-    ("speed.cu", include_str!("../../kernels/speed.cu")),
-    ("cambi.cu", include_str!("../../kernels/cambi.cu")),
-    (
-        "integer_ssim.cu",
-        include_str!("../../kernels/integer_ssim.cu"),
-    ),
-];
+/// One kernel module: a file of `kernels/`, compiled on its own. Each lives
+/// beside the code that launches it ([`kernel_source!`]); the GPU twins'
+/// registry records name theirs ([`crate::gpu::feature::GpuTwin::modules`]).
+#[derive(Debug)]
+pub struct KernelSource {
+    /// The file name (`vif.cu`): the cache's and the emulator's key.
+    pub name: &'static str,
+    /// The source, before its `#include`s are expanded.
+    pub text: &'static str,
+}
+
+/// The [`KernelSource`] of `kernels/FILE`, built into the binary.
+macro_rules! kernel_source {
+    ($file:literal) => {
+        $crate::gpu::kernels::KernelSource {
+            name: $file,
+            text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $file)),
+        }
+    };
+}
+pub(crate) use kernel_source;
+
+/// Every kernel module this build launches: the layout passes' and each
+/// GPU twin's (modules shared by twins once), in registry order.
+pub fn modules() -> Vec<&'static KernelSource> {
+    let twins = crate::feature::REGISTRY
+        .iter()
+        .filter_map(|info| info.gpu)
+        .flat_map(|twin| twin.modules.iter().copied());
+    let mut all: Vec<&'static KernelSource> = Vec::new();
+    for m in std::iter::once(&super::bind::LAYOUT_KERNELS).chain(twins) {
+        if !all.iter().any(|k| k.name == m.name) {
+            all.push(m);
+        }
+    }
+    all
+}
 
 /// Inlines `#include "x"` of the known headers (both runtime compilers take
 /// headers too, but one plain source is simpler to hash and to cache).
@@ -72,18 +81,19 @@ pub fn expand_includes(source: &str) -> Result<String> {
     Ok(out)
 }
 
-/// The expanded source of a module of [`MODULES`].
+/// The expanded source of module `name` (a file name of [`modules`]).
 pub fn source(name: &str) -> Result<String> {
-    let (_, src) = MODULES
-        .iter()
-        .find(|(n, _)| *n == name)
+    let module = modules()
+        .into_iter()
+        .find(|m| m.name == name)
         .ok_or_else(|| Error::Internal(format!("kernels: no kernel module '{name}'")))?;
-    expand_includes(src)
+    expand_includes(module.text)
 }
 
-/// Loads module `name` on `gpu`, from the disk cache when it has it.
-pub fn load(gpu: &Gpu, name: &str) -> Result<Arc<Module>> {
-    let source = source(name)?;
+/// Loads `module` on `gpu`, from the disk cache when it has it.
+pub fn load(gpu: &Gpu, module: &KernelSource) -> Result<Arc<Module>> {
+    let source = expand_includes(module.text)?;
+    let name = module.name;
     let key = format!(
         "{:016x}",
         fnv1a(&[

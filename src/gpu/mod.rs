@@ -49,6 +49,17 @@ pub enum GpuBackend {
     Hip,
 }
 
+impl GpuBackend {
+    /// The backend of a runtime named as [`Gpu::backend`] names it (`HIP`;
+    /// the test drivers count as CUDA).
+    pub fn of_runtime(name: &str) -> Self {
+        match name {
+            "HIP" => Self::Hip,
+            _ => Self::Cuda,
+        }
+    }
+}
+
 impl fmt::Display for GpuBackend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -85,6 +85,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &PROVIDES,
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::adm::TWIN),
 };
 
 /// Smallest width and height: the coarsest DWT needs an input of at least

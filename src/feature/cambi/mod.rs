@@ -76,6 +76,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &[CAMBI],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::cambi::TWIN),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

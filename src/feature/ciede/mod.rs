@@ -49,6 +49,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &[FEATURE],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::ciede::TWIN),
 };
 
 /// Refuses the formats libvmaf's ciede does not score (the GPU extractor

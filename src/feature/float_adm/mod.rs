@@ -102,6 +102,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     ],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::float_adm::TWIN),
 };
 
 /// How `adm3` combines DLM and AIM.

@@ -78,6 +78,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     ],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::float_vif::TWIN),
 };
 
 /// Everything of the extractor but the per-pixel work: options, kernels,

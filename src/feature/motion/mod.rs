@@ -54,6 +54,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &[MOTION, MOTION2, MOTION3, MOTION_SAD],
     create: create as CreateFn,
     joint: Some(&JOINT),
+    gpu: Some(&crate::gpu::feature::motion::TWIN),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

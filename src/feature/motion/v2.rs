@@ -28,6 +28,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &[MOTION_V2_SAD, MOTION2_V2, MOTION3_V2],
     create: create as CreateFn,
     joint: Some(&super::JOINT),
+    gpu: Some(&crate::gpu::feature::motion::TWIN),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

@@ -28,6 +28,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::psnr_hvs::TWIN),
 };
 
 fn create(_: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

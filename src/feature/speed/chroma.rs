@@ -37,6 +37,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &OUTPUTS,
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::speed::CHROMA_TWIN),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

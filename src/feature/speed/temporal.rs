@@ -34,6 +34,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &[OUTPUT],
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::speed::TEMPORAL_TWIN),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

@@ -57,6 +57,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &["ssimulacra2"],
     create: create as CreateFn,
     joint: None,
+    gpu: None,
 };
 
 /// Scales at most (1:1 to 1:32).

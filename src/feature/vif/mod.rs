@@ -93,6 +93,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &PROVIDES,
     create: create as CreateFn,
     joint: None,
+    gpu: Some(&crate::gpu::feature::vif::TWIN),
 };
 
 /// The smallest width and height whose four scales all stay wider than

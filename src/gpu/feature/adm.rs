@@ -12,6 +12,7 @@
 //! frame's totals.
 
 use super::readback::Readback;
+use super::{single_twin, GpuTwin};
 use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::Result;
 use crate::feature::adm::cm::ScaleKernel;
@@ -26,10 +27,17 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::any::Any;
 use std::ffi::c_void;
+
+/// kernels/adm.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("adm.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuAdm, &[&KERNELS], super::EVERY_BACKEND);
 
 /// Threads per block of the scale kernels (kernels/adm.cu).
 const THREADS: u32 = 256;
@@ -158,7 +166,7 @@ impl GpuAdm {
         let scoring = Scoring::new(format, &config.csf, config.params);
         let bytes = format.bytes_per_sample();
         let sizes = band_sizes(format.width as usize, format.height as usize);
-        let module = kernels::load(gpu, "adm.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let mut scales = Vec::with_capacity(SCALES);
         let mut rows = 0;
         for (s, &band) in sizes.iter().enumerate() {

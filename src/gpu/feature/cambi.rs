@@ -19,6 +19,7 @@
 use super::float_common::{arg, doubles, sample_suffix};
 use super::readback::Readback;
 use super::GpuExtractor;
+use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::cambi::c_values::CONTRAST_WEIGHTS;
 use crate::feature::cambi::pooling::{combine_scales, top_k_count};
@@ -29,9 +30,17 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, DevicePtr, LaunchDims, Memory};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{DevicePlane, FramePlanes, PairPlanes};
+use crate::gpu::GpuBackend;
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/cambi.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("cambi.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuCambi, &[&KERNELS], &[GpuBackend::Cuda]);
 
 /// Columns and threads of a c-values block (`TW`).
 const TW: u32 = 64;
@@ -255,7 +264,7 @@ fn upload(gpu: &Gpu, words: &[u32]) -> Result<DeviceBuffer> {
 impl GpuCambi {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let (config, tables) = setup(options, format)?;
-        let module = kernels::load(gpu, "cambi.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let input = format.plane_size(PlaneId::Y);
         let (stride, rows) = config.buffer_size();
 

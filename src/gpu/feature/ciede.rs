@@ -13,6 +13,7 @@
 use super::float_common::{arg, doubles, sample_suffix, PartialSums};
 use super::readback::Readback;
 use super::GpuExtractor;
+use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::ciede::chroma::ChromaLayout;
 use crate::feature::ciede::{check_format, feature_name, layout, score_of_sum};
@@ -20,9 +21,16 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{DevicePlane, FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/ciede.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("ciede.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuCiede, &[&KERNELS], super::EVERY_BACKEND);
 
 /// Threads per block (kernels/ciede.cu).
 const THREADS: u32 = 256;
@@ -98,7 +106,7 @@ pub(super) struct GpuCiede {
 impl GpuCiede {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         check_format(format)?;
-        let module = kernels::load(gpu, "ciede.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let (_, h) = format.plane_size(PlaneId::Y);
         let (_, chroma_height) = format.plane_size(PlaneId::Cb);
         let dims = LaunchDims::per_row(h as u32, THREADS);

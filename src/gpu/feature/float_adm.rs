@@ -14,6 +14,7 @@
 
 use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
 use super::readback::Readback;
+use super::{single_twin, GpuTwin};
 use super::{GpuExtractor, SPREAD};
 use crate::error::Result;
 use crate::feature::float_adm::{
@@ -23,8 +24,15 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
+
+/// kernels/float_adm.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("float_adm.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuFloatAdm, &[&KERNELS], super::EVERY_BACKEND);
 
 const SCALES: usize = 4;
 /// Threads per block and pooled-region tile of `float_adm_scale`.
@@ -93,7 +101,7 @@ pub(super) struct GpuFloatAdm {
 impl GpuFloatAdm {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let outputs = FloatAdmOutputs::create(options, format)?;
-        let module = kernels::load(gpu, "float_adm.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let p = *outputs.params();
         let mut input = format.plane_size(PlaneId::Y);
         let mut scales = Vec::with_capacity(SCALES);

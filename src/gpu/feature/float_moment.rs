@@ -8,6 +8,7 @@
 use super::float_common::{arg, doubles, sample_suffix, PartialSums};
 use super::readback::Readback;
 use super::GpuExtractor;
+use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::common::picture_copy::{check_bit_depth, sample_divisor};
 use crate::feature::float_moment::moments_of_sums;
@@ -15,9 +16,16 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::LaunchDims;
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/float_moment.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("float_moment.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuFloatMoment, &[&KERNELS], super::EVERY_BACKEND);
 
 /// Threads per block (kernels/float_moment.cu).
 const THREADS: u32 = 256;
@@ -39,7 +47,7 @@ pub(super) struct GpuFloatMoment {
 impl GpuFloatMoment {
     pub(super) fn create(_: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         check_bit_depth("float_moment", format)?;
-        let module = kernels::load(gpu, "float_moment.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let (w, h) = format.plane_size(PlaneId::Y);
         let dims = LaunchDims::per_row(h as u32, THREADS);
         Ok(Self {

@@ -11,6 +11,7 @@
 use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
 use super::readback::Readback;
 use super::GpuExtractor;
+use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::float_motion::{FloatMotionOutputs, FILTER_5};
 use crate::feature::motion::FrameOrder;
@@ -18,9 +19,16 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, LaunchDims, Memory};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes, PITCH_ALIGN};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/float_motion.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("float_motion.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuFloatMotion, &[&KERNELS], super::EVERY_BACKEND);
 
 /// Threads per block and output tile (kernels/float_motion.cu).
 const THREADS: u32 = 256;
@@ -56,7 +64,7 @@ impl GpuFloatMotion {
         let work = if outputs.force_zero() {
             None
         } else {
-            let module = kernels::load(gpu, "float_motion.cu")?;
+            let module = kernels::load(gpu, &KERNELS)?;
             let (w, h) = format.plane_size(PlaneId::Y);
             let previous_pitch =
                 (w * format.bytes_per_sample()).div_ceil(PITCH_ALIGN) * PITCH_ALIGN;

@@ -11,6 +11,7 @@
 use super::float_common::{doubles, PartialSums};
 use super::float_ssim::{means_of, DecimateFilter, FloatPair, Pair, SsimKernels, SUMS};
 use super::readback::Readback;
+use super::{single_twin, GpuTwin};
 use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::Result;
 use crate::feature::common::iqa_filter::decimated_len;
@@ -20,6 +21,13 @@ use crate::gpu::device::{Gpu, Stream};
 use crate::gpu::kernels;
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(
+    GpuFloatMsSsim,
+    &[&super::float_ssim::KERNELS],
+    super::EVERY_BACKEND
+);
 
 pub(super) struct GpuFloatMsSsim {
     outputs: MsSsimOutputs,
@@ -37,7 +45,7 @@ pub(super) struct GpuFloatMsSsim {
 impl GpuFloatMsSsim {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let outputs = MsSsimOutputs::create(options, format)?;
-        let module = kernels::load(gpu, "float_ssim.cu")?;
+        let module = kernels::load(gpu, &super::float_ssim::KERNELS)?;
         let mut sizes = [format.plane_size(PlaneId::Y); SCALES];
         for s in 1..SCALES {
             let (w, h) = sizes[s - 1];

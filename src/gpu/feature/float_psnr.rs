@@ -7,6 +7,7 @@
 use super::float_common::{arg, doubles, sample_suffix, PartialSums};
 use super::readback::Readback;
 use super::GpuExtractor;
+use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::common::picture_copy::sample_divisor;
 use crate::feature::common::psnr_scale::PsnrScale;
@@ -15,9 +16,16 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::LaunchDims;
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/float_psnr.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("float_psnr.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuFloatPsnr, &[&KERNELS], super::EVERY_BACKEND);
 
 /// Threads per block (kernels/float_psnr.cu).
 const THREADS: u32 = 256;
@@ -36,7 +44,7 @@ pub(super) struct GpuFloatPsnr {
 impl GpuFloatPsnr {
     pub(super) fn create(_: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let scale = PsnrScale::for_format("float_psnr", format)?;
-        let module = kernels::load(gpu, "float_psnr.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let (w, h) = format.plane_size(PlaneId::Y);
         let dims = LaunchDims::per_row(h as u32, THREADS);
         Ok(Self {

@@ -13,6 +13,7 @@
 use super::float_common::{arg, doubles, sample_suffix, PartialSums};
 use super::readback::Readback;
 use super::GpuExtractor;
+use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::common::iqa_filter::decimated_len;
 use crate::feature::common::iqa_ssim::{constants, SsimMeans, WINDOW};
@@ -22,10 +23,17 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Module, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{DevicePlane, FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
 use std::sync::Arc;
+
+/// kernels/float_ssim.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("float_ssim.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuFloatSsim, &[&KERNELS], super::EVERY_BACKEND);
 
 /// Threads per block, window positions per stats block and outputs per
 /// decimation block row (kernels/float_ssim.cu).
@@ -323,7 +331,7 @@ pub(super) struct GpuFloatSsim {
 impl GpuFloatSsim {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let outputs = FloatSsimOutputs::create(options, format)?;
-        let module = kernels::load(gpu, "float_ssim.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let (w, h) = format.plane_size(PlaneId::Y);
         let factor = outputs.factor();
         let pre_filter = if factor > 1 {

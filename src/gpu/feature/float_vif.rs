@@ -12,6 +12,7 @@
 
 use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
 use super::readback::Readback;
+use super::GpuTwin;
 use super::{GpuExtractor, SPREAD};
 use crate::error::Result;
 use crate::feature::float_vif::{FloatVifOutputs, VifSums};
@@ -19,9 +20,27 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/float_vif.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("float_vif.cu");
+
+/// The GPU version named by the CPU extractor's registry record (kernel
+/// scale 1 without prescaling only: [`GpuFloatVif::create`]).
+pub(crate) static TWIN: GpuTwin = GpuTwin {
+    create: |requests, format, gpu| {
+        let [(_, options)] = requests else {
+            return None;
+        };
+        GpuFloatVif::create(options, format, gpu)
+            .map(|x| x.map(|x| Box::new(x) as Box<dyn GpuExtractor>))
+    },
+    modules: &[&KERNELS],
+    backends: super::EVERY_BACKEND,
+};
 
 /// Threads per block and output tile (kernels/float_vif.cu).
 const THREADS: u32 = 256;
@@ -96,7 +115,7 @@ impl GpuFloatVif {
     }
 
     fn build(outputs: FloatVifOutputs, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
-        let module = kernels::load(gpu, "float_vif.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let kernels = [
             module.function(&format!(
                 "float_vif_scale0_{}",

@@ -6,16 +6,24 @@
 
 use super::readback::Readback;
 use super::GpuExtractor;
+use super::{single_twin, GpuTwin};
 use crate::error::{Error, Result};
 use crate::feature::integer_ssim::{weight_sum, SsimOutputs};
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Module, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
 use std::sync::Arc;
+
+/// kernels/integer_ssim.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("integer_ssim.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuIntegerSsim, &[&KERNELS], super::EVERY_BACKEND);
 
 /// The terms kernel's tile (kernels/integer_ssim.cu: TILE_W x TILE_H, one
 /// thread per window); the sum's chunk of terms, its block, the bytes of a
@@ -42,7 +50,7 @@ impl GpuIntegerSsim {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let outputs = SsimOutputs::create(options, format)?;
         let (w, h) = (format.width as usize, format.height as usize);
-        let module = kernels::load(gpu, "integer_ssim.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let terms_kernel = module.function(if format.bytes_per_sample() == 1 {
             "ssim_terms_u8"
         } else {
@@ -194,7 +202,7 @@ mod tests {
 
     /// `terms` summed on the emulated device.
     fn device_sum(gpu: &Gpu, terms: &[f64]) -> f64 {
-        let module = kernels::load(gpu, "integer_ssim.cu").unwrap();
+        let module = kernels::load(gpu, &KERNELS).unwrap();
         let sum = ExactSum::new(gpu, &module, terms.len()).unwrap();
         let stream = gpu.stream().unwrap();
         let on_device = gpu.buffer(terms.len() * 8).unwrap();

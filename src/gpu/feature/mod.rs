@@ -6,27 +6,33 @@
 //! ([`GpuExtractor::complete`]), so the host reads the next frame while the
 //! device works. Each frame clears its accumulators before its kernels.
 
-mod adm;
-mod cambi;
-mod ciede;
-mod float_adm;
+//!
+//! Each GPU extractor's file defines its [`GpuTwin`] (`TWIN`), which its
+//! CPU extractor's registry record names: the registry is the one list.
+
+pub(crate) mod adm;
+pub(crate) mod cambi;
+pub(crate) mod ciede;
+pub(crate) mod float_adm;
 mod float_common;
-mod float_moment;
-mod float_motion;
-mod float_ms_ssim;
-mod float_psnr;
-mod float_ssim;
-mod float_vif;
-mod integer_ssim;
-mod motion;
-mod psnr;
-mod psnr_hvs;
+pub(crate) mod float_moment;
+pub(crate) mod float_motion;
+pub(crate) mod float_ms_ssim;
+pub(crate) mod float_psnr;
+pub(crate) mod float_ssim;
+pub(crate) mod float_vif;
+pub(crate) mod integer_ssim;
+pub(crate) mod motion;
+pub(crate) mod psnr;
+pub(crate) mod psnr_hvs;
 mod readback;
-mod speed;
-mod vif;
+pub(crate) mod speed;
+pub(crate) mod vif;
 
 use super::device::{Gpu, Stream};
+use super::kernels::KernelSource;
 use super::planes::{FramePlanes, PairPlanes};
+use super::GpuBackend;
 use crate::error::Result;
 use crate::feature::{ExtractorInfo, FeatureSink, Options};
 use crate::picture::PictureFormat;
@@ -82,83 +88,69 @@ pub(super) fn spread_up_to_1440p(format: &PictureFormat) -> usize {
     }
 }
 
-/// The GPU version of extractor `name`, if there is one.
+/// An extractor's GPU version, named by its registry record
+/// ([`ExtractorInfo::gpu`]): how to create it, the kernel modules it loads
+/// and the backends it runs on.
+pub struct GpuTwin {
+    /// Creates the GPU extractor serving a context slot's requests (one, or
+    /// several sharing their work: ADR 0018); `None` where these options or
+    /// this format have no GPU version (the CPU extractor scores them).
+    pub create: TwinFn,
+    /// The modules of `kernels/` its kernels come from.
+    pub modules: &'static [&'static KernelSource],
+    /// The backends it runs on.
+    pub backends: &'static [GpuBackend],
+}
+
+/// See [`GpuTwin::create`].
+pub type TwinFn = fn(
+    &[(&'static ExtractorInfo, &Options)],
+    &PictureFormat,
+    &Gpu,
+) -> Option<Result<Box<dyn GpuExtractor>>>;
+
+/// Both GPU backends.
+pub(crate) const EVERY_BACKEND: &[GpuBackend] = &[GpuBackend::Cuda, GpuBackend::Hip];
+
+/// The [`GpuTwin`] of an extractor served one request at a time by
+/// `TYPE::create(options, format, gpu) -> Result<TYPE>`.
+macro_rules! single_twin {
+    ($ty:ty, $modules:expr, $backends:expr) => {
+        $crate::gpu::feature::GpuTwin {
+            create: |requests, format, gpu| {
+                let [(_, options)] = requests else {
+                    return None;
+                };
+                Some(
+                    <$ty>::create(options, format, gpu)
+                        .map(|x| Box::new(x) as Box<dyn $crate::gpu::feature::GpuExtractor>),
+                )
+            },
+            modules: $modules,
+            backends: $backends,
+        }
+    };
+}
+use single_twin;
+
+impl GpuTwin {
+    /// Whether it runs on `gpu`'s backend (the test drivers act as CUDA).
+    pub fn runs_on(&self, gpu: &Gpu) -> bool {
+        self.backends
+            .contains(&GpuBackend::of_runtime(gpu.backend()))
+    }
+}
+
+/// The GPU version of extractor `name` (or alias), if there is one for these
+/// options, this format and `gpu`'s backend.
 pub fn create(
     name: &str,
     options: &Options,
     format: &PictureFormat,
     gpu: &Gpu,
 ) -> Option<Result<Box<dyn GpuExtractor>>> {
-    match name {
-        "psnr" => Some(
-            psnr::GpuPsnr::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "motion" | "motion_v2" => {
-            let info = crate::feature::find(name).ok()?;
-            create_joint(&[(info, options)], format, gpu)
-        }
-        "vif" => Some(
-            vif::GpuVif::create(options, format, gpu).map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "adm" => Some(
-            adm::GpuAdm::create(options, format, gpu).map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "float_motion" => Some(
-            float_motion::GpuFloatMotion::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "float_vif" => float_vif::GpuFloatVif::create(options, format, gpu)
-            .map(|x| x.map(|x| Box::new(x) as Box<dyn GpuExtractor>)),
-        "float_psnr" => Some(
-            float_psnr::GpuFloatPsnr::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "float_adm" => Some(
-            float_adm::GpuFloatAdm::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "float_moment" => Some(
-            float_moment::GpuFloatMoment::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "float_ssim" => Some(
-            float_ssim::GpuFloatSsim::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "float_ms_ssim" => Some(
-            float_ms_ssim::GpuFloatMsSsim::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "ssim" => Some(
-            integer_ssim::GpuIntegerSsim::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "ciede" => Some(
-            ciede::GpuCiede::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "psnr_hvs" => Some(
-            psnr_hvs::GpuPsnrHvs::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "speed_chroma" => Some(
-            speed::GpuSpeedChroma::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        "speed_temporal" => Some(
-            speed::GpuSpeedTemporal::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        // The c-values kernel needs more shared memory per block (81 KiB
-        // with the default options) than AMD parts give (64 KiB): on HIP
-        // the CPU extractor scores cambi.
-        "cambi" if gpu.backend() != "HIP" => Some(
-            cambi::GpuCambi::create(options, format, gpu)
-                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-        ),
-        _ => None,
-    }
+    let info = crate::feature::find(name).ok()?;
+    create_joint(&[(info, options)], format, gpu)
 }
 
 /// The GPU version of a context slot serving `requests` (several only for
@@ -169,48 +161,25 @@ pub(crate) fn create_joint(
     format: &PictureFormat,
     gpu: &Gpu,
 ) -> Option<Result<Box<dyn GpuExtractor>>> {
-    match requests {
-        [] => None,
-        [(info, options)] if !matches!(info.name, "motion" | "motion_v2") => {
-            create(info.name, options, format, gpu)
-        }
-        _ if requests
-            .iter()
-            .all(|(i, _)| matches!(i.name, "motion" | "motion_v2"))
-            && format.width <= motion::MAX_WIDTH =>
-        {
-            Some(
-                motion::GpuMotion::create(requests, format, gpu)?
-                    .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
-            )
-        }
-        _ => None,
+    let twin = requests.first()?.0.gpu?;
+    let same_twin = requests
+        .iter()
+        .all(|(info, _)| info.gpu.is_some_and(|t| std::ptr::eq(t, twin)));
+    if !same_twin || !twin.runs_on(gpu) {
+        return None;
     }
+    (twin.create)(requests, format, gpu)
 }
 
-/// Names of the extractors with a GPU version.
-/// (`float_vif` only with kernel scale 1 and no prescaling, `cambi` only on
-/// CUDA; otherwise the CPU extractor scores them.)
-pub const AVAILABLE: &[&str] = &[
-    "psnr",
-    "adm",
-    "motion",
-    "motion_v2",
-    "vif",
-    "float_motion",
-    "float_vif",
-    "float_psnr",
-    "float_moment",
-    "float_adm",
-    "float_ssim",
-    "float_ms_ssim",
-    "ssim",
-    "ciede",
-    "psnr_hvs",
-    "speed_chroma",
-    "speed_temporal",
-    "cambi",
-];
+/// Names of the extractors with a GPU version on some backend (`float_vif`
+/// only with kernel scale 1 and no prescaling, `cambi` only on CUDA;
+/// otherwise the CPU extractor scores them).
+pub fn available() -> impl Iterator<Item = &'static str> {
+    crate::feature::REGISTRY
+        .iter()
+        .filter(|info| info.gpu.is_some())
+        .map(|info| info.name)
+}
 
 #[cfg(test)]
 mod tests {

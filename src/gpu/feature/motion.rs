@@ -6,15 +6,35 @@
 
 use super::readback::Readback;
 use super::GpuExtractor;
+use super::GpuTwin;
 use crate::error::Result;
 use crate::feature::motion::{self, FrameOrder, MotionOutputs};
 use crate::feature::{ExtractorInfo, FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, LaunchDims, Memory};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/motion.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("motion.cu");
+
+/// The GPU version named by `motion`'s and `motion_v2`'s registry records:
+/// one instance serves a slot's requests of both (one SAD), up to
+/// [`MAX_WIDTH`].
+pub(crate) static TWIN: GpuTwin = GpuTwin {
+    create: |requests, format, gpu| {
+        if format.width > MAX_WIDTH {
+            return None;
+        }
+        GpuMotion::create(requests, format, gpu)
+            .map(|x| x.map(|x| Box::new(x) as Box<dyn GpuExtractor>))
+    },
+    modules: &[&KERNELS],
+    backends: super::EVERY_BACKEND,
+};
 
 /// The SAD kernel's geometry (kernels/motion.cu): threads per block;
 /// columns a warp scores (32 lanes of 4 columns less a 2-column halo on
@@ -70,7 +90,7 @@ impl GpuMotion {
         let (history, sad) = if outputs.iter().all(|o| o.force_zero()) {
             (Vec::new(), None)
         } else {
-            let module = kernels::load(gpu, "motion.cu")?;
+            let module = kernels::load(gpu, &KERNELS)?;
             let name = match (format.bytes_per_sample(), format.bit_depth) {
                 (1, _) => "motion_sad_u8",
                 (_, 9..=15) => "motion_sad_u16",

@@ -4,15 +4,23 @@
 
 use super::readback::Readback;
 use super::GpuExtractor;
+use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::psnr::Psnr;
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::LaunchDims;
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/psnr.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("psnr.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuPsnr, &[&KERNELS], super::EVERY_BACKEND);
 
 /// Threads per block: the kernel's shared scratch has this many entries.
 const THREADS: u32 = 256;
@@ -28,7 +36,7 @@ impl GpuPsnr {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let scorer = Psnr::create(options, format)?;
         let planes: Vec<_> = scorer.scored_planes().collect();
-        let module = kernels::load(gpu, "psnr.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let sse = module.function(if format.bytes_per_sample() == 1 {
             "psnr_sse_u8"
         } else {

@@ -8,6 +8,7 @@
 
 use super::float_common::{arg, doubles, sample_suffix};
 use super::readback::Readback;
+use super::{single_twin, GpuTwin};
 use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::{Error, Result};
 use crate::feature::psnr_hvs::blocks::{block_count, score_of_total};
@@ -17,9 +18,16 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/psnr_hvs.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("psnr_hvs.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuPsnrHvs, &[&KERNELS], super::EVERY_BACKEND);
 
 /// Threads per CUDA block of `psnr_hvs_terms_*`, one per 8x8 block
 /// (`THREADS` of kernels/psnr_hvs.cu).
@@ -158,7 +166,7 @@ impl GpuPsnrHvs {
             .map(|p| (p.chunks as u32).div_ceil(TILE))
             .max()
             .unwrap_or(1);
-        let module = kernels::load(gpu, "psnr_hvs.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         Ok(Self {
             bit_depth: format.bit_depth,
             terms_kernel: module.function(&format!(

@@ -15,6 +15,7 @@
 use super::float_common::{arg, luma_scale, sample_suffix};
 use super::readback::Readback;
 use super::GpuExtractor;
+use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::speed::chroma::{ChromaOutputs, ChromaSetup};
 use crate::feature::speed::config::SpeedConfig;
@@ -27,9 +28,21 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, DevicePtr, LaunchDims, Memory};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{DevicePlane, FramePlanes, PairPlanes, PITCH_ALIGN};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/speed.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("speed.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static CHROMA_TWIN: GpuTwin =
+    single_twin!(GpuSpeedChroma, &[&KERNELS], super::EVERY_BACKEND);
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TEMPORAL_TWIN: GpuTwin =
+    single_twin!(GpuSpeedTemporal, &[&KERNELS], super::EVERY_BACKEND);
 
 /// Threads per block of the two kernels (kernels/speed.cu).
 const DECIMATE_THREADS: u32 = 128;
@@ -127,7 +140,7 @@ impl SpeedDevice {
         planes: u32,
         format: &PictureFormat,
     ) -> Result<Self> {
-        let module = kernels::load(gpu, "speed.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let g = geometry;
         let (antialias, lowpass) = filters(&config);
         // The tables as 32-bit words: filters, then the resampling tables.

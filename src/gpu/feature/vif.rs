@@ -5,6 +5,7 @@
 //! values are bit-identical.
 
 use super::readback::Readback;
+use super::{single_twin, GpuTwin};
 use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::Result;
 use crate::feature::vif::{Log2Table, ScaleSums, VifOutputs, SCALES};
@@ -12,9 +13,16 @@ use crate::feature::{FeatureSink, Options};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, DevicePtr, LaunchDims, Memory};
 use crate::gpu::kernels;
+use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 use std::ffi::c_void;
+
+/// kernels/vif.cu.
+pub(crate) static KERNELS: KernelSource = kernel_source!("vif.cu");
+
+/// The GPU version named by the CPU extractor's registry record.
+pub(crate) static TWIN: GpuTwin = single_twin!(GpuVif, &[&KERNELS], super::EVERY_BACKEND);
 
 /// Threads per block and output tile of the kernels (`THREADS`, `TILE_W`,
 /// `TILE_H` in kernels/vif.cu).
@@ -64,7 +72,7 @@ pub(super) struct GpuVif {
 impl GpuVif {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let outputs = VifOutputs::create(options, format)?;
-        let module = kernels::load(gpu, "vif.cu")?;
+        let module = kernels::load(gpu, &KERNELS)?;
         let scale0 = if format.bytes_per_sample() == 1 {
             "vif_scale0_u8"
         } else {
