@@ -45,3 +45,19 @@ fn every_kernel_compiles_with_nvrtc() {
     }
 }
 
+/// What the engine loads on a device NVRTC knows: machine code (an ELF
+/// image), not PTX for the driver to translate in every process.
+#[test]
+fn kernels_compile_to_machine_code() {
+    if !cuda::nvrtc_present() {
+        return vmafx::testing::skip(
+            "VMAFX_REQUIRE_NVRTC",
+            "NVRTC not found (libnvrtc.so, LD_LIBRARY_PATH?); kernels were not compiled",
+        );
+    }
+    let source = kernels::source("psnr.cu").unwrap();
+    let cubin = cuda::compile_cubin(&source, "psnr.cu", "sm_90").unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF", "a CUBIN is an ELF image");
+    let err = cuda::compile_cubin("this is not C++", "bad.cu", "sm_90").unwrap_err();
+    assert!(err.to_string().contains("NVRTC compile of bad.cu"), "{err}");
+}

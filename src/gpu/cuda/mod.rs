@@ -250,6 +250,37 @@ fn event(h: Handle) -> cu::CUevent {
 /// Compiles CUDA C++ to PTX for a virtual architecture (`compute_XY`).
 /// Needs only NVRTC, no device (CI uses it to check every kernel).
 pub fn compile_ptx(source: &str, name: &str, arch: &str) -> Result<Vec<u8>> {
+    nvrtc_compile(source, name, arch, Image::Ptx)
+}
+
+/// Compiles CUDA C++ to a CUBIN (machine code) for a real architecture
+/// (`sm_XY`): what the engine loads, so no process waits for the driver to
+/// translate PTX (its own cache of translations is off without `HOME`).
+pub fn compile_cubin(source: &str, name: &str, arch: &str) -> Result<Vec<u8>> {
+    nvrtc_compile(source, name, arch, Image::Cubin)
+}
+
+/// What NVRTC hands back.
+#[derive(Clone, Copy)]
+enum Image {
+    /// PTX text, NUL-terminated (as `cuModuleLoadData` reads it).
+    Ptx,
+    /// A CUBIN (an ELF image).
+    Cubin,
+}
+
+/// The NVRTC version as `major.minor` (what CUBINs depend on).
+fn nvrtc_version() -> Option<(i32, i32)> {
+    if !nvrtc_present() {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: out-pointers to locals; NVRTC was found above.
+    let r = unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) };
+    (r == nvrtc_sys::nvrtcResult::NVRTC_SUCCESS).then_some((major, minor))
+}
+
+fn nvrtc_compile(source: &str, name: &str, arch: &str, image: Image) -> Result<Vec<u8>> {
     let fail = |what: String| {
         Error::gpu(
             GpuApi::Cuda,
@@ -281,15 +312,17 @@ pub fn compile_ptx(source: &str, name: &str, arch: &str) -> Result<Vec<u8>> {
     unsafe {
         let compiled = nvrtc_result::compile_program(program, &options);
         let out = match compiled {
-            Ok(()) => nvrtc_result::get_ptx(program)
-                .map(|ptx| {
+            Ok(()) => match image {
+                Image::Ptx => nvrtc_result::get_ptx(program).map(|ptx| {
                     ptx.iter()
                         .map(|&c| c as u8)
                         .take_while(|&c| c != 0)
                         .chain([0])
                         .collect()
-                })
-                .map_err(|e| fail(format!("{e:?}"))),
+                }),
+                Image::Cubin => cubin_of(program),
+            }
+            .map_err(|e| fail(format!("{e:?}"))),
             Err(e) => {
                 let log = nvrtc_result::get_program_log(program)
                     .map(|l| {
@@ -305,6 +338,22 @@ pub fn compile_ptx(source: &str, name: &str, arch: &str) -> Result<Vec<u8>> {
         let _ = nvrtc_result::destroy_program(program);
         out
     }
+}
+
+/// The CUBIN of a program compiled for a real architecture.
+///
+/// # Safety
+/// `program` is alive and compiled.
+unsafe fn cubin_of(
+    program: nvrtc_sys::nvrtcProgram,
+) -> std::result::Result<Vec<u8>, nvrtc_result::NvrtcError> {
+    let mut size = 0usize;
+    // SAFETY: `program` is alive (the caller's promise); out-pointer to a local.
+    unsafe { nvrtc_sys::nvrtcGetCUBINSize(program, &mut size) }.result()?;
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` holds the `size` bytes NVRTC said it writes.
+    unsafe { nvrtc_sys::nvrtcGetCUBIN(program, cubin.as_mut_ptr().cast()) }.result()?;
+    Ok(cubin)
 }
 
 // SAFETY: each method calls the CUDA driver API on the handles the engine passes, as the trait's per-method contracts require.
@@ -341,8 +390,11 @@ unsafe impl Driver for CudaDriver {
     }
 
     fn code_target(&self) -> String {
+        // A CUBIN is NVRTC's machine code (its version matters); the PTX
+        // fallback is translated by the driver (its version matters).
+        let (nvrtc_major, nvrtc_minor) = nvrtc_version().unwrap_or((0, 0));
         format!(
-            "ptx-compute_{}{}-driver{}",
+            "sm_{}{}-nvrtc{nvrtc_major}.{nvrtc_minor}-driver{}",
             self.compute_capability.0, self.compute_capability.1, self.driver_version
         )
     }
@@ -575,14 +627,17 @@ unsafe impl Driver for CudaDriver {
 
     fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>> {
         let (major, minor) = self.compute_capability;
-        compile_ptx(source, name, &format!("compute_{major}{minor}"))
+        // Machine code for this device; PTX where this NVRTC cannot make
+        // it (a device newer than the compiler: the driver translates).
+        compile_cubin(source, name, &format!("sm_{major}{minor}"))
+            .or_else(|_| compile_ptx(source, name, &format!("compute_{major}{minor}")))
     }
 
     fn module_load(&self, image: &[u8]) -> Result<Handle> {
         self.bind()?;
         let mut m = std::ptr::null_mut();
         check(
-            // SAFETY: `image` is a NUL-terminated PTX/code object that outlives
+            // SAFETY: `image` is a CUBIN or NUL-terminated PTX that outlives
             // the call; the out-pointer is a local.
             unsafe { cu::cuModuleLoadData(&mut m, image.as_ptr() as *const c_void) },
             "cuModuleLoadData",
