@@ -76,9 +76,9 @@ done
 # whole process (FFmpeg's and CUDA's start-up included).
 # (-stream_loop is not used: at the loop point FFmpeg re-creates the filter
 # graph and libvmaf_cuda refuses to be configured twice.)
-python3 - "$W" "$LIBVMAF" <<'PY'
-import os, statistics, subprocess, sys, time
-W, LIBVMAF = sys.argv[1:]
+python3 - "$W" "$LIBVMAF" "$OUT" <<'PY'
+import json, math, os, statistics, subprocess, sys, time
+W, LIBVMAF, OUT = sys.argv[1:]
 FF = [f"{W}/ffmpeg", "-hide_banner", "-loglevel", "error", "-y"]
 def inputs(codec):
     a = []
@@ -101,14 +101,16 @@ for codec in ("h264", "hevc"):
                 env = dict(os.environ, LD_LIBRARY_PATH=lib)
                 s = time.perf_counter()
                 try:
-                    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+                    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
                 except subprocess.TimeoutExpired:
                     print(k, "timed out")
                     continue
                 t[k].append(time.perf_counter() - s)
                 if r.returncode:
                     print(k, "failed:", r.stderr[-500:])
-        fps = {k: 100 / statistics.median(v) for k, v in t.items()}
+        n = len(json.load(open(f"{OUT}/{codec}-vmafx-gpu.json"))["frames"])
+        fps = {k: n / statistics.median(v) if v else math.nan for k, v in t.items()}
+        print(f"  ({codec} {size}, {n} frames, seconds per run: " + "; ".join(f"{k} " + " ".join(f"{x:.2f}" for x in v) for k, v in t.items()) + ")", flush=True)
         print(f"| {codec} | {size} | {fps['decode']:.0f} | {fps['libvmaf']:.0f} | {fps['vmafx']:.0f} | {fps['vmafx'] / fps['libvmaf']:.2f}x |", flush=True)
 PY
 exit $failed
