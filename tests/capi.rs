@@ -226,3 +226,21 @@ fn cuda_device_pictures_score_in_place_as_ffmpegs_libvmaf_cuda_filter_fills_them
         "{out}"
     );
 }
+
+#[test]
+fn the_c_cuda_frames_example_scores_device_frames_behind_events_and_releases_each() {
+    let Some(prefix) = prefix() else { return };
+    let out = run_on_sample_pair(&prefix, "examples/c/cuda_frames.c", &["-ldl"], &[]);
+    if let Some(reason) = out.strip_prefix("SKIP: ") {
+        // The refusal itself was checked by the program (-ENOTSUP, naming CUDA).
+        vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, reason.trim());
+        return;
+    }
+    // The CPU engine's scores of the pair (integer features: the GPU's are
+    // bit for bit the same), with the distorted frames as NV12.
+    assert!(out.contains("frame 0: vmaf 87.267035\n"), "{out}");
+    assert!(
+        out.ends_with("10 frames: pooled vmaf 95.065082326734753; 20 of 20 frames released\n"),
+        "{out}"
+    );
+}

@@ -89,7 +89,7 @@ for t in "${SUITES[@]}"; do
         # capi: its CUDA-picture test (the others need this checkout's
         # build tree or libvmaf's headers, and run in CI).
         filter=""
-        [ "$t" = capi ] && filter="cuda_device_pictures"
+        [ "$t" = capi ] && filter="cuda_device_pictures cuda_frames"
         # shellcheck disable=SC2086
         timeout 200 "$C/$t" $filter --test-threads 4 ${TEST_ARGS:-} > "$OUT/$t.txt" 2>&1
         rc=$?
