@@ -3,14 +3,19 @@
 //! planes, results as frames finish, and `python -m vmafx`.
 //!
 //! Host planes are copied into the engine's pictures (one copy, as a file
-//! read is); the GIL is released while frames are scored. Errors raise
-//! `vmafx.VmafxError` with the engine's message.
+//! read is); CUDA device arrays (`__dlpack__`, `__cuda_array_interface__`)
+//! are read in place on a GPU context (`device.rs`). The GIL is released
+//! while frames are scored. Errors raise `vmafx.VmafxError` with the
+//! engine's message.
+
+mod device;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
+use vmafx::gpu::{DeviceSelector, Gpu, GpuBackend};
 use vmafx::io::open;
 use vmafx::model::{Model, ModelSpec};
 use vmafx::pool::PooledMetric;
@@ -226,6 +231,11 @@ struct Context {
     /// The context's pictures (reused memory, pinned on a GPU): arrays are
     /// copied into them without taking the lock.
     pictures: vmafx::PicturePool,
+    /// The device a GPU context scores on, and its index when chosen by
+    /// index (checked against DLPack arrays' device).
+    gpu: Option<(Gpu, Option<i32>)>,
+    /// Device arrays vmafx has released, dropped under the GIL.
+    released: device::Graveyard,
 }
 
 /// A 2-D host array seen through numpy's `__array_interface__` (the same
@@ -322,20 +332,25 @@ impl ArrayView {
     }
 }
 
+/// The planes of one side: a tuple or list.
+fn planes_of<'py>(planes: &Bound<'py, PyAny>, side: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if let Ok(t) = planes.downcast::<PyTuple>() {
+        Ok(t.iter().collect())
+    } else if let Ok(l) = planes.downcast::<PyList>() {
+        Ok(l.iter().collect())
+    } else {
+        Err(bad(format!(
+            "{side}: a tuple or list of planes (Y, Cb, Cr), or (Y, CbCr) semi-planar"
+        )))
+    }
+}
+
 impl Context {
     /// A picture from Python planes: 3 (planar) or 2 (semi-planar: Y and
     /// interleaved CbCr; above 8 bits the samples are in the high bits, as
     /// P010/P016).
     fn picture(&self, planes: &Bound<'_, PyAny>, side: &str) -> PyResult<HostPicture> {
-        let planes: Vec<Bound<'_, PyAny>> = if let Ok(t) = planes.downcast::<PyTuple>() {
-            t.iter().collect()
-        } else if let Ok(l) = planes.downcast::<PyList>() {
-            l.iter().collect()
-        } else {
-            return Err(bad(format!(
-                "{side}: a tuple or list of planes (Y, Cb, Cr), or (Y, CbCr) semi-planar"
-            )));
-        };
+        let planes = planes_of(planes, side)?;
         let f = self.format;
         // Every sample of every plane is written below (pool pictures are
         // packed: stride = width).
@@ -395,6 +410,34 @@ impl Context {
         Ok(pic)
     }
 
+    /// A pair of CUDA device arrays, read in place.
+    fn submit_device(
+        &self,
+        py: Python<'_>,
+        reference: &[Bound<'_, PyAny>],
+        distorted: &[Bound<'_, PyAny>],
+    ) -> PyResult<()> {
+        let Some((gpu, index)) = &self.gpu else {
+            return Err(bad(
+                "CUDA device arrays need a GPU context: Context(..., backend=\"cuda\")",
+            ));
+        };
+        for (side, planes) in [("reference", reference), ("distorted", distorted)] {
+            if let Some(i) = planes.iter().position(|p| !device::is_device_array(p)) {
+                return Err(bad(format!(
+                    "{side} plane {i}: a host array beside device arrays: give every plane of a pair on the device"
+                )));
+            }
+        }
+        let r = device::frame(reference, "reference", &self.format, gpu, *index, &self.released)?;
+        let d = device::frame(distorted, "distorted", &self.format, gpu, *index, &self.released)?;
+        let mut guard = self.lock();
+        let ctx = guard
+            .as_mut()
+            .ok_or_else(|| bad("the context is finished: no more frames"))?;
+        py.allow_threads(|| ctx.submit_frames(&r, &d)).map_err(err)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<vmafx::Context>> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -403,10 +446,12 @@ impl Context {
 #[pymethods]
 impl Context {
     /// `Context(width, height, pix_fmt="420", bit_depth=8, models=None,
-    /// features=None, threads=0, subsample=1)`; with neither models nor
-    /// features, `vmaf_v0.6.1`.
+    /// features=None, threads=0, subsample=1, backend="cpu", device="0")`;
+    /// with neither models nor features, `vmaf_v0.6.1`. `backend`: "cpu",
+    /// "cuda", "hip" or "auto" (a GPU when one opens, else the CPU);
+    /// `device`: the GPU's index or UUID.
     #[new]
-    #[pyo3(signature = (width, height, pix_fmt="420", bit_depth=8, models=None, features=None, threads=0, subsample=1))]
+    #[pyo3(signature = (width, height, pix_fmt="420", bit_depth=8, models=None, features=None, threads=0, subsample=1, backend="cpu", device="0"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         width: u32,
@@ -417,6 +462,8 @@ impl Context {
         features: Option<Vec<String>>,
         threads: usize,
         subsample: u32,
+        backend: &str,
+        device: &str,
     ) -> PyResult<Self> {
         let s = ChromaSubsampling::parse(pix_fmt).map_err(err)?;
         let format = PictureFormat::new(width, height, s, bit_depth).map_err(err)?;
@@ -425,25 +472,54 @@ impl Context {
         if models.is_empty() && features.is_empty() {
             models.push("vmaf_v0.6.1".into());
         }
-        let inner = builder(format, &models, &features, threads, subsample)?
-            .build()
-            .map_err(err)?;
+        let selector = DeviceSelector::parse(device).map_err(err)?;
+        let gpu = match backend {
+            "cpu" => None,
+            "cuda" => Some(vmafx::gpu::open(GpuBackend::Cuda, &selector).map_err(err)?),
+            "hip" => Some(vmafx::gpu::open(GpuBackend::Hip, &selector).map_err(err)?),
+            "auto" => vmafx::gpu::open_any(&selector).ok(),
+            other => {
+                return Err(bad(format!(
+                    "backend '{other}': expected \"cpu\", \"cuda\", \"hip\" or \"auto\""
+                )))
+            }
+        };
+        let mut b = builder(format, &models, &features, threads, subsample)?;
+        if let Some(g) = &gpu {
+            b = b.gpu(g.clone());
+        }
+        let inner = b.build().map_err(err)?;
+        let index = match selector {
+            DeviceSelector::Index(i) => i32::try_from(i).ok(),
+            DeviceSelector::Uuid(_) => None,
+        };
         Ok(Self {
             pictures: inner.picture_pool().clone(),
             inner: std::sync::Mutex::new(Some(inner)),
             format,
+            gpu: gpu.map(|g| (g, index)),
+            released: device::Graveyard::default(),
         })
     }
 
     /// Scores the next pair. Each side is a tuple of planes: (Y, Cb, Cr) as
     /// 2-D arrays, or (Y, CbCr) semi-planar (NV12; above 8 bits P010/P016,
-    /// samples in the high bits); uint8 up to 8 bits, uint16 above.
+    /// samples in the high bits); uint8 up to 8 bits, uint16 above. Host
+    /// arrays (numpy) are copied; CUDA arrays (`__dlpack__`,
+    /// `__cuda_array_interface__`) are read in place on a GPU context and
+    /// kept alive until read.
     fn submit(
         &self,
         py: Python<'_>,
         reference: &Bound<'_, PyAny>,
         distorted: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        self.released.empty(py);
+        let (rp, dp) = (planes_of(reference, "reference")?, planes_of(distorted, "distorted")?);
+        let on_device = |p: &[Bound<'_, PyAny>]| p.first().is_some_and(device::is_device_array);
+        if on_device(&rp) || on_device(&dp) {
+            return self.submit_device(py, &rp, &dp);
+        }
         let r = self.picture(reference, "reference")?;
         let d = self.picture(distorted, "distorted")?;
         let mut guard = self.lock();
@@ -455,6 +531,7 @@ impl Context {
 
     /// The frames completed since the last call: (index, {name: value}).
     fn finished<'py>(&self, py: Python<'py>) -> PyResult<Vec<(u32, Bound<'py, PyDict>)>> {
+        self.released.empty(py);
         let mut guard = self.lock();
         let ctx = guard
             .as_mut()
@@ -471,8 +548,11 @@ impl Context {
             .lock()
             .take()
             .ok_or_else(|| bad("the context is finished already"))?;
-        let scores = py.allow_threads(|| ctx.finish()).map_err(err)?;
-        Ok(Result { scores })
+        let scores = py.allow_threads(|| ctx.finish());
+        self.released.empty(py);
+        Ok(Result {
+            scores: scores.map_err(err)?,
+        })
     }
 }
 

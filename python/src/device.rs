@@ -1,0 +1,390 @@
+//! Device arrays read in place: CUDA planes described by `__dlpack__`
+//! (PyTorch, CuPy, JAX, PyNvVideoCodec) or `__cuda_array_interface__`
+//! (CuPy, Numba, PyCUDA), turned into an imported [`Frame`] whose memory
+//! is the array's own. No sample is copied on the host; the array (or the
+//! DLPack tensor) is kept alive until vmafx releases the frame, and the
+//! producer's pending work is ordered before vmafx reads it by an event the
+//! library stream waits for on the device.
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use vmafx::gpu::Gpu;
+use vmafx::import::{
+    Acquire, DevicePtr, Frame, FrameDesc, Memory, PixelFormat, PlaneLayout, Release,
+};
+use vmafx::PictureFormat;
+
+use crate::{bad, err};
+
+/// DLPack's `kDLCUDA`, `kDLCUDAManaged` (device memory a CUDA kernel reads).
+const DL_CUDA: i32 = 2;
+const DL_CUDA_MANAGED: i32 = 13;
+/// DLPack's `kDLUInt`.
+const DL_UINT: u8 = 1;
+
+/// DLPack's `DLTensor` and `DLManagedTensor` (dlpack.h, version 0.8 ABI,
+/// the unversioned capsule `"dltensor"`).
+#[repr(C)]
+struct DlTensor {
+    data: *mut std::ffi::c_void,
+    device_type: i32,
+    device_id: i32,
+    ndim: i32,
+    dtype_code: u8,
+    dtype_bits: u8,
+    dtype_lanes: u16,
+    shape: *const i64,
+    strides: *const i64,
+    byte_offset: u64,
+}
+
+#[repr(C)]
+struct DlManagedTensor {
+    dl_tensor: DlTensor,
+    manager_ctx: *mut std::ffi::c_void,
+    deleter: Option<unsafe extern "C" fn(*mut DlManagedTensor)>,
+}
+
+/// What keeps a plane's memory alive until vmafx has read it.
+enum Keep {
+    /// The array object (`__cuda_array_interface__`), held for its memory.
+    Object(#[allow(dead_code)] PyObject),
+    /// A DLPack tensor this consumer owns: its deleter frees it.
+    Tensor(*mut DlManagedTensor),
+}
+
+// SAFETY: a tensor pointer is only handed between threads to be deleted,
+// under the GIL (Context::bury runs it on a thread holding the GIL).
+unsafe impl Send for Keep {}
+
+impl Drop for Keep {
+    fn drop(&mut self) {
+        if let Keep::Tensor(t) = *self {
+            // SAFETY: the tensor was taken from a "dltensor" capsule (the
+            // capsule renamed "used_dltensor", so nobody else deletes it);
+            // Keep values are dropped only with the GIL held (the deleter
+            // may release Python objects).
+            unsafe {
+                if let Some(deleter) = (*t).deleter {
+                    deleter(t);
+                }
+            }
+        }
+    }
+}
+
+/// Keeps released planes until a call holding the GIL drops them: release
+/// callbacks run on library threads, which must not wait for the GIL.
+#[derive(Clone, Default)]
+pub(crate) struct Graveyard(Arc<Mutex<Vec<Keep>>>);
+
+impl Graveyard {
+    fn bury(&self, keep: Vec<Keep>) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend(keep);
+    }
+
+    /// Drops what was released (the caller holds the GIL).
+    pub(crate) fn empty(&self, _py: Python<'_>) {
+        let doomed = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(doomed);
+    }
+}
+
+/// What must finish before a plane may be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    /// Nothing: the producer says the data is ready.
+    Nothing,
+    /// Work queued on the CUDA context's legacy default stream.
+    LegacyStream,
+}
+
+/// One device plane: where its rows are, and what keeps it alive.
+struct Plane {
+    ptr: u64,
+    rows: usize,
+    cols: usize,
+    pitch: usize,
+    after: After,
+    keep: Keep,
+}
+
+/// Whether `plane` is a CUDA device array (vmafx then reads it in place).
+pub(crate) fn is_device_array(plane: &Bound<'_, PyAny>) -> bool {
+    if plane.hasattr("__cuda_array_interface__").unwrap_or(false) {
+        return true;
+    }
+    dlpack_device(plane).is_some_and(|(kind, _)| kind == DL_CUDA || kind == DL_CUDA_MANAGED)
+}
+
+fn dlpack_device(plane: &Bound<'_, PyAny>) -> Option<(i32, i32)> {
+    plane
+        .call_method0("__dlpack_device__")
+        .ok()?
+        .extract::<(i32, i32)>()
+        .ok()
+}
+
+/// The element type a picture of `item` bytes per sample needs.
+fn want(item: usize) -> &'static str {
+    if item == 2 {
+        "uint16"
+    } else {
+        "uint8"
+    }
+}
+
+/// Reads a plane through `__dlpack__` (preferred: its stream argument is
+/// defined for every producer) or `__cuda_array_interface__`.
+fn plane_of(obj: &Bound<'_, PyAny>, what: &str, item: usize, device: Option<i32>) -> PyResult<Plane> {
+    if let Some((kind, id)) = dlpack_device(obj) {
+        if kind == DL_CUDA || kind == DL_CUDA_MANAGED {
+            if let Some(ours) = device {
+                if id != ours {
+                    return Err(bad(format!(
+                        "{what}: a CUDA array of device {id}; this context scores on device {ours}"
+                    )));
+                }
+            }
+            return dlpack_plane(obj, what, item);
+        }
+    }
+    interface_plane(obj, what, item)
+}
+
+/// `obj.__dlpack__(stream=1)`: the producer orders its work before the
+/// legacy default stream (1), which vmafx then waits for.
+fn dlpack_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<Plane> {
+    let py = obj.py();
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item("stream", 1)?;
+    let capsule = obj.call_method("__dlpack__", (), Some(&kwargs))?;
+    let name = c"dltensor";
+    // SAFETY: `capsule` is a live object; PyCapsule_IsValid checks its type
+    // and name.
+    if unsafe { ffi::PyCapsule_IsValid(capsule.as_ptr(), name.as_ptr()) } != 1 {
+        return Err(bad(format!(
+            "{what}: __dlpack__ did not return an unused \"dltensor\" capsule"
+        )));
+    }
+    // SAFETY: checked valid with this name just above.
+    let managed = unsafe { ffi::PyCapsule_GetPointer(capsule.as_ptr(), name.as_ptr()) }
+        as *mut DlManagedTensor;
+    if managed.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // From here this consumer owns the tensor (DLPack's protocol): the
+    // renamed capsule no longer deletes it, `Keep` does.
+    // SAFETY: a valid capsule; the new name is a static string.
+    unsafe { ffi::PyCapsule_SetName(capsule.as_ptr(), c"used_dltensor".as_ptr()) };
+    let keep = Keep::Tensor(managed);
+    // SAFETY: the producer filled a DLTensor that stays valid until its
+    // deleter runs (when `keep` drops).
+    let t = unsafe { &(*managed).dl_tensor };
+    if t.dtype_code != DL_UINT || usize::from(t.dtype_bits) != 8 * item || t.dtype_lanes != 1 {
+        return Err(bad(format!(
+            "{what}: DLPack type code {} bits {} lanes {}: expected {} (unsigned, {} bits)",
+            t.dtype_code,
+            t.dtype_bits,
+            t.dtype_lanes,
+            want(item),
+            8 * item
+        )));
+    }
+    if t.ndim != 2 {
+        return Err(bad(format!(
+            "{what}: a {}-D tensor: expected 2-D (rows, columns)",
+            t.ndim
+        )));
+    }
+    // SAFETY: `shape` holds `ndim` (2) entries; `strides` too when not NULL
+    // (NULL: compact row-major).
+    let (shape, strides) = unsafe {
+        let shape = [*t.shape, *t.shape.add(1)];
+        let strides = (!t.strides.is_null()).then(|| [*t.strides, *t.strides.add(1)]);
+        (shape, strides)
+    };
+    let (rows, cols) = (shape[0] as usize, shape[1] as usize);
+    let pitch = match strides {
+        None => cols * item,
+        Some([row, 1]) if row >= shape[1] => row as usize * item,
+        Some(s) => {
+            return Err(bad(format!(
+                "{what}: strides {s:?} (elements): rows must be contiguous, in order"
+            )))
+        }
+    };
+    Ok(Plane {
+        ptr: t.data as u64 + t.byte_offset,
+        rows,
+        cols,
+        pitch,
+        after: After::LegacyStream,
+        keep,
+    })
+}
+
+/// `__cuda_array_interface__` (versions 2 and 3).
+fn interface_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<Plane> {
+    let interface = obj.getattr("__cuda_array_interface__").map_err(|_| {
+        bad(format!(
+            "{what}: neither __dlpack__ of a CUDA device nor __cuda_array_interface__"
+        ))
+    })?;
+    let typestr: String = interface.get_item("typestr")?.extract()?;
+    let ok = matches!((item, typestr.as_str()), (1, "|u1") | (2, "<u2"));
+    if !ok {
+        return Err(bad(format!(
+            "{what}: element type {typestr}, expected {} ({})",
+            want(item),
+            if item == 2 { "<u2" } else { "|u1" }
+        )));
+    }
+    let shape: Vec<usize> = interface.get_item("shape")?.extract()?;
+    if shape.len() != 2 {
+        return Err(bad(format!(
+            "{what}: shape {shape:?}: expected a 2-D array (rows, columns)"
+        )));
+    }
+    let (rows, cols) = (shape[0], shape[1]);
+    let strides: Option<Vec<isize>> = match interface.get_item("strides") {
+        Ok(s) => s.extract()?,
+        Err(_) => None,
+    };
+    let pitch = match strides {
+        None => cols * item,
+        Some(s) if s.len() == 2 && s[1] == item as isize && s[0] >= (cols * item) as isize => {
+            s[0] as usize
+        }
+        Some(s) => {
+            return Err(bad(format!(
+                "{what}: strides {s:?} (bytes): rows must be contiguous ({item}-byte columns, rows in order)"
+            )))
+        }
+    };
+    let (ptr, _readonly): (usize, bool) = interface.get_item("data")?.extract()?;
+    if ptr == 0 && rows * cols > 0 {
+        return Err(bad(format!("{what}: data pointer is NULL")));
+    }
+    // Version 3's `stream`: None or absent, nothing to wait for; 1, the
+    // legacy default stream; another value names a stream vmafx cannot
+    // wait for from here (it would need the producer's context and thread).
+    let stream: Option<usize> = match interface.get_item("stream") {
+        Ok(s) => s.extract()?,
+        Err(_) => None,
+    };
+    let after = match stream {
+        None => After::Nothing,
+        Some(1) => After::LegacyStream,
+        Some(0) => {
+            return Err(bad(format!(
+                "{what}: __cuda_array_interface__ stream 0 is disallowed by the protocol (use 1 for the legacy default stream)"
+            )))
+        }
+        Some(s) => {
+            return Err(bad(format!(
+                "{what}: __cuda_array_interface__ stream {s:#x}: vmafx waits for the legacy default stream (1) or nothing (None); \
+                 synchronize that stream first, or hand the array over through __dlpack__"
+            )))
+        }
+    };
+    Ok(Plane {
+        ptr: ptr as u64,
+        rows,
+        cols,
+        pitch,
+        after,
+        keep: Keep::Object(obj.clone().unbind()),
+    })
+}
+
+/// The semi-planar layout of a `format` picture (Y + interleaved CbCr).
+fn semi_planar(format: &PictureFormat) -> Option<PixelFormat> {
+    use vmafx::ChromaSubsampling::*;
+    Some(match (format.subsampling, format.bit_depth) {
+        (Yuv420, 8) => PixelFormat::Nv12,
+        (Yuv422, 8) => PixelFormat::Nv16,
+        (Yuv444, 8) => PixelFormat::Nv24,
+        (Yuv420, 10) => PixelFormat::P010,
+        (Yuv422, 10) => PixelFormat::P210,
+        (Yuv444, 10) => PixelFormat::P410,
+        (Yuv420, 16) => PixelFormat::P016,
+        (Yuv422, 16) => PixelFormat::P216,
+        (Yuv444, 16) => PixelFormat::P416,
+        _ => return None,
+    })
+}
+
+/// An imported frame from the device planes of one side: three (planar) or
+/// two (Y, interleaved CbCr). `device`: the context's CUDA device index,
+/// checked against DLPack's. Released planes go to `graveyard`.
+pub(crate) fn frame(
+    planes: &[Bound<'_, PyAny>],
+    side: &str,
+    format: &PictureFormat,
+    gpu: &Gpu,
+    device: Option<i32>,
+    graveyard: &Graveyard,
+) -> PyResult<Frame> {
+    let n = format.plane_count();
+    let pixel_format = if planes.len() == n {
+        PixelFormat::Planar {
+            subsampling: format.subsampling,
+            bit_depth: format.bit_depth,
+        }
+    } else if planes.len() == 2 && n == 3 {
+        semi_planar(format).ok_or_else(|| {
+            bad(format!(
+                "{side}: semi-planar device planes of {} bits: vmafx reads 8-, 10- (P010) and 16-bit ones",
+                format.bit_depth
+            ))
+        })?
+    } else {
+        return Err(bad(format!(
+            "{side}: {} planes for a {format} picture (expected {n}, or 2 semi-planar)",
+            planes.len()
+        )));
+    };
+    let item = pixel_format.bytes_per_sample();
+    let mut read = Vec::with_capacity(planes.len());
+    for (i, p) in planes.iter().enumerate() {
+        let what = format!("{side} plane {i}");
+        let plane = plane_of(p, &what, item, device)?;
+        let (row_bytes, h) = pixel_format.plane_extent(i, format.width, format.height);
+        let w = row_bytes / item;
+        if (plane.rows, plane.cols) != (h, w) {
+            return Err(bad(format!(
+                "{what}: shape ({}, {}), expected ({h}, {w})",
+                plane.rows, plane.cols
+            )));
+        }
+        read.push(plane);
+    }
+    let acquire = if read.iter().any(|p| p.after == After::LegacyStream) {
+        let event = gpu.event().map_err(err)?;
+        event.record_on_legacy_stream().map_err(err)?;
+        Acquire::DeviceEvent(event.as_raw())
+    } else {
+        Acquire::None
+    };
+    let memory: Vec<(Memory, PlaneLayout)> = read
+        .iter()
+        .map(|p| {
+            // SAFETY: the producer's array: `rows` rows of `pitch` bytes of
+            // this device (DLPack's device checked; CUDA refuses pointers of
+            // another context when it binds them). It stays allocated until
+            // the frame's release (the release callback below owns what
+            // keeps it alive) and is not written by vmafx.
+            let ptr = unsafe { DevicePtr::new(p.ptr, (p.pitch * p.rows) as u64) };
+            (Memory::Device(ptr), PlaneLayout::new(0, p.pitch as u64))
+        })
+        .collect();
+    let keep: Vec<Keep> = read.into_iter().map(|p| p.keep).collect();
+    let graveyard = graveyard.clone();
+    let release = Release::Callback(Box::new(move || graveyard.bury(keep)));
+    let desc = FrameDesc::per_plane(format.width, format.height, pixel_format, memory);
+    Frame::new(desc, acquire, vec![release]).map_err(err)
+}
