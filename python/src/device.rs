@@ -318,9 +318,11 @@ fn semi_planar(format: &PictureFormat) -> Option<PixelFormat> {
     })
 }
 
-/// An imported frame from the device planes of one side: three (planar) or
-/// two (Y, interleaved CbCr). `device`: the context's CUDA device index,
-/// checked against DLPack's. Released planes go to `graveyard`.
+/// An imported frame from the device planes of one side: three (planar),
+/// two (Y, interleaved CbCr) or one semi-planar array of `height +
+/// chroma height` rows (Y, then CbCr: a decoder's NV12/P010 surface).
+/// `device`: the context's CUDA device index, checked against DLPack's.
+/// Released planes go to `graveyard`.
 pub(crate) fn frame(
     planes: &[Bound<'_, PyAny>],
     side: &str,
@@ -330,34 +332,51 @@ pub(crate) fn frame(
     graveyard: &Graveyard,
 ) -> PyResult<Frame> {
     let n = format.plane_count();
-    let pixel_format = if planes.len() == n {
-        PixelFormat::Planar {
-            subsampling: format.subsampling,
-            bit_depth: format.bit_depth,
-        }
-    } else if planes.len() == 2 && n == 3 {
+    let semi = || {
         semi_planar(format).ok_or_else(|| {
             bad(format!(
                 "{side}: semi-planar device planes of {} bits: vmafx reads 8-, 10- (P010) and 16-bit ones",
                 format.bit_depth
             ))
-        })?
-    } else {
-        return Err(bad(format!(
-            "{side}: {} planes for a {format} picture (expected {n}, or 2 semi-planar)",
-            planes.len()
-        )));
+        })
+    };
+    let pixel_format = match planes.len() {
+        k if k == n => PixelFormat::Planar {
+            subsampling: format.subsampling,
+            bit_depth: format.bit_depth,
+        },
+        1 | 2 if n == 3 => semi()?,
+        k => {
+            return Err(bad(format!(
+                "{side}: {k} planes for a {format} picture (expected {n}, 2 semi-planar, or 1 semi-planar surface)"
+            )))
+        }
     };
     let item = pixel_format.bytes_per_sample();
+    let extent = |i: usize| {
+        let (row_bytes, rows) = pixel_format.plane_extent(i, format.width, format.height);
+        (rows, row_bytes / item)
+    };
     let mut read = Vec::with_capacity(planes.len());
     for (i, p) in planes.iter().enumerate() {
         let what = format!("{side} plane {i}");
         let plane = plane_of(p, &what, item, device)?;
-        let (row_bytes, h) = pixel_format.plane_extent(i, format.width, format.height);
-        let w = row_bytes / item;
-        if (plane.rows, plane.cols) != (h, w) {
+        let expected = if planes.len() == 1 && n == 3 {
+            // One surface: luma rows, then the interleaved chroma rows (as
+            // wide as luma rows in samples for 4:2:0 and 4:2:2).
+            let ((h, w), (ch, cw)) = (extent(0), extent(1));
+            if cw != w {
+                return Err(bad(format!(
+                    "{side}: one semi-planar surface needs chroma rows as wide as luma rows (4:2:0 or 4:2:2); give (Y, CbCr)"
+                )));
+            }
+            (h + ch, w)
+        } else {
+            extent(i)
+        };
+        if (plane.rows, plane.cols) != expected {
             return Err(bad(format!(
-                "{what}: shape ({}, {}), expected ({h}, {w})",
+                "{what}: shape ({}, {}), expected {expected:?}",
                 plane.rows, plane.cols
             )));
         }
@@ -370,21 +389,28 @@ pub(crate) fn frame(
     } else {
         Acquire::None
     };
-    let memory: Vec<(Memory, PlaneLayout)> = read
-        .iter()
-        .map(|p| {
-            // SAFETY: the producer's array: `rows` rows of `pitch` bytes of
-            // this device (DLPack's device checked; CUDA refuses pointers of
-            // another context when it binds them). It stays allocated until
-            // the frame's release (the release callback below owns what
-            // keeps it alive) and is not written by vmafx.
-            let ptr = unsafe { DevicePtr::new(p.ptr, (p.pitch * p.rows) as u64) };
-            (Memory::Device(ptr), PlaneLayout::new(0, p.pitch as u64))
-        })
-        .collect();
+    let device_ptr = |p: &Plane| {
+        // SAFETY: the producer's array: `rows` rows of `pitch` bytes of
+        // this device (DLPack's device checked; CUDA refuses pointers of
+        // another context when it binds them). It stays allocated until
+        // the frame's release (the release callback below owns what keeps
+        // it alive) and is not written by vmafx.
+        Memory::Device(unsafe { DevicePtr::new(p.ptr, (p.pitch * p.rows) as u64) })
+    };
+    let desc = if let [surface] = read.as_slice() {
+        let pitch = surface.pitch as u64;
+        let chroma = PlaneLayout::new(extent(0).0 as u64 * pitch, pitch);
+        let planes = [PlaneLayout::new(0, pitch), chroma];
+        FrameDesc::new(format.width, format.height, pixel_format, device_ptr(surface), &planes)
+    } else {
+        let memory = read
+            .iter()
+            .map(|p| (device_ptr(p), PlaneLayout::new(0, p.pitch as u64)))
+            .collect();
+        FrameDesc::per_plane(format.width, format.height, pixel_format, memory)
+    };
     let keep: Vec<Keep> = read.into_iter().map(|p| p.keep).collect();
     let graveyard = graveyard.clone();
     let release = Release::Callback(Box::new(move || graveyard.bury(keep)));
-    let desc = FrameDesc::per_plane(format.width, format.height, pixel_format, memory);
     Frame::new(desc, acquire, vec![release]).map_err(err)
 }

@@ -332,15 +332,18 @@ impl ArrayView {
     }
 }
 
-/// The planes of one side: a tuple or list.
+/// The planes of one side: a tuple or list, or one device array (a
+/// decoder's semi-planar surface).
 fn planes_of<'py>(planes: &Bound<'py, PyAny>, side: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
     if let Ok(t) = planes.downcast::<PyTuple>() {
         Ok(t.iter().collect())
     } else if let Ok(l) = planes.downcast::<PyList>() {
         Ok(l.iter().collect())
+    } else if device::is_device_array(planes) {
+        Ok(vec![planes.clone()])
     } else {
         Err(bad(format!(
-            "{side}: a tuple or list of planes (Y, Cb, Cr), or (Y, CbCr) semi-planar"
+            "{side}: a tuple or list of planes (Y, Cb, Cr), or (Y, CbCr) semi-planar, or one semi-planar device surface"
         )))
     }
 }

@@ -165,14 +165,18 @@ def test_dlpack_and_interface_planes_score_in_place_and_are_released():
     cw, ch = (w + 1) // 2, (h + 1) // 2
     ctx = vmafx.Context(w, h, backend="cuda")
     alive, dlpack = [], []
-    for r, d in zip(refs, dists):
+    for i, (r, d) in enumerate(zip(refs, dists)):
         # Reference: planar I420 through DLPack; distorted: NV12 through
-        # __cuda_array_interface__, as a decoder's output.
+        # __cuda_array_interface__, as a decoder's output: one surface (Y
+        # rows, then CbCr rows) or two planes, in turn.
         ref = tuple(DLPackPlane(cuda, r[a:b], rows, cols) for a, b, rows, cols in (
             (0, w * h, h, w), (w * h, w * h + cw * ch, ch, cw), (w * h + cw * ch, len(r), ch, cw)))
         uv = bytes(b for pair in zip(d[w * h:w * h + cw * ch], d[w * h + cw * ch:]) for b in pair)
-        dist = (InterfacePlane(cuda, d[:w * h], h, w), InterfacePlane(cuda, uv, ch, 2 * cw))
-        ctx.submit(ref, dist)
+        if i % 2:
+            dist = (InterfacePlane(cuda, d[:w * h], h, w), InterfacePlane(cuda, uv, ch, 2 * cw))
+        else:
+            dist = (InterfacePlane(cuda, d[:w * h] + uv, h + ch, w),)
+        ctx.submit(ref, dist[0] if len(dist) == 1 else dist)
         alive += [weakref.ref(p) for p in dist]
         dlpack += ref
         del ref, dist
