@@ -61,6 +61,7 @@ for codec in ("h264", "hevc"):
         describe(first)
     planes = first.cuda()
     h, w = planes[0].__cuda_array_interface__["shape"][:2]
+    print(f"  {codec}: {len(planes)} planes of {w}x{h}")
     gpu_ctx = vmafx.Context(w, h, backend="cuda")
     cpu_ctx = vmafx.Context(w, h, backend="cpu")
     t = time.perf_counter()
@@ -76,7 +77,7 @@ for codec in ("h264", "hevc"):
             hp = []
             for v in side:
                 ai = v.__cuda_array_interface__
-                rows, cols = ai["shape"][:2]
+                rows, cols = ai["shape"][0], ai["shape"][1] * (ai["shape"][2] if len(ai["shape"]) > 2 else 1)
                 hp.append(HostPlane(ai["data"][0], rows, cols, (ai.get("strides") or (cols,))[0]))
             host.append(tuple(hp))
         cpu_ctx.submit(host[0], host[1])

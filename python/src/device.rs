@@ -194,29 +194,23 @@ fn dlpack_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<Pla
             8 * item
         )));
     }
-    if t.ndim != 2 {
+    let ndim = usize::try_from(t.ndim).unwrap_or(0);
+    if !(2..=3).contains(&ndim) {
         return Err(bad(format!(
-            "{what}: a {}-D tensor: expected 2-D (rows, columns)",
+            "{what}: a {}-D tensor: expected 2-D (rows, columns) or 3-D (rows, columns, channels)",
             t.ndim
         )));
     }
-    // SAFETY: `shape` holds `ndim` (2) entries; `strides` too when not NULL
+    // SAFETY: `shape` holds `ndim` entries; `strides` too when not NULL
     // (NULL: compact row-major).
     let (shape, strides) = unsafe {
-        let shape = [*t.shape, *t.shape.add(1)];
-        let strides = (!t.strides.is_null()).then(|| [*t.strides, *t.strides.add(1)]);
+        let shape: Vec<i64> = (0..ndim).map(|i| *t.shape.add(i)).collect();
+        let strides = (!t.strides.is_null())
+            .then(|| (0..ndim).map(|i| *t.strides.add(i) * item as i64).collect::<Vec<_>>());
         (shape, strides)
     };
-    let (rows, cols) = (shape[0] as usize, shape[1] as usize);
-    let pitch = match strides {
-        None => cols * item,
-        Some([row, 1]) if row >= shape[1] => row as usize * item,
-        Some(s) => {
-            return Err(bad(format!(
-                "{what}: strides {s:?} (elements): rows must be contiguous, in order"
-            )))
-        }
-    };
+    let shape: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    let (rows, cols, pitch) = row_layout(what, &shape, strides, item)?;
     Ok(Plane {
         ptr: t.data as u64 + t.byte_offset,
         rows,
@@ -244,27 +238,11 @@ fn interface_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<
         )));
     }
     let shape: Vec<usize> = interface.get_item("shape")?.extract()?;
-    if shape.len() != 2 {
-        return Err(bad(format!(
-            "{what}: shape {shape:?}: expected a 2-D array (rows, columns)"
-        )));
-    }
-    let (rows, cols) = (shape[0], shape[1]);
-    let strides: Option<Vec<isize>> = match interface.get_item("strides") {
+    let strides: Option<Vec<i64>> = match interface.get_item("strides") {
         Ok(s) => s.extract()?,
         Err(_) => None,
     };
-    let pitch = match strides {
-        None => cols * item,
-        Some(s) if s.len() == 2 && s[1] == item as isize && s[0] >= (cols * item) as isize => {
-            s[0] as usize
-        }
-        Some(s) => {
-            return Err(bad(format!(
-                "{what}: strides {s:?} (bytes): rows must be contiguous ({item}-byte columns, rows in order)"
-            )))
-        }
-    };
+    let (rows, cols, pitch) = row_layout(what, &shape, strides, item)?;
     let (ptr, _readonly): (usize, bool) = interface.get_item("data")?.extract()?;
     if ptr == 0 && rows * cols > 0 {
         return Err(bad(format!("{what}: data pointer is NULL")));
@@ -276,14 +254,12 @@ fn interface_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<
         Ok(s) => s.extract()?,
         Err(_) => None,
     };
+    // 0 is ambiguous in the protocol (legacy or per-thread default stream)
+    // but producers use it (PyNvVideoCodec): the legacy stream waits for
+    // both, as it waits for every blocking stream of the context.
     let after = match stream {
         None => After::Nothing,
-        Some(1) => After::LegacyStream,
-        Some(0) => {
-            return Err(bad(format!(
-                "{what}: __cuda_array_interface__ stream 0 is disallowed by the protocol (use 1 for the legacy default stream)"
-            )))
-        }
+        Some(0 | 1) => After::LegacyStream,
         Some(s) => {
             return Err(bad(format!(
                 "{what}: __cuda_array_interface__ stream {s:#x}: vmafx waits for the legacy default stream (1) or nothing (None); \
@@ -299,6 +275,43 @@ fn interface_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<
         after,
         keep: Keep::Object(obj.clone().unbind()),
     })
+}
+
+/// Rows, samples per row and row pitch (bytes) of an array of `shape`:
+/// 2-D (rows, columns) or 3-D (rows, columns, channels: an interleaved
+/// CbCr plane as (rows, columns, 2)), with optional `strides` in bytes.
+/// Each row's samples must be contiguous.
+fn row_layout(
+    what: &str,
+    shape: &[usize],
+    strides: Option<Vec<i64>>,
+    item: usize,
+) -> PyResult<(usize, usize, usize)> {
+    let (rows, cols, compact) = match *shape {
+        [rows, cols] => (rows, cols, vec![cols * item, item]),
+        [rows, cols, ch] => (rows, cols * ch, vec![cols * ch * item, ch * item, item]),
+        _ => {
+            return Err(bad(format!(
+                "{what}: shape {shape:?}: expected 2-D (rows, columns) or 3-D (rows, columns, channels)"
+            )))
+        }
+    };
+    let pitch = match strides {
+        None => compact[0],
+        Some(s)
+            if s.len() == compact.len()
+                && s[1..].iter().zip(&compact[1..]).all(|(&a, &b)| a == b as i64)
+                && s[0] >= compact[0] as i64 =>
+        {
+            s[0] as usize
+        }
+        Some(s) => {
+            return Err(bad(format!(
+                "{what}: strides {s:?} (bytes): each row's samples must be contiguous ({item}-byte samples, rows in order)"
+            )))
+        }
+    };
+    Ok((rows, cols, pitch))
 }
 
 /// The semi-planar layout of a `format` picture (Y + interleaved CbCr).

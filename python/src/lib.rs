@@ -278,7 +278,11 @@ impl ArrayView {
             )));
         }
         let (rows, cols) = (shape[0], shape[1]);
-        let strides: Option<Vec<isize>> = interface.get_item("strides")?.extract()?;
+        // Optional in the protocol (absent or None: compact rows).
+        let strides: Option<Vec<isize>> = match interface.get_item("strides") {
+            Ok(s) => s.extract()?,
+            Err(_) => None,
+        };
         let row_pitch = match strides {
             None => cols * item,
             Some(s) if s.len() == 2 && s[1] == item as isize && s[0] >= (cols * item) as isize => s[0] as usize,
@@ -489,7 +493,10 @@ impl Context {
         };
         let mut b = builder(format, &models, &features, threads, subsample)?;
         if let Some(g) = &gpu {
-            b = b.gpu(g.clone());
+            // Arrays whose address or row pitch the kernels cannot read in
+            // place (a compact tensor of a width that is no multiple of
+            // 256 bytes) are copied once on the device, never on the host.
+            b = b.gpu(g.clone()).allow_device_copy(true);
         }
         let inner = b.build().map_err(err)?;
         let index = match selector {

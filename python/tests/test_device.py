@@ -74,13 +74,23 @@ def cuda_or_skip():
 
 class InterfacePlane:
     """A 2-D uint8 device array seen through __cuda_array_interface__ v3
-    (stream None: written already, the upload was synchronous)."""
+    (stream None: written already, the upload was synchronous). With a
+    `pitch`, rows are that many bytes apart (a multiple of 256 is read in
+    place; compact rows of other widths are copied on the device)."""
 
-    def __init__(self, cuda, data, rows, cols):
+    def __init__(self, cuda, data, rows, cols, pitch=None, channels=None):
+        strides = None
+        if pitch:
+            data = b"".join(data[r * cols:(r + 1) * cols].ljust(pitch, b"\0") for r in range(rows))
+            strides = (pitch, 1)
+        shape = (rows, cols)
+        if channels:  # (rows, columns, channels), as decoders describe CbCr
+            shape = (rows, cols // channels, channels)
+            strides = strides and (pitch, channels, 1)
         self.cuda, self.ptr = cuda, cuda.upload(data)
         self.__cuda_array_interface__ = {
-            "shape": (rows, cols), "typestr": "|u1", "data": (self.ptr, False),
-            "version": 3, "strides": None, "stream": None,
+            "shape": shape, "typestr": "|u1", "data": (self.ptr, False),
+            "version": 3, "strides": strides, "stream": None,
         }
 
     def __del__(self):
@@ -173,7 +183,8 @@ def test_dlpack_and_interface_planes_score_in_place_and_are_released():
             (0, w * h, h, w), (w * h, w * h + cw * ch, ch, cw), (w * h + cw * ch, len(r), ch, cw)))
         uv = bytes(b for pair in zip(d[w * h:w * h + cw * ch], d[w * h + cw * ch:]) for b in pair)
         if i % 2:
-            dist = (InterfacePlane(cuda, d[:w * h], h, w), InterfacePlane(cuda, uv, ch, 2 * cw))
+            dist = (InterfacePlane(cuda, d[:w * h], h, w, pitch=768),
+                    InterfacePlane(cuda, uv, ch, 2 * cw, pitch=768, channels=2))
         else:
             dist = (InterfacePlane(cuda, d[:w * h] + uv, h + ch, w),)
         ctx.submit(ref, dist[0] if len(dist) == 1 else dist)

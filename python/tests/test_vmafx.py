@@ -100,6 +100,24 @@ def test_semi_planar_frames_score_as_planar(tmp_path):
     assert_golden(ctx.finish(), gold)
 
 
+def test_array_interface_without_strides_reads_compact_rows():
+    """`strides` is optional in the array interface (absent: compact rows)."""
+
+    class NoStrides:
+        def __init__(self, a):
+            self.a = a  # keeps the memory alive
+            self.__array_interface__ = {k: v for k, v in a.__array_interface__.items() if k != "strides"}
+
+    rng = np.random.default_rng(7)
+    planes = [rng.integers(0, 256, shape, dtype=np.uint8) for shape in ((64, 64), (32, 32), (32, 32))]
+    results = []
+    for wrap in (lambda a: a, NoStrides):
+        ctx = vmafx.Context(64, 64, features=["psnr"])
+        ctx.submit(tuple(wrap(p) for p in planes), tuple(wrap(255 - p) for p in planes))
+        results.append(ctx.finish().frames)
+    assert results[0] == results[1]
+
+
 def test_features_with_options_and_aggregates():
     r = vmafx.score(SAMPLE_REF, SAMPLE_DIST, features=["psnr=enable_apsnr=true", "float_ssim"])
     assert "vmaf" not in r.names  # features only: no default model
