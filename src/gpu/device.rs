@@ -2,7 +2,10 @@
 //! (device buffers, pinned host buffers, streams, events, modules) that
 //! release themselves on drop, so error paths cannot leak.
 
-use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, MemoryInfo};
+use super::driver::{
+    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, MemoryInfo, ModuleHandle,
+    StreamHandle,
+};
 use super::kernel_times::Launches;
 use crate::error::Result;
 use std::ffi::c_void;
@@ -96,7 +99,7 @@ impl Gpu {
     /// `raw` must be a valid event of this runtime and context that
     /// outlives the returned [`Event`].
     pub unsafe fn borrow_event(&self, raw: *mut c_void) -> Event {
-        Event::new(self.clone(), Handle(raw as usize), false)
+        Event::new(self.clone(), EventHandle::from_raw(raw as usize), false)
     }
 }
 
@@ -201,7 +204,7 @@ impl Drop for PinnedBuffer {
 /// An in-order queue of device work.
 pub struct Stream {
     gpu: Gpu,
-    handle: Handle,
+    handle: StreamHandle,
 }
 
 // SAFETY: streams may be used from any thread.
@@ -213,7 +216,7 @@ impl Stream {
     }
 
     /// The runtime handle, for calls that take a producer's own objects.
-    pub(crate) fn handle(&self) -> Handle {
+    pub(crate) fn handle(&self) -> StreamHandle {
         self.handle
     }
 
@@ -309,17 +312,17 @@ impl Drop for Stream {
 /// shared with the [`crate::import::RawEvent`]s made from it, so it lives
 /// until the last of them is gone.
 pub struct Event {
-    inner: Arc<EventHandle>,
+    inner: Arc<SharedEvent>,
 }
 
-struct EventHandle {
+struct SharedEvent {
     gpu: Gpu,
-    handle: Handle,
+    handle: EventHandle,
     /// False for a producer's event: its owner destroys it.
     owned: bool,
 }
 
-impl Drop for EventHandle {
+impl Drop for SharedEvent {
     fn drop(&mut self) {
         if self.owned {
             // SAFETY: ours, and no Event or RawEvent refers to it any more.
@@ -329,13 +332,13 @@ impl Drop for EventHandle {
 }
 
 impl Event {
-    fn new(gpu: Gpu, handle: Handle, owned: bool) -> Self {
+    fn new(gpu: Gpu, handle: EventHandle, owned: bool) -> Self {
         Self {
-            inner: Arc::new(EventHandle { gpu, handle, owned }),
+            inner: Arc::new(SharedEvent { gpu, handle, owned }),
         }
     }
 
-    fn handle(&self) -> Handle {
+    fn handle(&self) -> EventHandle {
         self.inner.handle
     }
 
@@ -347,7 +350,7 @@ impl Event {
     /// examples play producer with our own events). The returned value
     /// keeps the event alive, so it is safe to give to a frame.
     pub fn as_raw(&self) -> crate::import::RawEvent {
-        crate::import::RawEvent::owned(self.handle().0, self.inner.clone())
+        crate::import::RawEvent::owned(self.handle().raw(), self.inner.clone())
     }
 
     pub fn record(&self, stream: &Stream) -> Result<()> {
@@ -391,7 +394,7 @@ impl Event {
 /// A loaded module; its functions live as long as it does.
 pub struct Module {
     gpu: Gpu,
-    handle: Handle,
+    handle: ModuleHandle,
 }
 
 // SAFETY: modules may be used from any thread.
@@ -426,7 +429,7 @@ impl Drop for Module {
 
 /// A kernel entry point.
 pub struct Function {
-    handle: Handle,
+    handle: FunctionHandle,
     /// The kernel's name (for [`super::kernel_times`]).
     name: Arc<str>,
     _module: Arc<Module>,

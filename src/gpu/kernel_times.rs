@@ -5,7 +5,7 @@
 //! records a launch and runs the engine's real schedule.
 
 use super::device::Gpu;
-use super::driver::{Driver, Handle};
+use super::driver::{Driver, EventHandle};
 use crate::error::Result;
 use std::sync::{Arc, Mutex};
 
@@ -21,7 +21,7 @@ pub struct KernelTime {
 /// The timed events of each launch: (kernel, start, end).
 pub(crate) struct Launches {
     driver: Arc<dyn Driver>,
-    records: Mutex<Vec<(Arc<str>, Handle, Handle)>>,
+    records: Mutex<Vec<(Arc<str>, EventHandle, EventHandle)>>,
 }
 
 impl Launches {
@@ -33,7 +33,7 @@ impl Launches {
     }
 
     /// Two fresh timed events; the launch goes between their records.
-    pub(crate) fn events(&self) -> Result<(Handle, Handle)> {
+    pub(crate) fn events(&self) -> Result<(EventHandle, EventHandle)> {
         let start = self.driver.timed_event_create()?;
         match self.driver.timed_event_create() {
             Ok(end) => Ok((start, end)),
@@ -46,11 +46,11 @@ impl Launches {
     }
 
     /// Keeps a launch's events (recorded around it) until they are read.
-    pub(crate) fn push(&self, kernel: Arc<str>, start: Handle, end: Handle) {
+    pub(crate) fn push(&self, kernel: Arc<str>, start: EventHandle, end: EventHandle) {
         self.lock().push((kernel, start, end));
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(Arc<str>, Handle, Handle)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(Arc<str>, EventHandle, EventHandle)>> {
         self.records.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

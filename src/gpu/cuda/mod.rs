@@ -5,7 +5,10 @@
 
 mod interop;
 
-use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory, MemoryInfo};
+use super::driver::{
+    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, Memory, MemoryInfo,
+    ModuleHandle, StreamHandle,
+};
 use super::DeviceSelector;
 use crate::error::{Error, GpuApi, GpuCode, Result};
 use cudarc::driver::sys as cu;
@@ -240,11 +243,11 @@ impl Drop for CudaDriver {
     }
 }
 
-fn stream(h: Handle) -> cu::CUstream {
-    h.0 as cu::CUstream
+fn stream(h: StreamHandle) -> cu::CUstream {
+    h.raw() as cu::CUstream
 }
-fn event(h: Handle) -> cu::CUevent {
-    h.0 as cu::CUevent
+fn event(h: EventHandle) -> cu::CUevent {
+    h.raw() as cu::CUevent
 }
 
 /// Compiles CUDA C++ to PTX for a virtual architecture (`compute_XY`).
@@ -387,7 +390,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    fn stream_create(&self) -> Result<Handle> {
+    fn stream_create(&self) -> Result<StreamHandle> {
         self.bind()?;
         let mut s = std::ptr::null_mut();
         let flags = cu::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
@@ -396,10 +399,10 @@ unsafe impl Driver for CudaDriver {
             unsafe { cu::cuStreamCreate(&mut s, flags) },
             "cuStreamCreate",
         )?;
-        Ok(Handle(s as usize))
+        Ok(StreamHandle::from_raw(s as usize))
     }
 
-    unsafe fn stream_destroy(&self, s: Handle) {
+    unsafe fn stream_destroy(&self, s: StreamHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
@@ -408,7 +411,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn stream_synchronize(&self, s: Handle) -> Result<()> {
+    unsafe fn stream_synchronize(&self, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -416,16 +419,16 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    fn event_create(&self) -> Result<Handle> {
+    fn event_create(&self) -> Result<EventHandle> {
         self.bind()?;
         let mut e = std::ptr::null_mut();
         let flags = cu::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
         // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
         check(unsafe { cu::cuEventCreate(&mut e, flags) }, "cuEventCreate")?;
-        Ok(Handle(e as usize))
+        Ok(EventHandle::from_raw(e as usize))
     }
 
-    unsafe fn event_destroy(&self, e: Handle) {
+    unsafe fn event_destroy(&self, e: EventHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
@@ -434,7 +437,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn event_record(&self, e: Handle, s: Handle) -> Result<()> {
+    unsafe fn event_record(&self, e: EventHandle, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -442,11 +445,11 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    fn legacy_stream(&self) -> Handle {
-        Handle(1) // CU_STREAM_LEGACY
+    fn legacy_stream(&self) -> StreamHandle {
+        StreamHandle::from_raw(1) // CU_STREAM_LEGACY
     }
 
-    unsafe fn stream_wait_event(&self, s: Handle, e: Handle) -> Result<()> {
+    unsafe fn stream_wait_event(&self, s: StreamHandle, e: EventHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -457,7 +460,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn event_query(&self, e: Handle) -> Result<bool> {
+    unsafe fn event_query(&self, e: EventHandle) -> Result<bool> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -468,7 +471,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn event_synchronize(&self, e: Handle) -> Result<()> {
+    unsafe fn event_synchronize(&self, e: EventHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -476,16 +479,16 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    fn timed_event_create(&self) -> Result<Handle> {
+    fn timed_event_create(&self) -> Result<EventHandle> {
         self.bind()?;
         let mut e = std::ptr::null_mut();
         let flags = cu::CUevent_flags::CU_EVENT_DEFAULT as u32;
         // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
         check(unsafe { cu::cuEventCreate(&mut e, flags) }, "cuEventCreate")?;
-        Ok(Handle(e as usize))
+        Ok(EventHandle::from_raw(e as usize))
     }
 
-    unsafe fn event_elapsed_ms(&self, start: Handle, end: Handle) -> Result<f32> {
+    unsafe fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -498,7 +501,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn copy_2d(&self, c: &Copy2d, s: Handle) -> Result<()> {
+    unsafe fn copy_2d(&self, c: &Copy2d, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -520,7 +523,7 @@ unsafe impl Driver for CudaDriver {
                     cu::CUmemorytype::CU_MEMORYTYPE_ARRAY,
                     std::ptr::null(),
                     0,
-                    a.0 as cu::CUarray,
+                    a.raw() as cu::CUarray,
                 ),
             };
             let p = cu::CUDA_MEMCPY2D {
@@ -550,7 +553,7 @@ unsafe impl Driver for CudaDriver {
         dst: *mut u8,
         src: DevicePtr,
         bytes: usize,
-        s: Handle,
+        s: StreamHandle,
     ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
@@ -562,7 +565,13 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn memset_u32(&self, dst: DevicePtr, value: u32, count: usize, s: Handle) -> Result<()> {
+    unsafe fn memset_u32(
+        &self,
+        dst: DevicePtr,
+        value: u32,
+        count: usize,
+        s: StreamHandle,
+    ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -578,7 +587,7 @@ unsafe impl Driver for CudaDriver {
         compile_ptx(source, name, &format!("compute_{major}{minor}"))
     }
 
-    fn module_load(&self, image: &[u8]) -> Result<Handle> {
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
         self.bind()?;
         let mut m = std::ptr::null_mut();
         check(
@@ -587,37 +596,37 @@ unsafe impl Driver for CudaDriver {
             unsafe { cu::cuModuleLoadData(&mut m, image.as_ptr() as *const c_void) },
             "cuModuleLoadData",
         )?;
-        Ok(Handle(m as usize))
+        Ok(ModuleHandle::from_raw(m as usize))
     }
 
-    unsafe fn module_unload(&self, m: Handle) {
+    unsafe fn module_unload(&self, m: ModuleHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
-                cu::cuModuleUnload(m.0 as cu::CUmodule);
+                cu::cuModuleUnload(m.raw() as cu::CUmodule);
             }
         }
     }
 
-    unsafe fn function(&self, m: Handle, name: &str) -> Result<Handle> {
+    unsafe fn function(&self, m: ModuleHandle, name: &str) -> Result<FunctionHandle> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
             let cname = CString::new(name).expect("kernel names are literals");
             let mut f = std::ptr::null_mut();
             check(
-                cu::cuModuleGetFunction(&mut f, m.0 as cu::CUmodule, cname.as_ptr()),
+                cu::cuModuleGetFunction(&mut f, m.raw() as cu::CUmodule, cname.as_ptr()),
                 &format!("cuModuleGetFunction({name})"),
             )?;
-            Ok(Handle(f as usize))
+            Ok(FunctionHandle::from_raw(f as usize))
         }
     }
 
     unsafe fn launch(
         &self,
-        f: Handle,
+        f: FunctionHandle,
         d: &LaunchDims,
-        s: Handle,
+        s: StreamHandle,
         params: &mut [*mut c_void],
     ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
@@ -628,7 +637,7 @@ unsafe impl Driver for CudaDriver {
             if d.shared_bytes > 48 * 1024 {
                 check(
                     cu::cuFuncSetAttribute(
-                        f.0 as cu::CUfunction,
+                        f.raw() as cu::CUfunction,
                         cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                         d.shared_bytes as i32,
                     ),
@@ -637,7 +646,7 @@ unsafe impl Driver for CudaDriver {
             }
             check(
                 cu::cuLaunchKernel(
-                    f.0 as cu::CUfunction,
+                    f.raw() as cu::CUfunction,
                     d.grid.0,
                     d.grid.1,
                     d.grid.2,
