@@ -2,13 +2,16 @@
 //! (device buffers, pinned host buffers, streams, events, modules) that
 //! release themselves on drop, so error paths cannot leak.
 
+use super::args::KernelArgs;
 use super::driver::{
     Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, MemoryInfo, ModuleHandle,
     StreamHandle,
 };
 use super::kernel_times::Launches;
+use super::slice::DeviceSlice;
 use crate::error::Result;
 use std::ffi::c_void;
+use std::ops::RangeBounds;
 use std::sync::Arc;
 
 /// An open device. Cheap to clone; resources keep it alive.
@@ -136,8 +139,17 @@ impl DeviceBuffer {
     pub fn ptr(&self) -> DevicePtr {
         self.ptr
     }
+    /// Bytes.
     pub fn len(&self) -> usize {
         self.bytes
+    }
+
+    /// The buffer's values `range` as `T`s (`..` for all that fit): a view
+    /// for kernel arguments and copies. Panics outside the buffer (see
+    /// [`super::slice`]).
+    pub fn slice<T>(&self, range: impl RangeBounds<usize>) -> DeviceSlice<T> {
+        let whole = DeviceSlice::<u8>::from_raw_parts(self.ptr, self.bytes);
+        whole.cast::<T>().slice(range)
     }
     pub fn is_empty(&self) -> bool {
         self.bytes == 0
@@ -273,25 +285,26 @@ impl Stream {
     /// Queues a kernel launch.
     ///
     /// # Safety
-    /// `params` must point at values matching the kernel's parameters, and
-    /// any device memory the kernel touches must stay alive until it ran.
+    /// `args` must match the kernel's parameters (count, order, types),
+    /// and any device memory the kernel touches must stay alive until it
+    /// ran.
     pub unsafe fn launch(
         &self,
         function: &Function,
         dims: &LaunchDims,
-        params: &mut [*mut c_void],
+        args: &mut KernelArgs,
     ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             let driver = &self.gpu.driver;
             let Some(launches) = &self.gpu.launches else {
-                return driver.launch(function.handle, dims, self.handle, params);
+                return driver.launch(function.handle, dims, self.handle, args);
             };
             let (start, end) = launches.events()?;
             // Kept (and destroyed) by `launches` whatever happens next.
             launches.push(function.name.clone(), start, end);
             driver.event_record(start, self.handle)?;
-            driver.launch(function.handle, dims, self.handle, params)?;
+            driver.launch(function.handle, dims, self.handle, args)?;
             driver.event_record(end, self.handle)
         }
     }

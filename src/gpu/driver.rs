@@ -14,8 +14,8 @@
 //! [`Interop`] is the part a zero-copy import needs (a producer's memory,
 //! semaphores, host frames and GL textures); every [`Driver`] has it.
 
+use super::args::KernelArgs;
 use crate::error::Result;
-use std::ffi::c_void;
 use std::fmt;
 use std::os::fd::OwnedFd;
 
@@ -260,13 +260,13 @@ pub unsafe trait Driver: Interop + Send + Sync {
     fn module_load(&self, image: &[u8]) -> Result<ModuleHandle>;
     unsafe fn module_unload(&self, module: ModuleHandle);
     unsafe fn function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle>;
-    /// `params` points at each kernel argument, in order.
+    /// `args` are the kernel's arguments, in order.
     unsafe fn launch(
         &self,
         function: FunctionHandle,
         dims: &LaunchDims,
         stream: StreamHandle,
-        params: &mut [*mut c_void],
+        args: &mut KernelArgs,
     ) -> Result<()>;
 }
 

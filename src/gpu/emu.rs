@@ -10,6 +10,7 @@
 //! library once per source (and runtime) hash, kept in
 //! `target/emu-kernels/` next to the test binary.
 
+use super::args::KernelArgs;
 use super::driver::{
     ArrayHandle, Copy2d, DevicePtr, Driver, EventHandle, ExternalMemoryDesc, ExternalMemoryHandle,
     FunctionHandle, GraphicsHandle, Interop, LaunchDims, Memory, MemoryInfo, ModuleHandle,
@@ -321,7 +322,7 @@ unsafe impl Driver for EmuDriver {
         function: FunctionHandle,
         dims: &LaunchDims,
         _stream: StreamHandle,
-        params: &mut [*mut c_void],
+        args: &mut KernelArgs,
     ) -> Result<()> {
         // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
         unsafe {
@@ -333,7 +334,7 @@ unsafe impl Driver for EmuDriver {
                 kernel,
                 d.as_ptr(),
                 dims.shared_bytes,
-                params.as_mut_ptr(),
+                args.params().as_mut_ptr(),
                 message.as_mut_ptr(),
                 message.len(),
             );

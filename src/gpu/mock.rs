@@ -5,6 +5,7 @@
 //! uses a device: which planes are uploaded, when, and in which order
 //! relative to the kernels that read them.
 
+use super::args::KernelArgs;
 use super::driver::{
     ArrayHandle, Copy2d, DevicePtr, Driver, EventHandle, ExternalMemoryDesc, ExternalMemoryHandle,
     ExternalMemoryKind, FunctionHandle, GraphicsHandle, Interop, LaunchDims, Memory, MemoryInfo,
@@ -13,7 +14,6 @@ use super::driver::{
 use super::Gpu;
 use crate::error::{Error, GpuApi, GpuCode, Result};
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 
@@ -481,23 +481,20 @@ unsafe impl Driver for MockDriver {
         function: FunctionHandle,
         _dims: &LaunchDims,
         stream: StreamHandle,
-        params: &mut [*mut c_void],
+        args: &mut KernelArgs,
     ) -> Result<()> {
-        // SAFETY: the caller upholds the Driver method's contract (pointers the mock handed out).
-        unsafe {
-            self.check("launch")?;
-            let name = self.state.lock().unwrap().functions[&function.raw()].clone();
-            let pointers = pointer_params(&name)
-                .iter()
-                .map(|&i| *(params[i] as *const u64))
-                .collect();
-            self.push(Call::Launch {
-                function: name,
-                pointers,
-                stream,
-            });
-            Ok(())
-        }
+        self.check("launch")?;
+        let name = self.state.lock().unwrap().functions[&function.raw()].clone();
+        let pointers = pointer_params(&name)
+            .iter()
+            .map(|&i| args.get::<DevicePtr>(i))
+            .collect();
+        self.push(Call::Launch {
+            function: name,
+            pointers,
+            stream,
+        });
+        Ok(())
     }
 }
 

@@ -12,6 +12,7 @@
 //! * [`planes`]: a frame's planes uploaded once into context-owned buffers.
 //! * [`feature`]: GPU extractors, same names and outputs as the CPU ones.
 
+pub mod args;
 pub mod bind;
 #[cfg(test)]
 mod contract_tests;
@@ -36,6 +37,7 @@ pub mod lanes;
 pub(crate) mod mock;
 pub mod planes;
 pub mod pool;
+pub mod slice;
 
 pub use device::Gpu;
 

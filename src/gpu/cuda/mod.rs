@@ -5,6 +5,7 @@
 
 mod interop;
 
+use super::args::KernelArgs;
 use super::driver::{
     Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, Memory, MemoryInfo,
     ModuleHandle, StreamHandle,
@@ -627,7 +628,7 @@ unsafe impl Driver for CudaDriver {
         f: FunctionHandle,
         d: &LaunchDims,
         s: StreamHandle,
-        params: &mut [*mut c_void],
+        args: &mut KernelArgs,
     ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
@@ -655,7 +656,7 @@ unsafe impl Driver for CudaDriver {
                     d.block.2,
                     d.shared_bytes,
                     stream(s),
-                    params.as_mut_ptr(),
+                    args.params().as_mut_ptr(),
                     std::ptr::null_mut(),
                 ),
                 "cuLaunchKernel",

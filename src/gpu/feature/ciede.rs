@@ -10,19 +10,19 @@
 //! glibc's and the sum's order differs, so values agree within a relative
 //! tolerance (tests/gpu_ciede.rs), not bit for bit.
 
-use super::float_common::{arg, doubles, sample_suffix, PartialSums};
+use super::float_common::{doubles, sample_suffix, PartialSums};
 use super::readback::Readback;
 use super::GpuExtractor;
 use crate::error::Result;
 use crate::feature::ciede::chroma::ChromaLayout;
 use crate::feature::ciede::{check_format, feature_name, layout, score_of_sum};
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::planes::{DevicePlane, FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// Threads per block (kernels/ciede.cu).
 const THREADS: u32 = 256;
@@ -38,6 +38,10 @@ struct Planes {
     pitch_u: u32,
     pitch_v: u32,
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct: device addresses and
+// pitches.
+unsafe impl KernelArg for Planes {}
 
 impl Planes {
     fn of(planes: [DevicePlane; 3]) -> Self {
@@ -62,6 +66,9 @@ struct ChromaMap {
     upstream_pitch: i32,
     height: i32,
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct, plain integers.
+unsafe impl KernelArg for ChromaMap {}
 
 impl ChromaMap {
     fn new(layout: ChromaLayout, chroma_height: usize) -> Self {
@@ -128,30 +135,23 @@ impl GpuExtractor for GpuCiede {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
+        let out = self.results.begin(stream)?;
         let [ry, ru, rv] = [PlaneId::Y, PlaneId::Cb, PlaneId::Cr].map(|p| frame.reference(p));
         let [dy, du, dv] = [PlaneId::Y, PlaneId::Cb, PlaneId::Cr].map(|p| frame.distorted(p));
-        let mut reference = Planes::of([ry?, ru?, rv?]);
-        let mut distorted = Planes::of([dy?, du?, dv?]);
         let (w, h) = self.format.plane_size(PlaneId::Y);
-        let (mut w, mut h) = (w as i32, h as i32);
-        let mut map = self.map;
-        let mut scale = self.sample_scale;
-        let mut partials = self.sums.quantity(0);
-        let mut params: [*mut c_void; 7] = [
-            arg(&mut reference),
-            arg(&mut distorted),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut map),
-            arg(&mut scale),
-            arg(&mut partials),
-        ];
-        // SAFETY: the parameters match ciede_sum_* (the structs are
+        let mut args = KernelArgs::new();
+        args.arg(Planes::of([ry?, ru?, rv?]))
+            .arg(Planes::of([dy?, du?, dv?]))
+            .arg(w as i32)
+            .arg(h as i32)
+            .arg(self.map)
+            .arg(self.sample_scale)
+            .arg(self.sums.quantities(0..1));
+        // SAFETY: the arguments match ciede_sum_* (the structs are
         // repr(C) copies of the kernel's); the planes are context-owned and
         // the partials ours, alive until the stream ran.
-        unsafe { stream.launch(&self.kernel, &self.dims, &mut params)? };
-        self.sums.reduce_into(out, stream)?;
+        unsafe { stream.launch(&self.kernel, &self.dims, &mut args)? };
+        self.sums.reduce_into(out.cast(), stream)?;
         self.results.end(index, stream)
     }
 

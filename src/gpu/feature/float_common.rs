@@ -5,9 +5,11 @@
 
 use crate::error::Result;
 use crate::feature::common::picture_copy::power_of_two_divisor;
+use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Module, Stream};
-use crate::gpu::driver::{DevicePtr, LaunchDims};
-use std::ffi::c_void;
+use crate::gpu::driver::LaunchDims;
+use crate::gpu::slice::DeviceSlice;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Threads of `float_reduce_partials` (`REDUCE_THREADS`).
@@ -42,9 +44,13 @@ impl PartialSums {
         })
     }
 
-    /// Quantity `q`'s first slot.
-    pub(super) fn quantity(&self, q: u32) -> DevicePtr {
-        self.buffer.ptr() + 8 * u64::from(q) * u64::from(self.stride)
+    /// The slots of quantities `range`, where a launch writes its blocks'
+    /// partials (quantity `q`, block `b` at `q * stride + b` of the view's
+    /// first quantity).
+    pub(super) fn quantities(&self, range: Range<u32>) -> DeviceSlice<f64> {
+        let stride = self.stride as usize;
+        self.buffer
+            .slice(range.start as usize * stride..range.end as usize * stride)
     }
 
     /// Slots per quantity.
@@ -54,23 +60,20 @@ impl PartialSums {
 
     /// Queues the totals of every quantity into `out` (`quantities`
     /// doubles), after the kernels that wrote the partials.
-    pub(super) fn reduce_into(&self, out: DevicePtr, stream: &Stream) -> Result<()> {
-        let (mut partials, mut stride, mut out) = (self.buffer.ptr(), self.stride, out);
-        let mut params = [arg(&mut partials), arg(&mut stride), arg(&mut out)];
+    pub(super) fn reduce_into(&self, out: DeviceSlice<f64>, stream: &Stream) -> Result<()> {
+        let mut args = KernelArgs::new();
+        args.arg(self.buffer.slice::<f64>(..))
+            .arg(self.stride)
+            .arg(out.slice(..self.quantities as usize));
         let dims = LaunchDims {
             grid: (self.quantities, 1, 1),
             block: (REDUCE_THREADS, 1, 1),
             shared_bytes: 0,
         };
-        // SAFETY: the parameters match float_reduce_partials; the partials
+        // SAFETY: the arguments match float_reduce_partials; the partials
         // are ours and `out` is a live result buffer of `quantities` words.
-        unsafe { stream.launch(&self.reduce, &dims, &mut params) }
+        unsafe { stream.launch(&self.reduce, &dims, &mut args) }
     }
-}
-
-/// A kernel parameter's address, as launches take them.
-pub(super) fn arg<T>(value: &mut T) -> *mut c_void {
-    value as *mut T as *mut c_void
 }
 
 /// Result words read back as the doubles the kernels wrote.

@@ -80,7 +80,7 @@ impl GpuExtractor for GpuFloatMsSsim {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
+        let out = self.results.begin(stream)?;
         let mut level = Pair::shared(&frame.reference(PlaneId::Y)?, &frame.distorted(PlaneId::Y)?);
         for scale in 0..SCALES {
             self.kernels
@@ -91,7 +91,7 @@ impl GpuExtractor for GpuFloatMsSsim {
                 level = next.pair();
             }
         }
-        self.sums.reduce_into(out, stream)?;
+        self.sums.reduce_into(out.cast(), stream)?;
         self.results.end(index, stream)
     }
 

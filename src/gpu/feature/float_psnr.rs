@@ -4,7 +4,7 @@
 //! sum is exact, so values are bit-identical to the CPU's; at 16 bits the
 //! double sum's order differs (tolerance in docs/gpu-testing.md).
 
-use super::float_common::{arg, doubles, sample_suffix, PartialSums};
+use super::float_common::{doubles, sample_suffix, PartialSums};
 use super::readback::Readback;
 use super::GpuExtractor;
 use crate::error::Result;
@@ -12,12 +12,12 @@ use crate::feature::common::picture_copy::sample_divisor;
 use crate::feature::common::psnr_scale::PsnrScale;
 use crate::feature::float_psnr::psnr_of_sum;
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::LaunchDims;
 use crate::gpu::kernels;
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// Threads per block (kernels/float_psnr.cu).
 const THREADS: u32 = 256;
@@ -64,27 +64,21 @@ impl GpuExtractor for GpuFloatPsnr {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
+        let out = self.results.begin(stream)?;
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
-        let (mut rp, mut rpitch) = (r.ptr, r.pitch as u32);
-        let (mut dp, mut dpitch) = (d.ptr, d.pitch as u32);
-        let (mut w, mut h) = (r.width as i32, r.height as i32);
-        let mut scale = self.sample_scale;
-        let mut partials = self.sums.quantity(0);
-        let mut params: [*mut c_void; 8] = [
-            arg(&mut rp),
-            arg(&mut rpitch),
-            arg(&mut dp),
-            arg(&mut dpitch),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut scale),
-            arg(&mut partials),
-        ];
-        // SAFETY: the parameters match float_psnr_sse_*; the planes are
+        let mut args = KernelArgs::new();
+        args.arg(r.ptr)
+            .arg(r.pitch as u32)
+            .arg(d.ptr)
+            .arg(d.pitch as u32)
+            .arg(r.width as i32)
+            .arg(r.height as i32)
+            .arg(self.sample_scale)
+            .arg(self.sums.quantities(0..1));
+        // SAFETY: the arguments match float_psnr_sse_*; the planes are
         // context-owned and the partials ours, alive until the stream ran.
-        unsafe { stream.launch(&self.sse, &self.dims, &mut params)? };
-        self.sums.reduce_into(out, stream)?;
+        unsafe { stream.launch(&self.sse, &self.dims, &mut args)? };
+        self.sums.reduce_into(out.cast(), stream)?;
         self.results.end(index, stream)
     }
 

@@ -10,18 +10,18 @@
 //! Kernel scales with other filter widths and `vif_prescale` run on the
 //! CPU (see [`GpuFloatVif::create`]).
 
-use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
+use super::float_common::{doubles, luma_scale, sample_suffix, PartialSums};
 use super::readback::Readback;
 use super::{GpuExtractor, SPREAD};
 use crate::error::Result;
 use crate::feature::float_vif::{FloatVifOutputs, VifSums};
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// Threads per block and output tile (kernels/float_vif.cu).
 const THREADS: u32 = 256;
@@ -40,6 +40,9 @@ struct VifFilters {
     taps: [f32; 17],
     next: [f32; 9],
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct, plain floats.
+unsafe impl KernelArg for VifFilters {}
 
 /// A decimated scale of both pictures, float samples.
 struct ScaleBuffers {
@@ -159,7 +162,7 @@ impl GpuExtractor for GpuFloatVif {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
+        let out = self.results.begin(stream)?;
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
         let mut source = Source {
             reference: r.ptr,
@@ -183,7 +186,7 @@ impl GpuExtractor for GpuFloatVif {
                 };
             }
         }
-        self.sums.reduce_into(out, stream)?;
+        self.sums.reduce_into(out.cast(), stream)?;
         self.results.end(index, stream)
     }
 
@@ -213,52 +216,37 @@ impl GpuFloatVif {
         next: Option<&ScaleBuffers>,
         stream: &Stream,
     ) -> Result<()> {
-        let Source {
-            reference: mut rp,
-            distorted: mut dp,
-            pitch_ref: mut rpitch,
-            pitch_dis: mut dpitch,
-            width,
-            height,
-        } = source;
-        let (mut w, mut h) = (width as i32, height as i32);
-        let mut sample_scale = self.scale;
-        let mut filters = self.filters[scale];
+        let (width, height) = (source.width, source.height);
         let params = self.outputs.params();
-        let mut nsq = params.sigma_nsq;
-        let mut gain_limit = params.enhn_gain_limit;
-        let mut sigma_max_inv = params.sigma_max_inv();
-        let mut partials = self.sums.quantity(2 * scale as u32);
-        let mut stride = self.sums.stride();
-        let (mut next_ref, mut next_dis, mut next_pitch) = next.map_or((0, 0, 0), |n| {
+        let (next_ref, next_dis, next_pitch) = next.map_or((0, 0, 0), |n| {
             (n.reference.ptr(), n.distorted.ptr(), n.pitch as u32)
         });
-        let mut params: [*mut c_void; 16] = [
-            arg(&mut rp),
-            arg(&mut rpitch),
-            arg(&mut dp),
-            arg(&mut dpitch),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut sample_scale),
-            arg(&mut filters),
-            arg(&mut nsq),
-            arg(&mut gain_limit),
-            arg(&mut sigma_max_inv),
-            arg(&mut partials),
-            arg(&mut stride),
-            arg(&mut next_ref),
-            arg(&mut next_dis),
-            arg(&mut next_pitch),
-        ];
+        let scale_sums = 2 * scale as u32;
+        let mut args = KernelArgs::new();
+        args.arg(source.reference)
+            .arg(source.pitch_ref)
+            .arg(source.distorted)
+            .arg(source.pitch_dis)
+            .arg(width as i32)
+            .arg(height as i32)
+            .arg(self.scale)
+            .arg(self.filters[scale])
+            .arg(params.sigma_nsq)
+            .arg(params.enhn_gain_limit)
+            .arg(params.sigma_max_inv())
+            .arg(self.sums.quantities(scale_sums..scale_sums + 2))
+            .arg(self.sums.stride())
+            .arg(next_ref)
+            .arg(next_dis)
+            .arg(next_pitch);
         let dims = LaunchDims {
             grid: (width.div_ceil(TILE_W), height.div_ceil(TILE_H), 1),
             block: (THREADS, 1, 1),
             shared_bytes: 0,
         };
-        // SAFETY: the parameters match the float_vif_scale* kernels; the
+        // SAFETY: the arguments match the float_vif_scale* kernels; the
         // planes and the partials stay alive until the stream ran (the
         // shared planes are context-owned, the rest is ours).
-        unsafe { stream.launch(&self.kernels[scale], &dims, &mut params) }
+        unsafe { stream.launch(&self.kernels[scale], &dims, &mut args) }
     }
 }
