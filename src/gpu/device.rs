@@ -4,12 +4,13 @@
 
 use super::args::KernelArgs;
 use super::driver::{
-    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, MemoryInfo, ModuleHandle,
-    StreamHandle,
+    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, Memory, MemoryInfo,
+    ModuleHandle, StreamHandle,
 };
 use super::kernel_times::Launches;
 use super::slice::DeviceSlice;
 use crate::error::Result;
+use bytemuck::NoUninit;
 use std::ffi::c_void;
 use std::ops::RangeBounds;
 use std::sync::Arc;
@@ -73,6 +74,30 @@ impl Gpu {
             bytes,
             gpu: self.clone(),
         })
+    }
+
+    /// A new buffer holding a copy of `values`, complete when this returns
+    /// (for tables made once, not for per-frame data: it waits).
+    pub fn upload<T: NoUninit>(&self, values: &[T]) -> Result<DeviceBuffer> {
+        let bytes: &[u8] = bytemuck::cast_slice(values);
+        let buffer = self.buffer(bytes.len())?;
+        if bytes.is_empty() {
+            return Ok(buffer);
+        }
+        let stream = self.stream()?;
+        let copy = Copy2d {
+            src: Memory::Host(bytes.as_ptr()),
+            src_pitch: bytes.len(),
+            dst: buffer.ptr,
+            dst_pitch: bytes.len(),
+            width_bytes: bytes.len(),
+            height: 1,
+        };
+        // SAFETY: `values` and the buffer hold the copied bytes and outlive
+        // the copy: the stream is synchronised before either can go.
+        unsafe { stream.copy_2d(&copy)? };
+        stream.synchronize()?;
+        Ok(buffer)
     }
 
     pub fn pinned(&self, bytes: usize) -> Result<PinnedBuffer> {

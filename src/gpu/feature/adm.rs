@@ -351,10 +351,9 @@ impl GpuExtractor for GpuAdm {
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        let Some((index, values)) = self.results.complete()? else {
+        let Some((index, values)) = self.results.complete_launched("adm")? else {
             return Ok(None);
         };
-        let values = values.expect("adm launches every frame");
         let sums: [ScaleSums; SCALES] = std::array::from_fn(|s| {
             let v = &values[s * SUMS..(s + 1) * SUMS];
             ScaleSums {

@@ -255,29 +255,6 @@ pub(super) struct GpuCambi {
     results: Readback,
 }
 
-/// Copies `words` into a new device buffer.
-fn upload(gpu: &Gpu, words: &[u32]) -> Result<DeviceBuffer> {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    let buffer = gpu.buffer(bytes.len().max(4))?;
-    if bytes.is_empty() {
-        return Ok(buffer);
-    }
-    let stream = gpu.stream()?;
-    let copy = Copy2d {
-        src: Memory::Host(bytes.as_ptr()),
-        src_pitch: bytes.len(),
-        dst: buffer.ptr(),
-        dst_pitch: bytes.len(),
-        width_bytes: bytes.len(),
-        height: 1,
-    };
-    // SAFETY: `bytes` and the buffer cover the copy and outlive it: the
-    // stream is synchronised before either is dropped.
-    unsafe { stream.copy_2d(&copy)? };
-    stream.synchronize()?;
-    Ok(buffer)
-}
-
 impl GpuCambi {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let (config, tables) = setup(options, format)?;
@@ -298,7 +275,7 @@ impl GpuCambi {
             index_words.extend(nearest_indices(input.0, g.width));
             index_words.extend(nearest_indices(input.1, g.height));
         }
-        let indices = upload(gpu, &index_words)?;
+        let indices = gpu.upload(&index_words)?;
         let q = Requantize::new(u32::from(format.bit_depth));
         let anti_dither = i32::from(config.enc_bitdepth < 10);
         let plans: Vec<Plan> = geometries
@@ -327,7 +304,7 @@ impl GpuCambi {
         table_words.extend(tables.reciprocal().iter().map(|r| r.to_bits()));
         let weights_at = table_words.len();
         table_words.extend(CONTRAST_WEIGHTS.iter().map(|&w| w as u32));
-        let table_data = upload(gpu, &table_words)?;
+        let table_data = gpu.upload(&table_words)?;
         let table = |range: Range<usize>| table_data.slice::<u32>(range).ptr();
         let kernel_tables = Tables {
             active: table(0..reciprocal_at),
@@ -686,10 +663,9 @@ impl GpuExtractor for GpuCambi {
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        let Some((index, values)) = self.results.complete()? else {
+        let Some((index, values)) = self.results.complete_launched("cambi")? else {
             return Ok(None);
         };
-        let values = values.expect("cambi launches every frame");
         for &key in &values[OUT_OF_RANGE..] {
             if key != 0 {
                 return Err(out_of_range_error((!key & 0xFFFF) as u32, self.bit_depth));

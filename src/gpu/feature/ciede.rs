@@ -10,8 +10,7 @@
 //! glibc's and the sum's order differs, so values agree within a relative
 //! tolerance (tests/gpu_ciede.rs), not bit for bit.
 
-use super::float_common::{doubles, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{sample_suffix, FrameSums};
 use super::GpuExtractor;
 use crate::error::Result;
 use crate::feature::ciede::chroma::ChromaLayout;
@@ -98,8 +97,7 @@ pub(super) struct GpuCiede {
     sample_scale: f64,
     kernel: Function,
     dims: LaunchDims,
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuCiede {
@@ -118,9 +116,8 @@ impl GpuCiede {
                 "ciede_sum_{}",
                 sample_suffix(format.bytes_per_sample())
             ))?,
-            sums: PartialSums::new(gpu, &module, 1, dims.grid.0)?,
+            sums: FrameSums::new(gpu, &module, 1, dims.grid.0)?,
             dims,
-            results: Readback::new(gpu, 1)?,
         })
     }
 }
@@ -135,34 +132,31 @@ impl GpuExtractor for GpuCiede {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?;
         let [ry, ru, rv] = [PlaneId::Y, PlaneId::Cb, PlaneId::Cr].map(|p| frame.reference(p));
         let [dy, du, dv] = [PlaneId::Y, PlaneId::Cb, PlaneId::Cr].map(|p| frame.distorted(p));
+        let (reference, distorted) = (Planes::of([ry?, ru?, rv?]), Planes::of([dy?, du?, dv?]));
         let (w, h) = self.format.plane_size(PlaneId::Y);
+        let totals = self.sums.begin(stream)?;
         let mut args = KernelArgs::new();
-        args.arg(Planes::of([ry?, ru?, rv?]))
-            .arg(Planes::of([dy?, du?, dv?]))
+        args.arg(reference)
+            .arg(distorted)
             .arg(w as i32)
             .arg(h as i32)
             .arg(self.map)
             .arg(self.sample_scale)
-            .arg(self.sums.quantities(0..1));
-        // SAFETY: the arguments match ciede_sum_* (the structs are
-        // repr(C) copies of the kernel's); the planes are context-owned and
-        // the partials ours, alive until the stream ran.
+            .arg(self.sums.partials().quantities(0..1));
+        // SAFETY: the arguments match ciede_sum_* (the structs are repr(C)
+        // copies of the kernel's); the planes are context-owned and the
+        // partials ours, alive until the stream ran.
         unsafe { stream.launch(&self.kernel, &self.dims, &mut args)? };
-        self.sums.reduce_into(out.cast(), stream)?;
-        self.results.end(index, stream)
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let sum = doubles(&values.expect("ciede launches every frame"))[0];
-                sink.emit(index, &self.feature, score_of_sum(sum, &self.format));
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("ciede")? else {
+            return Ok(None);
+        };
+        sink.emit(index, &self.feature, score_of_sum(totals[0], &self.format));
+        Ok(Some(index))
     }
 }

@@ -12,8 +12,7 @@
 //! double (fixed order): values agree within float rounding of the CPU's
 //! sums (tolerance in docs/gpu-testing.md).
 
-use super::float_common::{doubles, luma_scale, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{luma_scale, sample_suffix, FrameSums};
 use super::{GpuExtractor, SPREAD};
 use crate::error::Result;
 use crate::feature::float_adm::{
@@ -92,8 +91,7 @@ pub(super) struct GpuFloatAdm {
     score: Function,
     scale: f32,
     scales: Vec<Scale>,
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatAdm {
@@ -140,8 +138,7 @@ impl GpuFloatAdm {
             .max()
             .unwrap_or(1);
         Ok(Self {
-            sums: PartialSums::new(gpu, &module, (SUMS * SCALES) as u32, blocks.max(1))?,
-            results: Readback::new(gpu, SUMS * SCALES)?,
+            sums: FrameSums::new(gpu, &module, (SUMS * SCALES) as u32, blocks.max(1))?,
             dwt0: module.function(&format!(
                 "float_adm_dwt_{}",
                 sample_suffix(format.bytes_per_sample())
@@ -199,6 +196,7 @@ impl GpuFloatAdm {
     fn launch_score(&self, s: usize, stream: &Stream) -> Result<()> {
         let sc = &self.scales[s];
         let first = (SUMS * s) as u32;
+        let partials = self.sums.partials();
         let mut args = KernelArgs::new();
         args.arg(sc.bands.slice::<f32>(..))
             .arg(sc.pitch as u32)
@@ -206,8 +204,8 @@ impl GpuFloatAdm {
             .arg(sc.band.0 as i32)
             .arg(sc.band.1 as i32)
             .arg(sc.params)
-            .arg(self.sums.quantities(first..first + SUMS as u32))
-            .arg(self.sums.stride());
+            .arg(partials.quantities(first..first + SUMS as u32))
+            .arg(partials.stride());
         let dims = LaunchDims {
             grid: (sc.grid.0, sc.grid.1, 1),
             block: (THREADS, 1, 1),
@@ -255,9 +253,9 @@ impl GpuExtractor for GpuFloatAdm {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?;
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
         let mut source = ((r.ptr, r.pitch as u32), (d.ptr, d.pitch as u32));
+        let totals = self.sums.begin(stream)?;
         for s in 0..SCALES {
             self.launch_dwt(s, source.0, source.1, stream)?;
             if self.scored(s) {
@@ -270,22 +268,18 @@ impl GpuExtractor for GpuFloatAdm {
                 (sc.plane(BANDS / 2).ptr(), pitch),
             );
         }
-        self.sums.reduce_into(out.cast(), stream)?;
-        self.results.end(index, stream)
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let totals = doubles(&values.expect("float_adm launches every frame"));
-                let sums = self.scale_sums(&totals);
-                let (w, h) = self.scales[0].input;
-                let p = *self.outputs.params();
-                let scores = combine_scales(w, h, &p, &sums);
-                self.outputs.emit(index, &scores, sink);
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("float_adm")? else {
+            return Ok(None);
+        };
+        let sums = self.scale_sums(&totals);
+        let (w, h) = self.scales[0].input;
+        let p = *self.outputs.params();
+        let scores = combine_scales(w, h, &p, &sums);
+        self.outputs.emit(index, &scores, sink);
+        Ok(Some(index))
     }
 }

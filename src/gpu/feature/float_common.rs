@@ -3,6 +3,7 @@
 //! adds a quantity's slots in a fixed order, kernels/float_common.cuh), and
 //! the conversion of the shared planes' samples to libvmaf's float scale.
 
+use super::readback::Readback;
 use crate::error::Result;
 use crate::feature::common::picture_copy::power_of_two_divisor;
 use crate::gpu::args::KernelArgs;
@@ -73,6 +74,62 @@ impl PartialSums {
         // SAFETY: the arguments match float_reduce_partials; the partials
         // are ours and `out` is a live result buffer of `quantities` words.
         unsafe { stream.launch(&self.reduce, &dims, &mut args) }
+    }
+}
+
+/// A float extractor's per-frame totals: its kernels write per-block
+/// partials, one reduction adds them into the frame's result slot, and the
+/// slot is read back as doubles.
+pub(super) struct FrameSums {
+    partials: PartialSums,
+    results: Readback,
+}
+
+impl FrameSums {
+    /// `quantities` totals a frame, each from up to `stride` blocks.
+    pub(super) fn new(
+        gpu: &Gpu,
+        module: &Arc<Module>,
+        quantities: u32,
+        stride: u32,
+    ) -> Result<Self> {
+        Ok(Self {
+            partials: PartialSums::new(gpu, module, quantities, stride)?,
+            results: Readback::new(gpu, quantities as usize)?,
+        })
+    }
+
+    /// Where the kernels write their partials.
+    pub(super) fn partials(&self) -> &PartialSums {
+        &self.partials
+    }
+
+    /// Clears the next frame's totals on `stream` and returns them; the
+    /// frame's kernels (writing [`FrameSums::partials`]) follow, then
+    /// [`FrameSums::end`] with these totals.
+    pub(super) fn begin(&mut self, stream: &Stream) -> Result<DeviceSlice<f64>> {
+        Ok(self.results.begin(stream)?.cast())
+    }
+
+    /// Queues the reduction of the partials into `totals` (from
+    /// [`FrameSums::begin`]) and their copy back for frame `index`.
+    pub(super) fn end(
+        &mut self,
+        index: u32,
+        totals: DeviceSlice<f64>,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.partials.reduce_into(totals, stream)?;
+        self.results.end(index, stream)
+    }
+
+    /// Waits for the oldest frame: its index and totals; `None` when
+    /// nothing is queued.
+    pub(super) fn complete(&mut self, extractor: &str) -> Result<Option<(u32, Vec<f64>)>> {
+        Ok(self
+            .results
+            .complete_launched(extractor)?
+            .map(|(index, words)| (index, doubles(&words))))
     }
 }
 

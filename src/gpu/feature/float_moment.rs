@@ -5,8 +5,7 @@
 //! the CPU's; at 16 bits the double sums' order differs (tolerance in
 //! docs/gpu-testing.md).
 
-use super::float_common::{doubles, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{sample_suffix, FrameSums};
 use super::GpuExtractor;
 use crate::error::Result;
 use crate::feature::common::picture_copy::{check_bit_depth, sample_divisor};
@@ -32,8 +31,7 @@ pub(super) struct GpuFloatMoment {
     samples: usize,
     kernel: Function,
     dims: LaunchDims,
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatMoment {
@@ -49,9 +47,8 @@ impl GpuFloatMoment {
                 "float_moment_sums_{}",
                 sample_suffix(format.bytes_per_sample())
             ))?,
-            sums: PartialSums::new(gpu, &module, SUMS, dims.grid.0)?,
+            sums: FrameSums::new(gpu, &module, SUMS, dims.grid.0)?,
             dims,
-            results: Readback::new(gpu, SUMS as usize)?,
         })
     }
 }
@@ -66,8 +63,9 @@ impl GpuExtractor for GpuFloatMoment {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?;
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
+        let totals = self.sums.begin(stream)?;
+        let partials = self.sums.partials();
         let mut args = KernelArgs::new();
         args.arg(r.ptr)
             .arg(r.pitch as u32)
@@ -76,28 +74,24 @@ impl GpuExtractor for GpuFloatMoment {
             .arg(r.width as i32)
             .arg(r.height as i32)
             .arg(self.sample_scale)
-            .arg(self.sums.quantities(0..SUMS))
-            .arg(self.sums.stride());
+            .arg(partials.quantities(0..SUMS))
+            .arg(partials.stride());
         // SAFETY: the arguments match float_moment_sums_*; the planes are
         // context-owned and the partials ours, alive until the stream ran.
         unsafe { stream.launch(&self.kernel, &self.dims, &mut args)? };
-        self.sums.reduce_into(out.cast(), stream)?;
-        self.results.end(index, stream)
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let s = doubles(&values.expect("float_moment launches every frame"));
-                let (ref1, ref2) = moments_of_sums(s[0], s[1], self.samples);
-                let (dis1, dis2) = moments_of_sums(s[2], s[3], self.samples);
-                sink.emit(index, "float_moment_ref1st", ref1);
-                sink.emit(index, "float_moment_dis1st", dis1);
-                sink.emit(index, "float_moment_ref2nd", ref2);
-                sink.emit(index, "float_moment_dis2nd", dis2);
-                Some(index)
-            }
-        })
+        let Some((index, s)) = self.sums.complete("float_moment")? else {
+            return Ok(None);
+        };
+        let (ref1, ref2) = moments_of_sums(s[0], s[1], self.samples);
+        let (dis1, dis2) = moments_of_sums(s[2], s[3], self.samples);
+        sink.emit(index, "float_moment_ref1st", ref1);
+        sink.emit(index, "float_moment_dis1st", dis1);
+        sink.emit(index, "float_moment_ref2nd", ref2);
+        sink.emit(index, "float_moment_dis2nd", dis2);
+        Ok(Some(index))
     }
 }

@@ -4,8 +4,7 @@
 //! sum is exact, so values are bit-identical to the CPU's; at 16 bits the
 //! double sum's order differs (tolerance in docs/gpu-testing.md).
 
-use super::float_common::{doubles, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{sample_suffix, FrameSums};
 use super::GpuExtractor;
 use crate::error::Result;
 use crate::feature::common::picture_copy::sample_divisor;
@@ -29,8 +28,7 @@ pub(super) struct GpuFloatPsnr {
     samples: usize,
     sse: Function,
     dims: LaunchDims,
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatPsnr {
@@ -47,9 +45,8 @@ impl GpuFloatPsnr {
                 "float_psnr_sse_{}",
                 sample_suffix(format.bytes_per_sample())
             ))?,
-            sums: PartialSums::new(gpu, &module, 1, dims.grid.0)?,
+            sums: FrameSums::new(gpu, &module, 1, dims.grid.0)?,
             dims,
-            results: Readback::new(gpu, 1)?,
         })
     }
 }
@@ -64,8 +61,8 @@ impl GpuExtractor for GpuFloatPsnr {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?;
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
+        let totals = self.sums.begin(stream)?;
         let mut args = KernelArgs::new();
         args.arg(r.ptr)
             .arg(r.pitch as u32)
@@ -74,26 +71,19 @@ impl GpuExtractor for GpuFloatPsnr {
             .arg(r.width as i32)
             .arg(r.height as i32)
             .arg(self.sample_scale)
-            .arg(self.sums.quantities(0..1));
+            .arg(self.sums.partials().quantities(0..1));
         // SAFETY: the arguments match float_psnr_sse_*; the planes are
         // context-owned and the partials ours, alive until the stream ran.
         unsafe { stream.launch(&self.sse, &self.dims, &mut args)? };
-        self.sums.reduce_into(out.cast(), stream)?;
-        self.results.end(index, stream)
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let noise = doubles(&values.expect("float_psnr launches every frame"))[0];
-                sink.emit(
-                    index,
-                    "float_psnr",
-                    psnr_of_sum(noise, self.samples, self.scale),
-                );
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("float_psnr")? else {
+            return Ok(None);
+        };
+        let psnr = psnr_of_sum(totals[0], self.samples, self.scale);
+        sink.emit(index, "float_psnr", psnr);
+        Ok(Some(index))
     }
 }

@@ -10,8 +10,7 @@
 //! in another order, so the means agree within double rounding (tolerance
 //! in docs/gpu-testing.md).
 
-use super::float_common::{doubles, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{sample_suffix, FrameSums, PartialSums};
 use super::GpuExtractor;
 use crate::error::Result;
 use crate::feature::common::iqa_filter::decimated_len;
@@ -291,8 +290,7 @@ pub(super) struct GpuFloatSsim {
     pre_filter: Option<(DecimateFilter, FloatPair)>,
     /// Window positions scored.
     positions: usize,
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatSsim {
@@ -315,8 +313,7 @@ impl GpuFloatSsim {
             kernels: SsimKernels::new(&module, format)?,
             pre_filter,
             positions: SsimKernels::positions(sw, sh),
-            sums: PartialSums::new(gpu, &module, SUMS, SsimKernels::stats_blocks(sw, sh))?,
-            results: Readback::new(gpu, SUMS as usize)?,
+            sums: FrameSums::new(gpu, &module, SUMS, SsimKernels::stats_blocks(sw, sh))?,
         })
     }
 }
@@ -331,8 +328,8 @@ impl GpuExtractor for GpuFloatSsim {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?;
         let source = Pair::shared(&frame.reference(PlaneId::Y)?, &frame.distorted(PlaneId::Y)?);
+        let totals = self.sums.begin(stream)?;
         let scored = match &self.pre_filter {
             Some((filter, small)) => {
                 let factor = self.outputs.factor();
@@ -342,20 +339,17 @@ impl GpuExtractor for GpuFloatSsim {
             }
             None => source,
         };
-        self.kernels.stats(scored, &self.sums, 0, stream)?;
-        self.sums.reduce_into(out.cast(), stream)?;
-        self.results.end(index, stream)
+        self.kernels
+            .stats(scored, self.sums.partials(), 0, stream)?;
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let totals = doubles(&values.expect("float_ssim launches every frame"));
-                let means = means_of(&totals, 0, self.positions);
-                self.outputs.emit(index, &means, sink);
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("float_ssim")? else {
+            return Ok(None);
+        };
+        let means = means_of(&totals, 0, self.positions);
+        self.outputs.emit(index, &means, sink);
+        Ok(Some(index))
     }
 }

@@ -10,8 +10,7 @@
 //! Kernel scales with other filter widths and `vif_prescale` run on the
 //! CPU (see [`GpuFloatVif::create`]).
 
-use super::float_common::{doubles, luma_scale, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{luma_scale, sample_suffix, FrameSums};
 use super::{GpuExtractor, SPREAD};
 use crate::error::Result;
 use crate::feature::float_vif::{FloatVifOutputs, VifSums};
@@ -74,8 +73,7 @@ pub(super) struct GpuFloatVif {
     /// Scales 1 to 3.
     pyramid: Vec<ScaleBuffers>,
     /// Numerator and denominator per scale.
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatVif {
@@ -135,8 +133,7 @@ impl GpuFloatVif {
             .collect::<Result<_>>()?;
         let blocks = w.div_ceil(TILE_W as usize) * h.div_ceil(TILE_H as usize);
         Ok(Self {
-            sums: PartialSums::new(gpu, &module, 2 * SCALES as u32, blocks as u32)?,
-            results: Readback::new(gpu, 2 * SCALES)?,
+            sums: FrameSums::new(gpu, &module, 2 * SCALES as u32, blocks as u32)?,
             outputs,
             kernels,
             filters,
@@ -162,7 +159,6 @@ impl GpuExtractor for GpuFloatVif {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?;
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
         let mut source = Source {
             reference: r.ptr,
@@ -172,6 +168,7 @@ impl GpuExtractor for GpuFloatVif {
             width: r.width as u32,
             height: r.height as u32,
         };
+        let totals = self.sums.begin(stream)?;
         for scale in 0..SCALES {
             let next = self.pyramid.get(scale);
             self.launch(scale, source, next, stream)?;
@@ -186,24 +183,20 @@ impl GpuExtractor for GpuFloatVif {
                 };
             }
         }
-        self.sums.reduce_into(out.cast(), stream)?;
-        self.results.end(index, stream)
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let totals = doubles(&values.expect("float_vif launches every frame"));
-                // libvmaf's sums are floats.
-                let sums = VifSums {
-                    num: std::array::from_fn(|s| totals[2 * s] as f32),
-                    den: std::array::from_fn(|s| totals[2 * s + 1] as f32),
-                };
-                self.outputs.emit(index, &sums, sink);
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("float_vif")? else {
+            return Ok(None);
+        };
+        // libvmaf's sums are floats.
+        let sums = VifSums {
+            num: std::array::from_fn(|s| totals[2 * s] as f32),
+            den: std::array::from_fn(|s| totals[2 * s + 1] as f32),
+        };
+        self.outputs.emit(index, &sums, sink);
+        Ok(Some(index))
     }
 }
 
@@ -222,6 +215,7 @@ impl GpuFloatVif {
             (n.reference.ptr(), n.distorted.ptr(), n.pitch as u32)
         });
         let scale_sums = 2 * scale as u32;
+        let partials = self.sums.partials();
         let mut args = KernelArgs::new();
         args.arg(source.reference)
             .arg(source.pitch_ref)
@@ -234,8 +228,8 @@ impl GpuFloatVif {
             .arg(params.sigma_nsq)
             .arg(params.enhn_gain_limit)
             .arg(params.sigma_max_inv())
-            .arg(self.sums.quantities(scale_sums..scale_sums + 2))
-            .arg(self.sums.stride())
+            .arg(partials.quantities(scale_sums..scale_sums + 2))
+            .arg(partials.stride())
             .arg(next_ref)
             .arg(next_dis)
             .arg(next_pitch);

@@ -172,22 +172,18 @@ impl GpuExtractor for GpuIntegerSsim {
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let sum = values.expect("ssim launches every frame")[0];
-                self.outputs
-                    .emit(index, f64::from_bits(sum), self.weights, sink);
-                Some(index)
-            }
-        })
+        let Some((index, values)) = self.results.complete_launched("ssim")? else {
+            return Ok(None);
+        };
+        let sum = f64::from_bits(values[0]);
+        self.outputs.emit(index, sum, self.weights, sink);
+        Ok(Some(index))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::driver::{Copy2d, Memory};
     use crate::gpu::emu::{self, EmuDriver};
 
     /// `terms` summed on the emulated device.
@@ -195,20 +191,8 @@ mod tests {
         let module = kernels::load(gpu, "integer_ssim.cu").unwrap();
         let sum = ExactSum::new(gpu, &module, terms.len()).unwrap();
         let stream = gpu.stream().unwrap();
-        let on_device = gpu.buffer(terms.len() * 8).unwrap();
+        let on_device = gpu.upload(terms).unwrap();
         let total = gpu.buffer(8).unwrap();
-        let bytes: Vec<u8> = terms.iter().flat_map(|t| t.to_ne_bytes()).collect();
-        let copy = Copy2d {
-            src: Memory::Host(bytes.as_ptr()),
-            src_pitch: bytes.len(),
-            dst: on_device.ptr(),
-            dst_pitch: bytes.len(),
-            width_bytes: bytes.len(),
-            height: 1,
-        };
-        // SAFETY: `bytes` and the buffer hold `bytes.len()` bytes; the
-        // stream is synchronized before they are dropped.
-        unsafe { stream.copy_2d(&copy).unwrap() };
         sum.enqueue(&stream, on_device.slice(..), total.slice(..))
             .unwrap();
         let mut host = gpu.pinned(8).unwrap();

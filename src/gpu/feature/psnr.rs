@@ -81,14 +81,11 @@ impl GpuExtractor for GpuPsnr {
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let sses = values.expect("psnr launches every frame");
-                self.scorer.emit_frame(index, &sses, sink);
-                Some(index)
-            }
-        })
+        let Some((index, sses)) = self.results.complete_launched("psnr")? else {
+            return Ok(None);
+        };
+        self.scorer.emit_frame(index, &sses, sink);
+        Ok(Some(index))
     }
 
     fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {

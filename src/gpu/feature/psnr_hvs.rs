@@ -254,16 +254,14 @@ impl GpuExtractor for GpuPsnrHvs {
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let totals = doubles(&values.expect("psnr_hvs launches every frame"));
-                let scores: [f64; 3] = std::array::from_fn(|q| {
-                    score_of_total(totals[q] as f32, self.planes[q].pixels, self.bit_depth)
-                });
-                emit_scores(index, &scores, sink);
-                Some(index)
-            }
-        })
+        let Some((index, values)) = self.results.complete_launched("psnr_hvs")? else {
+            return Ok(None);
+        };
+        let totals = doubles(&values);
+        let scores: [f64; 3] = std::array::from_fn(|q| {
+            score_of_total(totals[q] as f32, self.planes[q].pixels, self.bit_depth)
+        });
+        emit_scores(index, &scores, sink);
+        Ok(Some(index))
     }
 }

@@ -90,6 +90,18 @@ impl Readback {
             .collect();
         Ok(Some((index, Some(values))))
     }
+
+    /// [`Readback::complete`] for an extractor that launches work every
+    /// frame (a skipped frame is an internal error, named by `extractor`).
+    pub(super) fn complete_launched(&mut self, extractor: &str) -> Result<Option<(u32, Vec<u64>)>> {
+        match self.complete()? {
+            None => Ok(None),
+            Some((index, Some(values))) => Ok(Some((index, values))),
+            Some((index, None)) => Err(Error::Internal(format!(
+                "{extractor}: frame {index} launched no work"
+            ))),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -170,7 +170,7 @@ impl SpeedDevice {
                 put(&mut rows.weight.iter().map(|v| v.to_bits())),
             ];
         }
-        let tables = upload_words(gpu, &words)?;
+        let tables = gpu.upload(&words)?;
         let table = |at: usize| tables.slice::<u32>(..).offset(at).ptr();
         let blocks = g.blocks();
         let kernel_geometry = KernelGeometry {
@@ -298,29 +298,6 @@ impl SpeedDevice {
             .collect();
         Ok(Some((index, Some(scores))))
     }
-}
-
-/// `words` in a device buffer of their own (at least one word).
-fn upload_words(gpu: &Gpu, words: &[u32]) -> Result<DeviceBuffer> {
-    let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    if bytes.is_empty() {
-        bytes.resize(4, 0);
-    }
-    let buffer = gpu.buffer(bytes.len())?;
-    let stream = gpu.stream()?;
-    let copy = Copy2d {
-        src: Memory::Host(bytes.as_ptr()),
-        src_pitch: bytes.len(),
-        dst: buffer.ptr(),
-        dst_pitch: bytes.len(),
-        width_bytes: bytes.len(),
-        height: 1,
-    };
-    // SAFETY: `bytes` and the buffer cover the copy and outlive it: the
-    // stream is synchronised before either is dropped.
-    unsafe { stream.copy_2d(&copy)? };
-    stream.synchronize()?;
-    Ok(buffer)
 }
 
 /// `speed_chroma`: the Cb and Cr planes of both pictures in each launch.

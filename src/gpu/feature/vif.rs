@@ -11,7 +11,7 @@ use crate::feature::vif::{Log2Table, ScaleSums, VifOutputs, SCALES};
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
-use crate::gpu::driver::{Copy2d, DevicePtr, LaunchDims, Memory};
+use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::gpu::slice::DeviceSlice;
@@ -96,32 +96,12 @@ impl GpuVif {
             outputs,
             bit_depth: u32::from(format.bit_depth),
             kernels,
-            log2: upload_log2_table(gpu)?,
+            // The CPU's log2 table: the entries the kernels can read.
+            log2: gpu.upload(&Log2Table::get().padded_entries()[TABLE_FIRST..1 << 16])?,
             pyramid,
             results: Readback::new(gpu, SCALES * SUMS)?,
         })
     }
-}
-
-/// The CPU's log2 table (the entries the kernels can read) in device memory.
-fn upload_log2_table(gpu: &Gpu) -> Result<DeviceBuffer> {
-    let entries = &Log2Table::get().padded_entries()[TABLE_FIRST..1 << 16];
-    let bytes: Vec<u8> = entries.iter().flat_map(|e| e.to_ne_bytes()).collect();
-    let buffer = gpu.buffer(bytes.len())?;
-    let stream = gpu.stream()?;
-    let copy = Copy2d {
-        src: Memory::Host(bytes.as_ptr()),
-        src_pitch: bytes.len(),
-        dst: buffer.ptr(),
-        dst_pitch: bytes.len(),
-        width_bytes: bytes.len(),
-        height: 1,
-    };
-    // SAFETY: `bytes` and the buffer cover the copy and outlive it: the
-    // stream is synchronised before either is dropped.
-    unsafe { stream.copy_2d(&copy)? };
-    stream.synchronize()?;
-    Ok(buffer)
 }
 
 impl GpuExtractor for GpuVif {
@@ -168,21 +148,18 @@ impl GpuExtractor for GpuVif {
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let values = values.expect("vif launches every frame");
-                let sums: [ScaleSums; SCALES] = std::array::from_fn(|scale| {
-                    // The kernels add two's complement values.
-                    let v = |i: usize| values[scale * SUMS + i] as i64;
-                    let mut s = ScaleSums::default();
-                    s.add_totals(v(0), v(1), v(2), v(3));
-                    s
-                });
-                self.outputs.emit_sums(index, &sums, sink);
-                Some(index)
-            }
-        })
+        let Some((index, values)) = self.results.complete_launched("vif")? else {
+            return Ok(None);
+        };
+        let sums: [ScaleSums; SCALES] = std::array::from_fn(|scale| {
+            // The kernels add two's complement values.
+            let v = |i: usize| values[scale * SUMS + i] as i64;
+            let mut s = ScaleSums::default();
+            s.add_totals(v(0), v(1), v(2), v(3));
+            s
+        });
+        self.outputs.emit_sums(index, &sums, sink);
+        Ok(Some(index))
     }
 }
 
