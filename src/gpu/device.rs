@@ -7,7 +7,6 @@ use super::driver::{
     Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, Memory, MemoryInfo,
     ModuleHandle, StreamHandle,
 };
-use super::kernel_times::Launches;
 use super::slice::DeviceSlice;
 use crate::error::Result;
 use bytemuck::NoUninit;
@@ -19,29 +18,16 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Gpu {
     driver: Arc<dyn Driver>,
-    /// Where launches leave their timed events ([`Gpu::with_kernel_times`]).
-    launches: Option<Arc<Launches>>,
 }
 
 impl Gpu {
     #[cfg_attr(not(any(feature = "cuda", feature = "hip", test)), allow(dead_code))]
     pub(crate) fn new(driver: Arc<dyn Driver>) -> Self {
-        Self {
-            driver,
-            launches: None,
-        }
+        Self { driver }
     }
 
     pub(super) fn driver_arc(&self) -> Arc<dyn Driver> {
         self.driver.clone()
-    }
-
-    /// The same device, its launches timed into `launches`.
-    pub(super) fn timed(&self, launches: Arc<Launches>) -> Gpu {
-        Self {
-            driver: self.driver.clone(),
-            launches: Some(launches),
-        }
     }
 
     pub fn backend(&self) -> &'static str {
@@ -321,16 +307,9 @@ impl Stream {
     ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
-            let driver = &self.gpu.driver;
-            let Some(launches) = &self.gpu.launches else {
-                return driver.launch(function.handle, dims, self.handle, args);
-            };
-            let (start, end) = launches.events()?;
-            // Kept (and destroyed) by `launches` whatever happens next.
-            launches.push(function.name.clone(), start, end);
-            driver.event_record(start, self.handle)?;
-            driver.launch(function.handle, dims, self.handle, args)?;
-            driver.event_record(end, self.handle)
+            self.gpu
+                .driver
+                .launch(function.handle, dims, self.handle, args)
         }
     }
 }
@@ -452,7 +431,6 @@ impl Module {
         Ok(Function {
             // SAFETY: our module is alive.
             handle: unsafe { self.gpu.driver.function(self.handle, name)? },
-            name: name.into(),
             _module: self.clone(),
         })
     }
@@ -468,8 +446,6 @@ impl Drop for Module {
 /// A kernel entry point.
 pub struct Function {
     handle: FunctionHandle,
-    /// The kernel's name (for [`super::kernel_times`]).
-    name: Arc<str>,
     _module: Arc<Module>,
 }
 
