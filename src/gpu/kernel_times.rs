@@ -1,5 +1,5 @@
 //! Device time per kernel, for tuning and benchmarks: a [`Gpu`] made by
-//! [`Gpu::with_kernel_times`] runs on a [`TimedDriver`], which forwards
+//! [`Gpu::with_kernel_times`] runs on a `TimedDriver`, which forwards
 //! every call to the device's driver and brackets each launch with timed
 //! events; [`KernelTimes::take`] adds up their intervals by kernel name. A
 //! profiler gives the same numbers, but replays each kernel: this costs two

@@ -56,7 +56,7 @@ impl<T> DeviceSlice<T> {
     /// If `ptr` is not aligned for `T`.
     pub fn from_raw_parts(ptr: DevicePtr, len: usize) -> Self {
         assert!(
-            ptr % align_of::<T>() as u64 == 0,
+            ptr.is_multiple_of(align_of::<T>() as u64),
             "device address {ptr:#x} is not aligned for {}",
             std::any::type_name::<T>()
         );

@@ -121,7 +121,7 @@ mod tests {
             results.begin(&stream).unwrap();
             results.end(index, &stream).unwrap();
         }
-        let refused = results.begin(&stream).err().expect("no slot is free");
+        let refused = results.begin(&stream).expect_err("no slot is free");
         assert!(
             refused
                 .to_string()
