@@ -1,6 +1,8 @@
 //! The backend-neutral device layer: a [`Gpu`] handle and RAII resources
 //! (device buffers, pinned host buffers, streams, events, modules) that
-//! release themselves on drop, so error paths cannot leak.
+//! release themselves on drop, so error paths cannot leak. Buffers are
+//! addressed in parts through [`DeviceSlice`] views; kernels are launched
+//! with [`KernelArgs`].
 
 use super::args::KernelArgs;
 use super::driver::{

@@ -7,9 +7,13 @@
 //! runtime's FFI. Test-only drivers implement it too: `gpu/mock.rs` (a
 //! recording driver for the engine's contract tests) and `gpu/emu.rs` (the
 //! real kernels built by g++ and run on the CPU). Handles are opaque
-//! integers here; the RAII types in [`super::device`] and
-//! [`super::external`] own them. Where each piece lives:
-//! `docs/architecture.md`.
+//! integers with one type per kind of runtime object ([`StreamHandle`],
+//! [`EventHandle`], ...), so passing one kind for another does not
+//! compile; device addresses are [`DevicePtr`]s. The RAII types in
+//! [`super::device`] and [`super::external`] own the handles. A launch
+//! takes its arguments as [`KernelArgs`], never as raw pointers. Kernel
+//! timing is a driver too, wrapping another ([`super::kernel_times`]).
+//! Where each piece lives: `docs/architecture.md`; why: ADR 0006, 0022.
 //!
 //! [`Interop`] is the part a zero-copy import needs (a producer's memory,
 //! semaphores, host frames and GL textures); every [`Driver`] has it.

@@ -1,7 +1,8 @@
 //! What the float GPU extractors share: deterministic double sums (each
 //! block writes its partial to a slot of its own, `float_reduce_partials`
-//! adds a quantity's slots in a fixed order, kernels/float_common.cuh), and
-//! the conversion of the shared planes' samples to libvmaf's float scale.
+//! adds a quantity's slots in a fixed order, kernels/float_common.cuh),
+//! read back per frame ([`FrameSums`]), and the conversion of the shared
+//! planes' samples to libvmaf's float scale.
 
 use super::readback::Readback;
 use crate::error::Result;
