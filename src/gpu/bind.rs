@@ -5,6 +5,7 @@
 //! or a plain device copy where a layout cannot be read in place and the
 //! producer allowed it. Nothing here touches host memory.
 
+use super::args::KernelArgs;
 use super::device::{Function, Gpu, Stream};
 use super::driver::{Copy2d, DevicePtr, LaunchDims, Memory as CopySource};
 use super::kernels::{self, kernel_source, KernelSource};
@@ -12,7 +13,6 @@ use super::planes::{DevicePlane, PITCH_ALIGN};
 use crate::error::Result;
 use crate::import::{ImportError, PixelFormat};
 use crate::picture::{PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// One memory plane of a device frame, as linear device memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,21 +157,18 @@ impl Binder {
     }
 
     fn shift(&self, stream: &Stream, src: SourcePlane, dst: DevicePlane, shift: u32) -> Result<()> {
-        let (mut s, mut sp) = (src.ptr, src.pitch as u32);
-        let (mut d, mut dp) = (dst.ptr, dst.pitch as u32);
-        let (mut w, mut h, mut sh) = (dst.width as u32, dst.height as u32, shift);
-        let mut params: [*mut c_void; 7] = [
-            &mut s as *mut _ as *mut c_void,
-            &mut sp as *mut _ as *mut c_void,
-            &mut d as *mut _ as *mut c_void,
-            &mut dp as *mut _ as *mut c_void,
-            &mut w as *mut _ as *mut c_void,
-            &mut h as *mut _ as *mut c_void,
-            &mut sh as *mut _ as *mut c_void,
-        ];
-        // SAFETY: the parameters match shift_plane_u16; both planes cover
+        let (w, h) = (dst.width as u32, dst.height as u32);
+        let mut args = KernelArgs::new();
+        args.arg(src.ptr)
+            .arg(src.pitch as u32)
+            .arg(dst.ptr)
+            .arg(dst.pitch as u32)
+            .arg(w)
+            .arg(h)
+            .arg(shift);
+        // SAFETY: the arguments match shift_plane_u16; both planes cover
         // `h` rows of `w` samples at their pitches.
-        unsafe { stream.launch(&self.shift_u16, &grid(w, h), &mut params) }
+        unsafe { stream.launch(&self.shift_u16, &grid(w, h), &mut args) }
     }
 
     fn split(
@@ -183,29 +180,25 @@ impl Binder {
         v: Option<DevicePlane>,
     ) -> Result<()> {
         let any = u.or(v).expect("a chroma plane is needed");
-        let (mut s, mut sp) = (src.ptr, src.pitch as u32);
-        let (mut up, mut vp) = (u.map_or(0, |p| p.ptr), v.map_or(0, |p| p.ptr));
-        let mut dp = any.pitch as u32;
-        let (mut w, mut h, mut sh) = (any.width as u32, any.height as u32, format.sample_shift());
-        let mut params: [*mut c_void; 8] = [
-            &mut s as *mut _ as *mut c_void,
-            &mut sp as *mut _ as *mut c_void,
-            &mut up as *mut _ as *mut c_void,
-            &mut vp as *mut _ as *mut c_void,
-            &mut dp as *mut _ as *mut c_void,
-            &mut w as *mut _ as *mut c_void,
-            &mut h as *mut _ as *mut c_void,
-            &mut sh as *mut _ as *mut c_void,
-        ];
+        let (w, h) = (any.width as u32, any.height as u32);
+        let mut args = KernelArgs::new();
+        args.arg(src.ptr)
+            .arg(src.pitch as u32)
+            .arg(u.map_or(0, |p| p.ptr))
+            .arg(v.map_or(0, |p| p.ptr))
+            .arg(any.pitch as u32)
+            .arg(w)
+            .arg(h)
+            .arg(format.sample_shift());
         let function = if format.bytes_per_sample() == 1 {
             &self.split_u8
         } else {
             &self.split_u16
         };
-        // SAFETY: the parameters match split_chroma_*; the source holds `h`
+        // SAFETY: the arguments match split_chroma_*; the source holds `h`
         // rows of `2 w` samples, Cb and Cr planes (same pitch: the context
         // allocates them alike) `h` rows of `w`.
-        unsafe { stream.launch(function, &grid(w, h), &mut params) }
+        unsafe { stream.launch(function, &grid(w, h), &mut args) }
     }
 }
 

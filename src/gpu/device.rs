@@ -1,40 +1,35 @@
 //! The backend-neutral device layer: a [`Gpu`] handle and RAII resources
 //! (device buffers, pinned host buffers, streams, events, modules) that
-//! release themselves on drop, so error paths cannot leak.
+//! release themselves on drop, so error paths cannot leak. Buffers are
+//! addressed in parts through [`DeviceSlice`] views; kernels are launched
+//! with [`KernelArgs`].
 
-use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, MemoryInfo};
-use super::kernel_times::Launches;
+use super::args::KernelArgs;
+use super::driver::{
+    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, Memory, MemoryInfo,
+    ModuleHandle, StreamHandle,
+};
+use super::slice::DeviceSlice;
 use crate::error::Result;
+use bytemuck::NoUninit;
 use std::ffi::c_void;
+use std::ops::RangeBounds;
 use std::sync::Arc;
 
 /// An open device. Cheap to clone; resources keep it alive.
 #[derive(Clone)]
 pub struct Gpu {
     driver: Arc<dyn Driver>,
-    /// Where launches leave their timed events ([`Gpu::with_kernel_times`]).
-    launches: Option<Arc<Launches>>,
 }
 
 impl Gpu {
     #[cfg_attr(not(any(feature = "cuda", feature = "hip", test)), allow(dead_code))]
     pub(crate) fn new(driver: Arc<dyn Driver>) -> Self {
-        Self {
-            driver,
-            launches: None,
-        }
+        Self { driver }
     }
 
     pub(super) fn driver_arc(&self) -> Arc<dyn Driver> {
         self.driver.clone()
-    }
-
-    /// The same device, its launches timed into `launches`.
-    pub(super) fn timed(&self, launches: Arc<Launches>) -> Gpu {
-        Self {
-            driver: self.driver.clone(),
-            launches: Some(launches),
-        }
     }
 
     pub fn backend(&self) -> &'static str {
@@ -69,6 +64,30 @@ impl Gpu {
         })
     }
 
+    /// A new buffer holding a copy of `values`, complete when this returns
+    /// (for tables made once, not for per-frame data: it waits).
+    pub fn upload<T: NoUninit>(&self, values: &[T]) -> Result<DeviceBuffer> {
+        let bytes: &[u8] = bytemuck::cast_slice(values);
+        let buffer = self.buffer(bytes.len())?;
+        if bytes.is_empty() {
+            return Ok(buffer);
+        }
+        let stream = self.stream()?;
+        let copy = Copy2d {
+            src: Memory::Host(bytes.as_ptr()),
+            src_pitch: bytes.len(),
+            dst: buffer.ptr,
+            dst_pitch: bytes.len(),
+            width_bytes: bytes.len(),
+            height: 1,
+        };
+        // SAFETY: `values` and the buffer hold the copied bytes and outlive
+        // the copy: the stream is synchronised before either can go.
+        unsafe { stream.copy_2d(&copy)? };
+        stream.synchronize()?;
+        Ok(buffer)
+    }
+
     pub fn pinned(&self, bytes: usize) -> Result<PinnedBuffer> {
         Ok(PinnedBuffer {
             ptr: self.driver.alloc_pinned(bytes)?,
@@ -96,7 +115,7 @@ impl Gpu {
     /// `raw` must be a valid event of this runtime and context that
     /// outlives the returned [`Event`].
     pub unsafe fn borrow_event(&self, raw: *mut c_void) -> Event {
-        Event::new(self.clone(), Handle(raw as usize), false)
+        Event::new(self.clone(), EventHandle::from_raw(raw as usize), false)
     }
 }
 
@@ -133,8 +152,17 @@ impl DeviceBuffer {
     pub fn ptr(&self) -> DevicePtr {
         self.ptr
     }
+    /// Bytes.
     pub fn len(&self) -> usize {
         self.bytes
+    }
+
+    /// The buffer's values `range` as `T`s (`..` for all that fit): a view
+    /// for kernel arguments and copies. Panics outside the buffer (see
+    /// [`super::slice`]).
+    pub fn slice<T>(&self, range: impl RangeBounds<usize>) -> DeviceSlice<T> {
+        let whole = DeviceSlice::<u8>::from_raw_parts(self.ptr, self.bytes);
+        whole.cast::<T>().slice(range)
     }
     pub fn is_empty(&self) -> bool {
         self.bytes == 0
@@ -201,7 +229,7 @@ impl Drop for PinnedBuffer {
 /// An in-order queue of device work.
 pub struct Stream {
     gpu: Gpu,
-    handle: Handle,
+    handle: StreamHandle,
 }
 
 // SAFETY: streams may be used from any thread.
@@ -213,7 +241,7 @@ impl Stream {
     }
 
     /// The runtime handle, for calls that take a producer's own objects.
-    pub(crate) fn handle(&self) -> Handle {
+    pub(crate) fn handle(&self) -> StreamHandle {
         self.handle
     }
 
@@ -270,26 +298,20 @@ impl Stream {
     /// Queues a kernel launch.
     ///
     /// # Safety
-    /// `params` must point at values matching the kernel's parameters, and
-    /// any device memory the kernel touches must stay alive until it ran.
+    /// `args` must match the kernel's parameters (count, order, types),
+    /// and any device memory the kernel touches must stay alive until it
+    /// ran.
     pub unsafe fn launch(
         &self,
         function: &Function,
         dims: &LaunchDims,
-        params: &mut [*mut c_void],
+        args: &mut KernelArgs,
     ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
-            let driver = &self.gpu.driver;
-            let Some(launches) = &self.gpu.launches else {
-                return driver.launch(function.handle, dims, self.handle, params);
-            };
-            let (start, end) = launches.events()?;
-            // Kept (and destroyed) by `launches` whatever happens next.
-            launches.push(function.name.clone(), start, end);
-            driver.event_record(start, self.handle)?;
-            driver.launch(function.handle, dims, self.handle, params)?;
-            driver.event_record(end, self.handle)
+            self.gpu
+                .driver
+                .launch(function.handle, dims, self.handle, args)
         }
     }
 }
@@ -309,17 +331,17 @@ impl Drop for Stream {
 /// shared with the [`crate::import::RawEvent`]s made from it, so it lives
 /// until the last of them is gone.
 pub struct Event {
-    inner: Arc<EventHandle>,
+    inner: Arc<SharedEvent>,
 }
 
-struct EventHandle {
+struct SharedEvent {
     gpu: Gpu,
-    handle: Handle,
+    handle: EventHandle,
     /// False for a producer's event: its owner destroys it.
     owned: bool,
 }
 
-impl Drop for EventHandle {
+impl Drop for SharedEvent {
     fn drop(&mut self) {
         if self.owned {
             // SAFETY: ours, and no Event or RawEvent refers to it any more.
@@ -329,13 +351,13 @@ impl Drop for EventHandle {
 }
 
 impl Event {
-    fn new(gpu: Gpu, handle: Handle, owned: bool) -> Self {
+    fn new(gpu: Gpu, handle: EventHandle, owned: bool) -> Self {
         Self {
-            inner: Arc::new(EventHandle { gpu, handle, owned }),
+            inner: Arc::new(SharedEvent { gpu, handle, owned }),
         }
     }
 
-    fn handle(&self) -> Handle {
+    fn handle(&self) -> EventHandle {
         self.inner.handle
     }
 
@@ -347,7 +369,7 @@ impl Event {
     /// examples play producer with our own events). The returned value
     /// keeps the event alive, so it is safe to give to a frame.
     pub fn as_raw(&self) -> crate::import::RawEvent {
-        crate::import::RawEvent::owned(self.handle().0, self.inner.clone())
+        crate::import::RawEvent::owned(self.handle().raw(), self.inner.clone())
     }
 
     pub fn record(&self, stream: &Stream) -> Result<()> {
@@ -391,7 +413,7 @@ impl Event {
 /// A loaded module; its functions live as long as it does.
 pub struct Module {
     gpu: Gpu,
-    handle: Handle,
+    handle: ModuleHandle,
 }
 
 // SAFETY: modules may be used from any thread.
@@ -411,7 +433,6 @@ impl Module {
         Ok(Function {
             // SAFETY: our module is alive.
             handle: unsafe { self.gpu.driver.function(self.handle, name)? },
-            name: name.into(),
             _module: self.clone(),
         })
     }
@@ -426,9 +447,7 @@ impl Drop for Module {
 
 /// A kernel entry point.
 pub struct Function {
-    handle: Handle,
-    /// The kernel's name (for [`super::kernel_times`]).
-    name: Arc<str>,
+    handle: FunctionHandle,
     _module: Arc<Module>,
 }
 

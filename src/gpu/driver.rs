@@ -7,25 +7,88 @@
 //! runtime's FFI. Test-only drivers implement it too: `gpu/mock.rs` (a
 //! recording driver for the engine's contract tests) and `gpu/emu.rs` (the
 //! real kernels built by g++ and run on the CPU). Handles are opaque
-//! integers here; the RAII types in [`super::device`] and
-//! [`super::external`] own them. Where each piece lives:
-//! `docs/architecture.md`.
+//! integers with one type per kind of runtime object ([`StreamHandle`],
+//! [`EventHandle`], ...), so passing one kind for another does not
+//! compile; device addresses are [`DevicePtr`]s. The RAII types in
+//! [`super::device`] and [`super::external`] own the handles. A launch
+//! takes its arguments as [`KernelArgs`], never as raw pointers. Kernel
+//! timing is a driver too, wrapping another ([`super::kernel_times`]).
+//! Where each piece lives: `docs/architecture.md`; why: ADR 0006, 0022.
 //!
 //! [`Interop`] is the part a zero-copy import needs (a producer's memory,
 //! semaphores, host frames and GL textures); every [`Driver`] has it.
 
+use super::args::KernelArgs;
 use crate::error::Result;
-use std::ffi::c_void;
 use std::fmt;
 use std::os::fd::OwnedFd;
 
 /// A device address.
 pub type DevicePtr = u64;
 
-/// An opaque runtime handle (stream, event, module, function, external
-/// memory or semaphore, graphics resource, array).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Handle(pub usize);
+/// Defines one opaque handle type per kind of runtime object, so that a
+/// handle of one kind cannot be passed where another is expected.
+macro_rules! handles {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(transparent)]
+        pub struct $name(usize);
+
+        impl $name {
+            /// Wraps the runtime's value (a `CUstream`, `hipEvent_t`, ...).
+            /// Making one is harmless: every call that uses it is unsafe
+            /// and trusts it to be alive (see [`Driver`]).
+            pub const fn from_raw(raw: usize) -> Self {
+                Self(raw)
+            }
+
+            /// The runtime's value.
+            pub const fn raw(self) -> usize {
+                self.0
+            }
+        }
+    )*};
+}
+
+handles! {
+    /// A stream (`CUstream`, `hipStream_t`).
+    ///
+    /// Each kind of handle is its own type: a stream is not an event.
+    ///
+    /// ```compile_fail,E0308
+    /// use vmafx::gpu::driver::{Driver, StreamHandle};
+    /// unsafe fn wait(driver: &dyn Driver, stream: StreamHandle) {
+    ///     let _ = unsafe { driver.event_synchronize(stream) };
+    /// }
+    /// ```
+    ///
+    /// while the right kind compiles:
+    ///
+    /// ```
+    /// use vmafx::gpu::driver::{Driver, EventHandle};
+    /// unsafe fn wait(driver: &dyn Driver, event: EventHandle) {
+    ///     let _ = unsafe { driver.event_synchronize(event) };
+    /// }
+    /// ```
+    StreamHandle;
+    /// An event (`CUevent`, `hipEvent_t`).
+    EventHandle;
+    /// A loaded module (`CUmodule`, `hipModule_t`).
+    ModuleHandle;
+    /// A kernel of a module (`CUfunction`, `hipFunction_t`).
+    FunctionHandle;
+    /// Imported external memory (`CUexternalMemory`, `hipExternalMemory_t`).
+    ExternalMemoryHandle;
+    /// An imported external semaphore (`CUexternalSemaphore`,
+    /// `hipExternalSemaphore_t`).
+    SemaphoreHandle;
+    /// A registered graphics resource (`CUgraphicsResource`,
+    /// `hipGraphicsResource_t`).
+    GraphicsHandle;
+    /// An array (`CUarray`, `hipArray_t`): a mapped texture's storage.
+    ArrayHandle;
+}
 
 /// The source of a 2D copy.
 #[derive(Debug, Clone, Copy)]
@@ -36,7 +99,7 @@ pub enum Memory {
     Device(DevicePtr),
     /// A CUDA array / HIP array (a mapped GL texture, a producer's array),
     /// read from its origin; the copy's `src_pitch` is not used.
-    Array(Handle),
+    Array(ArrayHandle),
 }
 
 /// A 2D copy of `height` rows of `width_bytes`.
@@ -153,41 +216,41 @@ pub unsafe trait Driver: Interop + Send + Sync {
     fn alloc_pinned(&self, bytes: usize) -> Result<*mut u8>;
     unsafe fn free_pinned(&self, ptr: *mut u8);
 
-    fn stream_create(&self) -> Result<Handle>;
-    unsafe fn stream_destroy(&self, stream: Handle);
-    unsafe fn stream_synchronize(&self, stream: Handle) -> Result<()>;
+    fn stream_create(&self) -> Result<StreamHandle>;
+    unsafe fn stream_destroy(&self, stream: StreamHandle);
+    unsafe fn stream_synchronize(&self, stream: StreamHandle) -> Result<()>;
 
-    fn event_create(&self) -> Result<Handle>;
-    unsafe fn event_destroy(&self, event: Handle);
-    unsafe fn event_record(&self, event: Handle, stream: Handle) -> Result<()>;
+    fn event_create(&self) -> Result<EventHandle>;
+    unsafe fn event_destroy(&self, event: EventHandle);
+    unsafe fn event_record(&self, event: EventHandle, stream: StreamHandle) -> Result<()>;
     /// The context's legacy default stream (CUDA's `CU_STREAM_LEGACY`, HIP's
     /// null stream): what a client's plain `cuMemcpy2D` is ordered on.
-    fn legacy_stream(&self) -> Handle;
+    fn legacy_stream(&self) -> StreamHandle;
     /// Makes `stream` wait (on the device) for `event`.
-    unsafe fn stream_wait_event(&self, stream: Handle, event: Handle) -> Result<()>;
+    unsafe fn stream_wait_event(&self, stream: StreamHandle, event: EventHandle) -> Result<()>;
     /// True once the work before the event's record has completed.
-    unsafe fn event_query(&self, event: Handle) -> Result<bool>;
-    unsafe fn event_synchronize(&self, event: Handle) -> Result<()>;
+    unsafe fn event_query(&self, event: EventHandle) -> Result<bool>;
+    unsafe fn event_synchronize(&self, event: EventHandle) -> Result<()>;
     /// An event that also takes a timestamp (profiling only: plain events
     /// skip timing, which makes recording them cheaper).
-    fn timed_event_create(&self) -> Result<Handle>;
+    fn timed_event_create(&self) -> Result<EventHandle>;
     /// Milliseconds between two completed records of timed events.
-    unsafe fn event_elapsed_ms(&self, start: Handle, end: Handle) -> Result<f32>;
+    unsafe fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32>;
 
-    unsafe fn copy_2d(&self, copy: &Copy2d, stream: Handle) -> Result<()>;
+    unsafe fn copy_2d(&self, copy: &Copy2d, stream: StreamHandle) -> Result<()>;
     unsafe fn copy_to_host(
         &self,
         dst: *mut u8,
         src: DevicePtr,
         bytes: usize,
-        stream: Handle,
+        stream: StreamHandle,
     ) -> Result<()>;
     unsafe fn memset_u32(
         &self,
         dst: DevicePtr,
         value: u32,
         count: usize,
-        stream: Handle,
+        stream: StreamHandle,
     ) -> Result<()>;
 
     /// Compiles kernel source to the runtime's loadable image (PTX, code
@@ -198,16 +261,16 @@ pub unsafe trait Driver: Interop + Send + Sync {
     fn caches_kernels(&self) -> bool {
         true
     }
-    fn module_load(&self, image: &[u8]) -> Result<Handle>;
-    unsafe fn module_unload(&self, module: Handle);
-    unsafe fn function(&self, module: Handle, name: &str) -> Result<Handle>;
-    /// `params` points at each kernel argument, in order.
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle>;
+    unsafe fn module_unload(&self, module: ModuleHandle);
+    unsafe fn function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle>;
+    /// `args` are the kernel's arguments, in order.
     unsafe fn launch(
         &self,
-        function: Handle,
+        function: FunctionHandle,
         dims: &LaunchDims,
-        stream: Handle,
-        params: &mut [*mut c_void],
+        stream: StreamHandle,
+        args: &mut KernelArgs,
     ) -> Result<()>;
 }
 
@@ -223,30 +286,41 @@ pub unsafe trait Interop {
     /// Imports an allocation exported as an fd. The fd is consumed whatever
     /// the outcome: kept by the runtime (CUDA, on success) or closed here
     /// (on failure, and by runtimes that keep a reference of their own).
-    fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc) -> Result<Handle>;
+    fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc)
+        -> Result<ExternalMemoryHandle>;
     /// A device pointer to `bytes` bytes at `offset` of imported memory.
     /// The runtime may refuse offsets not aligned as the exporter's pages
     /// (the RAII layer maps from offset 0 only).
     unsafe fn map_external_buffer(
         &self,
-        memory: Handle,
+        memory: ExternalMemoryHandle,
         offset: u64,
         bytes: u64,
     ) -> Result<DevicePtr>;
     /// Releases a pointer from [`Interop::map_external_buffer`].
     unsafe fn free_external_buffer(&self, ptr: DevicePtr);
-    unsafe fn destroy_external_memory(&self, memory: Handle);
+    unsafe fn destroy_external_memory(&self, memory: ExternalMemoryHandle);
 
     /// Imports a semaphore exported as an opaque fd; the fd is consumed as
     /// for [`Interop::import_memory`].
-    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<Handle>;
+    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<SemaphoreHandle>;
     /// Queues a signal (timeline: to `value`) on `stream`: the device sets
     /// it once the work queued before has completed.
-    unsafe fn signal_semaphore(&self, semaphore: Handle, value: u64, stream: Handle) -> Result<()>;
+    unsafe fn signal_semaphore(
+        &self,
+        semaphore: SemaphoreHandle,
+        value: u64,
+        stream: StreamHandle,
+    ) -> Result<()>;
     /// Makes `stream` wait on the device until the semaphore is signalled
     /// (timeline: reaches `value`).
-    unsafe fn wait_semaphore(&self, semaphore: Handle, value: u64, stream: Handle) -> Result<()>;
-    unsafe fn destroy_semaphore(&self, semaphore: Handle);
+    unsafe fn wait_semaphore(
+        &self,
+        semaphore: SemaphoreHandle,
+        value: u64,
+        stream: StreamHandle,
+    ) -> Result<()>;
+    unsafe fn destroy_semaphore(&self, semaphore: SemaphoreHandle);
 
     /// Page-locks `bytes` of host memory at `ptr` and maps it for the
     /// device, so copies from it run asynchronously with no staging copy.
@@ -261,12 +335,12 @@ pub unsafe trait Interop {
 
     /// Registers a GL texture of the context current on this thread
     /// (read-only use: vmafx never writes it).
-    unsafe fn gl_register_image(&self, texture: u32, target: u32) -> Result<Handle>;
+    unsafe fn gl_register_image(&self, texture: u32, target: u32) -> Result<GraphicsHandle>;
     /// Maps a registered resource for `stream`'s work (after GL's work on it).
-    unsafe fn graphics_map(&self, resource: Handle, stream: Handle) -> Result<()>;
+    unsafe fn graphics_map(&self, resource: GraphicsHandle, stream: StreamHandle) -> Result<()>;
     /// The array of a mapped resource (layer 0, level 0).
-    unsafe fn graphics_array(&self, resource: Handle) -> Result<Handle>;
+    unsafe fn graphics_array(&self, resource: GraphicsHandle) -> Result<ArrayHandle>;
     /// Gives the resource back to GL once `stream`'s work queued so far ran.
-    unsafe fn graphics_unmap(&self, resource: Handle, stream: Handle) -> Result<()>;
-    unsafe fn graphics_unregister(&self, resource: Handle);
+    unsafe fn graphics_unmap(&self, resource: GraphicsHandle, stream: StreamHandle) -> Result<()>;
+    unsafe fn graphics_unregister(&self, resource: GraphicsHandle);
 }

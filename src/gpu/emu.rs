@@ -10,9 +10,11 @@
 //! library once per source (and runtime) hash, kept in
 //! `target/emu-kernels/` next to the test binary.
 
+use super::args::KernelArgs;
 use super::driver::{
-    Copy2d, DevicePtr, Driver, ExternalMemoryDesc, Handle, Interop, LaunchDims, Memory, MemoryInfo,
-    SemaphoreKind,
+    ArrayHandle, Copy2d, DevicePtr, Driver, EventHandle, ExternalMemoryDesc, ExternalMemoryHandle,
+    FunctionHandle, GraphicsHandle, Interop, LaunchDims, Memory, MemoryInfo, ModuleHandle,
+    SemaphoreHandle, SemaphoreKind, StreamHandle,
 };
 use super::Gpu;
 use crate::error::{Error, GpuApi, GpuCode, Result};
@@ -120,10 +122,11 @@ impl EmuDriver {
         Ok(source)
     }
 
-    fn handle(&self) -> Handle {
+    /// A fresh raw handle value, of whichever kind the caller wraps it in.
+    fn handle(&self) -> usize {
         let mut s = self.state.lock().unwrap();
         s.next_handle += 1;
-        Handle(s.next_handle)
+        s.next_handle
     }
 
     fn host_alloc(&self, bytes: usize) -> Result<*mut u8> {
@@ -201,41 +204,41 @@ unsafe impl Driver for EmuDriver {
         self.host_free(ptr as usize);
     }
 
-    fn stream_create(&self) -> Result<Handle> {
-        Ok(self.handle())
+    fn stream_create(&self) -> Result<StreamHandle> {
+        Ok(StreamHandle::from_raw(self.handle()))
     }
-    unsafe fn stream_destroy(&self, _stream: Handle) {}
-    unsafe fn stream_synchronize(&self, _stream: Handle) -> Result<()> {
+    unsafe fn stream_destroy(&self, _stream: StreamHandle) {}
+    unsafe fn stream_synchronize(&self, _stream: StreamHandle) -> Result<()> {
         Ok(())
     }
 
-    fn event_create(&self) -> Result<Handle> {
-        Ok(self.handle())
+    fn event_create(&self) -> Result<EventHandle> {
+        Ok(EventHandle::from_raw(self.handle()))
     }
-    unsafe fn event_destroy(&self, _event: Handle) {}
-    unsafe fn event_record(&self, _event: Handle, _stream: Handle) -> Result<()> {
+    unsafe fn event_destroy(&self, _event: EventHandle) {}
+    unsafe fn event_record(&self, _event: EventHandle, _stream: StreamHandle) -> Result<()> {
         Ok(())
     }
-    fn legacy_stream(&self) -> Handle {
-        Handle(0)
+    fn legacy_stream(&self) -> StreamHandle {
+        StreamHandle::from_raw(0)
     }
-    unsafe fn stream_wait_event(&self, _stream: Handle, _event: Handle) -> Result<()> {
+    unsafe fn stream_wait_event(&self, _stream: StreamHandle, _event: EventHandle) -> Result<()> {
         Ok(())
     }
-    unsafe fn event_query(&self, _event: Handle) -> Result<bool> {
+    unsafe fn event_query(&self, _event: EventHandle) -> Result<bool> {
         Ok(true)
     }
-    unsafe fn event_synchronize(&self, _event: Handle) -> Result<()> {
+    unsafe fn event_synchronize(&self, _event: EventHandle) -> Result<()> {
         Ok(())
     }
-    fn timed_event_create(&self) -> Result<Handle> {
-        Ok(self.handle())
+    fn timed_event_create(&self) -> Result<EventHandle> {
+        Ok(EventHandle::from_raw(self.handle()))
     }
-    unsafe fn event_elapsed_ms(&self, _start: Handle, _end: Handle) -> Result<f32> {
+    unsafe fn event_elapsed_ms(&self, _start: EventHandle, _end: EventHandle) -> Result<f32> {
         Ok(0.0)
     }
 
-    unsafe fn copy_2d(&self, copy: &Copy2d, _stream: Handle) -> Result<()> {
+    unsafe fn copy_2d(&self, copy: &Copy2d, _stream: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
         unsafe {
             let src = match copy.src {
@@ -258,7 +261,7 @@ unsafe impl Driver for EmuDriver {
         dst: *mut u8,
         src: DevicePtr,
         bytes: usize,
-        _stream: Handle,
+        _stream: StreamHandle,
     ) -> Result<()> {
         // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
         unsafe {
@@ -271,7 +274,7 @@ unsafe impl Driver for EmuDriver {
         dst: DevicePtr,
         value: u32,
         count: usize,
-        _stream: Handle,
+        _stream: StreamHandle,
     ) -> Result<()> {
         // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
         unsafe {
@@ -284,7 +287,7 @@ unsafe impl Driver for EmuDriver {
         // The name rides along for the library's file name.
         Ok(format!("{name}\n{source}").into_bytes())
     }
-    fn module_load(&self, image: &[u8]) -> Result<Handle> {
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
         let text = std::str::from_utf8(image).map_err(|e| error("module_load", e.to_string()))?;
         let (name, source) = text
             .split_once('\n')
@@ -292,16 +295,16 @@ unsafe impl Driver for EmuDriver {
         let source = self.patched(name, source)?;
         let lib = build::library(name, &source, &self.defines)?;
         let h = self.handle();
-        self.state.lock().unwrap().modules.insert(h.0, lib);
-        Ok(h)
+        self.state.lock().unwrap().modules.insert(h, lib);
+        Ok(ModuleHandle::from_raw(h))
     }
-    unsafe fn module_unload(&self, module: Handle) {
-        self.state.lock().unwrap().modules.remove(&module.0);
+    unsafe fn module_unload(&self, module: ModuleHandle) {
+        self.state.lock().unwrap().modules.remove(&module.raw());
     }
-    unsafe fn function(&self, module: Handle, name: &str) -> Result<Handle> {
+    unsafe fn function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
         // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
         unsafe {
-            let lib = self.state.lock().unwrap().modules[&module.0].clone();
+            let lib = self.state.lock().unwrap().modules[&module.raw()].clone();
             let c = CString::new(name).map_err(|e| error("function", e.to_string()))?;
             let kernel = (lib.lookup)(c.as_ptr())
                 .ok_or_else(|| error("function", format!("no kernel '{name}'")))?;
@@ -310,20 +313,20 @@ unsafe impl Driver for EmuDriver {
                 .lock()
                 .unwrap()
                 .functions
-                .insert(h.0, (lib, kernel));
-            Ok(h)
+                .insert(h, (lib, kernel));
+            Ok(FunctionHandle::from_raw(h))
         }
     }
     unsafe fn launch(
         &self,
-        function: Handle,
+        function: FunctionHandle,
         dims: &LaunchDims,
-        _stream: Handle,
-        params: &mut [*mut c_void],
+        _stream: StreamHandle,
+        args: &mut KernelArgs,
     ) -> Result<()> {
         // SAFETY: the caller upholds the Driver method's contract (pointers the emulated device handed out).
         unsafe {
-            let (lib, kernel) = self.state.lock().unwrap().functions[&function.0].clone();
+            let (lib, kernel) = self.state.lock().unwrap().functions[&function.raw()].clone();
             let (g, b) = (dims.grid, dims.block);
             let d = [g.0, g.1, g.2, b.0, b.1, b.2];
             let mut message = [0 as c_char; 512];
@@ -331,7 +334,7 @@ unsafe impl Driver for EmuDriver {
                 kernel,
                 d.as_ptr(),
                 dims.shared_bytes,
-                params.as_mut_ptr(),
+                args.params().as_mut_ptr(),
                 message.as_mut_ptr(),
                 message.len(),
             );
@@ -350,29 +353,43 @@ fn not_emulated<T>(operation: &str) -> Result<T> {
 
 // SAFETY: nothing is imported; every call fails or does nothing.
 unsafe impl Interop for EmuDriver {
-    fn import_memory(&self, _fd: OwnedFd, _desc: &ExternalMemoryDesc) -> Result<Handle> {
+    fn import_memory(
+        &self,
+        _fd: OwnedFd,
+        _desc: &ExternalMemoryDesc,
+    ) -> Result<ExternalMemoryHandle> {
         not_emulated("import_memory")
     }
     unsafe fn map_external_buffer(
         &self,
-        _m: Handle,
+        _m: ExternalMemoryHandle,
         _offset: u64,
         _bytes: u64,
     ) -> Result<DevicePtr> {
         not_emulated("map_external_buffer")
     }
     unsafe fn free_external_buffer(&self, _ptr: DevicePtr) {}
-    unsafe fn destroy_external_memory(&self, _memory: Handle) {}
-    fn import_semaphore(&self, _fd: OwnedFd, _kind: SemaphoreKind) -> Result<Handle> {
+    unsafe fn destroy_external_memory(&self, _memory: ExternalMemoryHandle) {}
+    fn import_semaphore(&self, _fd: OwnedFd, _kind: SemaphoreKind) -> Result<SemaphoreHandle> {
         not_emulated("import_semaphore")
     }
-    unsafe fn signal_semaphore(&self, _s: Handle, _value: u64, _stream: Handle) -> Result<()> {
+    unsafe fn signal_semaphore(
+        &self,
+        _s: SemaphoreHandle,
+        _value: u64,
+        _stream: StreamHandle,
+    ) -> Result<()> {
         not_emulated("signal_semaphore")
     }
-    unsafe fn wait_semaphore(&self, _s: Handle, _value: u64, _stream: Handle) -> Result<()> {
+    unsafe fn wait_semaphore(
+        &self,
+        _s: SemaphoreHandle,
+        _value: u64,
+        _stream: StreamHandle,
+    ) -> Result<()> {
         not_emulated("wait_semaphore")
     }
-    unsafe fn destroy_semaphore(&self, _semaphore: Handle) {}
+    unsafe fn destroy_semaphore(&self, _semaphore: SemaphoreHandle) {}
     unsafe fn host_register(&self, _ptr: *mut u8, _bytes: usize) -> Result<()> {
         not_emulated("host_register")
     }
@@ -383,19 +400,23 @@ unsafe impl Interop for EmuDriver {
     unsafe fn export_dmabuf(&self, _ptr: DevicePtr, _bytes: usize) -> Result<OwnedFd> {
         not_emulated("export_dmabuf")
     }
-    unsafe fn gl_register_image(&self, _texture: u32, _target: u32) -> Result<Handle> {
+    unsafe fn gl_register_image(&self, _texture: u32, _target: u32) -> Result<GraphicsHandle> {
         not_emulated("gl_register_image")
     }
-    unsafe fn graphics_map(&self, _resource: Handle, _stream: Handle) -> Result<()> {
+    unsafe fn graphics_map(&self, _resource: GraphicsHandle, _stream: StreamHandle) -> Result<()> {
         not_emulated("graphics_map")
     }
-    unsafe fn graphics_array(&self, _resource: Handle) -> Result<Handle> {
+    unsafe fn graphics_array(&self, _resource: GraphicsHandle) -> Result<ArrayHandle> {
         not_emulated("graphics_array")
     }
-    unsafe fn graphics_unmap(&self, _resource: Handle, _stream: Handle) -> Result<()> {
+    unsafe fn graphics_unmap(
+        &self,
+        _resource: GraphicsHandle,
+        _stream: StreamHandle,
+    ) -> Result<()> {
         not_emulated("graphics_unmap")
     }
-    unsafe fn graphics_unregister(&self, _resource: Handle) {}
+    unsafe fn graphics_unregister(&self, _resource: GraphicsHandle) {}
 }
 
 /// Building and caching the kernel libraries.

@@ -9,7 +9,10 @@
 //! that wants to keep its fd passes `fd.try_clone()?` (a `dup`).
 
 use super::device::{Gpu, Stream};
-use super::driver::{DevicePtr, ExternalMemoryDesc, Handle, SemaphoreKind};
+use super::driver::{
+    ArrayHandle, DevicePtr, ExternalMemoryDesc, ExternalMemoryHandle, GraphicsHandle,
+    SemaphoreHandle, SemaphoreKind,
+};
 use crate::error::{Error, Result};
 use std::marker::PhantomData;
 use std::os::fd::OwnedFd;
@@ -127,7 +130,7 @@ impl Gpu {
 /// into that mapping (ADR 0008).
 pub struct ExternalMemory {
     gpu: Gpu,
-    handle: Handle,
+    handle: ExternalMemoryHandle,
     desc: ExternalMemoryDesc,
     /// The whole allocation's device address (None only while importing).
     base: Option<DevicePtr>,
@@ -207,7 +210,7 @@ impl MappedBuffer {
 /// run their waits and signals.
 pub struct ExternalSemaphore {
     gpu: Gpu,
-    handle: Handle,
+    handle: SemaphoreHandle,
     kind: SemaphoreKind,
 }
 
@@ -296,7 +299,7 @@ impl Drop for HostRegistration<'_> {
 /// read it.
 pub struct GraphicsResource {
     gpu: Gpu,
-    handle: Handle,
+    handle: GraphicsHandle,
 }
 
 // SAFETY: runtime handles may be used from any thread.
@@ -339,7 +342,7 @@ pub struct MappedGraphics<'a> {
 impl MappedGraphics<'_> {
     /// The texture's array (layer 0, level 0), a
     /// [`super::driver::Memory::Array`] copy source while mapped.
-    pub fn array(&self) -> Result<Handle> {
+    pub fn array(&self) -> Result<ArrayHandle> {
         // SAFETY: mapped.
         unsafe {
             self.resource

@@ -361,7 +361,7 @@ fn a_producers_event_is_used_but_never_destroyed() {
     drop(own);
 
     let log = driver.log();
-    let handle = super::driver::Handle(0xe0e0);
+    let handle = super::driver::EventHandle::from_raw(0xe0e0);
     assert!(log.contains(&Call::StreamWait {
         stream: match log[0] {
             Call::StreamCreate(s) => s,

@@ -5,14 +5,15 @@
 //! uses a device: which planes are uploaded, when, and in which order
 //! relative to the kernels that read them.
 
+use super::args::KernelArgs;
 use super::driver::{
-    Copy2d, DevicePtr, Driver, ExternalMemoryDesc, ExternalMemoryKind, Handle, Interop, LaunchDims,
-    Memory, MemoryInfo, SemaphoreKind,
+    ArrayHandle, Copy2d, DevicePtr, Driver, EventHandle, ExternalMemoryDesc, ExternalMemoryHandle,
+    ExternalMemoryKind, FunctionHandle, GraphicsHandle, Interop, LaunchDims, Memory, MemoryInfo,
+    ModuleHandle, SemaphoreHandle, SemaphoreKind, StreamHandle,
 };
 use super::Gpu;
 use crate::error::{Error, GpuApi, GpuCode, Result};
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 
@@ -26,98 +27,98 @@ pub enum Call {
         bytes: usize,
     },
     Free(DevicePtr),
-    StreamCreate(Handle),
-    StreamSync(Handle),
-    EventCreate(Handle),
-    EventDestroy(Handle),
+    StreamCreate(StreamHandle),
+    StreamSync(StreamHandle),
+    EventCreate(EventHandle),
+    EventDestroy(EventHandle),
     EventRecord {
-        event: Handle,
-        stream: Handle,
+        event: EventHandle,
+        stream: StreamHandle,
     },
     StreamWait {
-        stream: Handle,
-        event: Handle,
+        stream: StreamHandle,
+        event: EventHandle,
     },
-    EventSync(Handle),
+    EventSync(EventHandle),
     /// The host asked whether the event fired (the mock says it has).
-    EventQuery(Handle),
+    EventQuery(EventHandle),
     /// `src_host` is the pinned staging address for uploads, `None` for
     /// device-to-device copies (`src_device`) and array copies (`src_array`).
     Copy2d {
         src_host: Option<usize>,
         src_device: Option<DevicePtr>,
-        src_array: Option<Handle>,
+        src_array: Option<ArrayHandle>,
         dst: DevicePtr,
         width_bytes: usize,
         height: usize,
-        stream: Handle,
+        stream: StreamHandle,
     },
     CopyToHost {
         src: DevicePtr,
-        stream: Handle,
+        stream: StreamHandle,
     },
     Fill {
         dst: DevicePtr,
         bytes: usize,
-        stream: Handle,
+        stream: StreamHandle,
     },
     /// The device addresses among the kernel's parameters, in order.
     Launch {
         function: String,
         pointers: Vec<DevicePtr>,
-        stream: Handle,
+        stream: StreamHandle,
     },
     ImportMemory {
-        memory: Handle,
+        memory: ExternalMemoryHandle,
         kind: ExternalMemoryKind,
         size: u64,
         dedicated: bool,
     },
     MapExternalBuffer {
-        memory: Handle,
+        memory: ExternalMemoryHandle,
         ptr: DevicePtr,
         offset: u64,
         bytes: u64,
     },
     FreeExternalBuffer(DevicePtr),
-    DestroyExternalMemory(Handle),
+    DestroyExternalMemory(ExternalMemoryHandle),
     ImportSemaphore {
-        semaphore: Handle,
+        semaphore: SemaphoreHandle,
         kind: SemaphoreKind,
     },
     SignalSemaphore {
-        semaphore: Handle,
+        semaphore: SemaphoreHandle,
         value: u64,
-        stream: Handle,
+        stream: StreamHandle,
     },
     WaitSemaphore {
-        semaphore: Handle,
+        semaphore: SemaphoreHandle,
         value: u64,
-        stream: Handle,
+        stream: StreamHandle,
     },
-    DestroySemaphore(Handle),
+    DestroySemaphore(SemaphoreHandle),
     HostRegister {
         ptr: usize,
         bytes: usize,
     },
     HostUnregister(usize),
     GlRegister {
-        resource: Handle,
+        resource: GraphicsHandle,
         texture: u32,
     },
     GraphicsMap {
-        resource: Handle,
-        stream: Handle,
+        resource: GraphicsHandle,
+        stream: StreamHandle,
     },
     GraphicsArray {
-        resource: Handle,
-        array: Handle,
+        resource: GraphicsHandle,
+        array: ArrayHandle,
     },
     GraphicsUnmap {
-        resource: Handle,
-        stream: Handle,
+        resource: GraphicsHandle,
+        stream: StreamHandle,
     },
-    GraphicsUnregister(Handle),
+    GraphicsUnregister(GraphicsHandle),
 }
 
 /// Which of a kernel's parameters are device addresses (u64); the others
@@ -154,13 +155,13 @@ struct State {
     /// Semaphore waits never end (a producer that never signals).
     stall_semaphores: bool,
     /// Streams behind such a wait, and events recorded on them.
-    stalled_streams: std::collections::HashSet<Handle>,
-    stalled_events: std::collections::HashSet<Handle>,
+    stalled_streams: std::collections::HashSet<StreamHandle>,
+    stalled_events: std::collections::HashSet<EventHandle>,
 }
 
 /// The recording driver; clone the `Arc` to read the log after use.
 /// The handle the mock gives the legacy default stream.
-pub const LEGACY_STREAM: Handle = Handle(1);
+pub const LEGACY_STREAM: StreamHandle = StreamHandle::from_raw(1);
 
 #[derive(Default)]
 pub struct MockDriver {
@@ -267,10 +268,11 @@ impl MockDriver {
         Ok(())
     }
 
-    fn handle(&self) -> Handle {
+    /// A fresh raw handle value, of whichever kind the caller wraps it in.
+    fn handle(&self) -> usize {
         let mut s = self.state.lock().unwrap();
         s.next_handle += 1;
-        Handle(s.next_handle)
+        s.next_handle
     }
 
     /// Fake device addresses: page-aligned, never 0, never overlapping.
@@ -282,12 +284,12 @@ impl MockDriver {
     }
 
     /// Keeps an imported fd until `destroy` (the runtime's ownership).
-    fn keep_fd(&self, handle: Handle, fd: OwnedFd) {
-        self.state.lock().unwrap().fds.insert(handle.0, fd);
+    fn keep_fd(&self, handle: usize, fd: OwnedFd) {
+        self.state.lock().unwrap().fds.insert(handle, fd);
     }
 
-    fn release_fd(&self, handle: Handle) {
-        self.state.lock().unwrap().fds.remove(&handle.0);
+    fn release_fd(&self, handle: usize) {
+        self.state.lock().unwrap().fds.remove(&handle);
     }
 }
 
@@ -339,17 +341,17 @@ unsafe impl Driver for MockDriver {
         self.state.lock().unwrap().pinned.remove(&(ptr as usize));
     }
 
-    fn stream_create(&self) -> Result<Handle> {
+    fn stream_create(&self) -> Result<StreamHandle> {
         self.check("stream_create")?;
-        let h = self.handle();
+        let h = StreamHandle::from_raw(self.handle());
         self.push(Call::StreamCreate(h));
         self.state.lock().unwrap().live_streams += 1;
         Ok(h)
     }
-    unsafe fn stream_destroy(&self, _stream: Handle) {
+    unsafe fn stream_destroy(&self, _stream: StreamHandle) {
         self.state.lock().unwrap().live_streams -= 1;
     }
-    unsafe fn stream_synchronize(&self, stream: Handle) -> Result<()> {
+    unsafe fn stream_synchronize(&self, stream: StreamHandle) -> Result<()> {
         self.push(Call::StreamSync(stream));
         if self.state.lock().unwrap().stalled_streams.contains(&stream) {
             return self.stalled("stream_synchronize");
@@ -357,22 +359,22 @@ unsafe impl Driver for MockDriver {
         Ok(())
     }
 
-    fn event_create(&self) -> Result<Handle> {
+    fn event_create(&self) -> Result<EventHandle> {
         self.check("event_create")?;
-        let h = self.handle();
+        let h = EventHandle::from_raw(self.handle());
         self.push(Call::EventCreate(h));
         Ok(h)
     }
-    fn timed_event_create(&self) -> Result<Handle> {
+    fn timed_event_create(&self) -> Result<EventHandle> {
         self.event_create()
     }
-    unsafe fn event_elapsed_ms(&self, _start: Handle, _end: Handle) -> Result<f32> {
+    unsafe fn event_elapsed_ms(&self, _start: EventHandle, _end: EventHandle) -> Result<f32> {
         Ok(0.0)
     }
-    unsafe fn event_destroy(&self, event: Handle) {
+    unsafe fn event_destroy(&self, event: EventHandle) {
         self.push(Call::EventDestroy(event));
     }
-    unsafe fn event_record(&self, event: Handle, stream: Handle) -> Result<()> {
+    unsafe fn event_record(&self, event: EventHandle, stream: StreamHandle) -> Result<()> {
         self.check("event_record")?;
         self.push(Call::EventRecord { event, stream });
         let mut state = self.state.lock().unwrap();
@@ -383,10 +385,10 @@ unsafe impl Driver for MockDriver {
         }
         Ok(())
     }
-    fn legacy_stream(&self) -> Handle {
+    fn legacy_stream(&self) -> StreamHandle {
         LEGACY_STREAM
     }
-    unsafe fn stream_wait_event(&self, stream: Handle, event: Handle) -> Result<()> {
+    unsafe fn stream_wait_event(&self, stream: StreamHandle, event: EventHandle) -> Result<()> {
         self.check("stream_wait_event")?;
         self.push(Call::StreamWait { stream, event });
         let mut state = self.state.lock().unwrap();
@@ -395,11 +397,11 @@ unsafe impl Driver for MockDriver {
         }
         Ok(())
     }
-    unsafe fn event_query(&self, event: Handle) -> Result<bool> {
+    unsafe fn event_query(&self, event: EventHandle) -> Result<bool> {
         self.push(Call::EventQuery(event));
         Ok(!self.state.lock().unwrap().stalled_events.contains(&event))
     }
-    unsafe fn event_synchronize(&self, event: Handle) -> Result<()> {
+    unsafe fn event_synchronize(&self, event: EventHandle) -> Result<()> {
         self.push(Call::EventSync(event));
         if self.state.lock().unwrap().stalled_events.contains(&event) {
             return self.stalled("event_synchronize");
@@ -407,7 +409,7 @@ unsafe impl Driver for MockDriver {
         Ok(())
     }
 
-    unsafe fn copy_2d(&self, copy: &Copy2d, stream: Handle) -> Result<()> {
+    unsafe fn copy_2d(&self, copy: &Copy2d, stream: StreamHandle) -> Result<()> {
         self.check("copy_2d")?;
         let (src_host, src_device, src_array) = match copy.src {
             Memory::Host(p) => (Some(p as usize), None, None),
@@ -430,7 +432,7 @@ unsafe impl Driver for MockDriver {
         dst: *mut u8,
         src: DevicePtr,
         bytes: usize,
-        stream: Handle,
+        stream: StreamHandle,
     ) -> Result<()> {
         // SAFETY: the caller upholds the Driver method's contract (pointers the mock handed out).
         unsafe {
@@ -446,7 +448,7 @@ unsafe impl Driver for MockDriver {
         dst: DevicePtr,
         _value: u32,
         count: usize,
-        stream: Handle,
+        stream: StreamHandle,
     ) -> Result<()> {
         self.check("memset")?;
         self.push(Call::Fill {
@@ -460,42 +462,39 @@ unsafe impl Driver for MockDriver {
     fn compile(&self, _source: &str, _name: &str) -> Result<Vec<u8>> {
         Ok(b"mock image".to_vec())
     }
-    fn module_load(&self, _image: &[u8]) -> Result<Handle> {
+    fn module_load(&self, _image: &[u8]) -> Result<ModuleHandle> {
         self.check("module_load")?;
-        Ok(self.handle())
+        Ok(ModuleHandle::from_raw(self.handle()))
     }
-    unsafe fn module_unload(&self, _module: Handle) {}
-    unsafe fn function(&self, _module: Handle, name: &str) -> Result<Handle> {
+    unsafe fn module_unload(&self, _module: ModuleHandle) {}
+    unsafe fn function(&self, _module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
         let h = self.handle();
         self.state
             .lock()
             .unwrap()
             .functions
-            .insert(h.0, name.to_string());
-        Ok(h)
+            .insert(h, name.to_string());
+        Ok(FunctionHandle::from_raw(h))
     }
     unsafe fn launch(
         &self,
-        function: Handle,
+        function: FunctionHandle,
         _dims: &LaunchDims,
-        stream: Handle,
-        params: &mut [*mut c_void],
+        stream: StreamHandle,
+        args: &mut KernelArgs,
     ) -> Result<()> {
-        // SAFETY: the caller upholds the Driver method's contract (pointers the mock handed out).
-        unsafe {
-            self.check("launch")?;
-            let name = self.state.lock().unwrap().functions[&function.0].clone();
-            let pointers = pointer_params(&name)
-                .iter()
-                .map(|&i| *(params[i] as *const u64))
-                .collect();
-            self.push(Call::Launch {
-                function: name,
-                pointers,
-                stream,
-            });
-            Ok(())
-        }
+        self.check("launch")?;
+        let name = self.state.lock().unwrap().functions[&function.raw()].clone();
+        let pointers = pointer_params(&name)
+            .iter()
+            .map(|&i| args.get::<DevicePtr>(i))
+            .collect();
+        self.push(Call::Launch {
+            function: name,
+            pointers,
+            stream,
+        });
+        Ok(())
     }
 }
 
@@ -503,10 +502,14 @@ unsafe impl Driver for MockDriver {
 // fd to the caller (which closes it), a successful one keeps it until
 // destroyed.
 unsafe impl Interop for MockDriver {
-    fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc) -> Result<Handle> {
+    fn import_memory(
+        &self,
+        fd: OwnedFd,
+        desc: &ExternalMemoryDesc,
+    ) -> Result<ExternalMemoryHandle> {
         self.check("import_memory")?;
-        let memory = self.handle();
-        self.keep_fd(memory, fd);
+        let memory = ExternalMemoryHandle::from_raw(self.handle());
+        self.keep_fd(memory.raw(), fd);
         self.push(Call::ImportMemory {
             memory,
             kind: desc.kind,
@@ -517,7 +520,7 @@ unsafe impl Interop for MockDriver {
     }
     unsafe fn map_external_buffer(
         &self,
-        memory: Handle,
+        memory: ExternalMemoryHandle,
         offset: u64,
         bytes: u64,
     ) -> Result<DevicePtr> {
@@ -534,19 +537,24 @@ unsafe impl Interop for MockDriver {
     unsafe fn free_external_buffer(&self, ptr: DevicePtr) {
         self.push(Call::FreeExternalBuffer(ptr));
     }
-    unsafe fn destroy_external_memory(&self, memory: Handle) {
-        self.release_fd(memory);
+    unsafe fn destroy_external_memory(&self, memory: ExternalMemoryHandle) {
+        self.release_fd(memory.raw());
         self.push(Call::DestroyExternalMemory(memory));
     }
 
-    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<Handle> {
+    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<SemaphoreHandle> {
         self.check("import_semaphore")?;
-        let semaphore = self.handle();
-        self.keep_fd(semaphore, fd);
+        let semaphore = SemaphoreHandle::from_raw(self.handle());
+        self.keep_fd(semaphore.raw(), fd);
         self.push(Call::ImportSemaphore { semaphore, kind });
         Ok(semaphore)
     }
-    unsafe fn signal_semaphore(&self, semaphore: Handle, value: u64, stream: Handle) -> Result<()> {
+    unsafe fn signal_semaphore(
+        &self,
+        semaphore: SemaphoreHandle,
+        value: u64,
+        stream: StreamHandle,
+    ) -> Result<()> {
         self.push(Call::SignalSemaphore {
             semaphore,
             value,
@@ -554,7 +562,12 @@ unsafe impl Interop for MockDriver {
         });
         Ok(())
     }
-    unsafe fn wait_semaphore(&self, semaphore: Handle, value: u64, stream: Handle) -> Result<()> {
+    unsafe fn wait_semaphore(
+        &self,
+        semaphore: SemaphoreHandle,
+        value: u64,
+        stream: StreamHandle,
+    ) -> Result<()> {
         self.push(Call::WaitSemaphore {
             semaphore,
             value,
@@ -566,8 +579,8 @@ unsafe impl Interop for MockDriver {
         }
         Ok(())
     }
-    unsafe fn destroy_semaphore(&self, semaphore: Handle) {
-        self.release_fd(semaphore);
+    unsafe fn destroy_semaphore(&self, semaphore: SemaphoreHandle) {
+        self.release_fd(semaphore.raw());
         self.push(Call::DestroySemaphore(semaphore));
     }
 
@@ -596,33 +609,33 @@ unsafe impl Interop for MockDriver {
         .map_err(|e| crate::error::Error::InvalidArgument(e.to_string()))
     }
 
-    unsafe fn gl_register_image(&self, texture: u32, _target: u32) -> Result<Handle> {
+    unsafe fn gl_register_image(&self, texture: u32, _target: u32) -> Result<GraphicsHandle> {
         self.check("gl_register_image")?;
-        let resource = self.handle();
+        let resource = GraphicsHandle::from_raw(self.handle());
         self.push(Call::GlRegister { resource, texture });
         Ok(resource)
     }
-    unsafe fn graphics_map(&self, resource: Handle, stream: Handle) -> Result<()> {
+    unsafe fn graphics_map(&self, resource: GraphicsHandle, stream: StreamHandle) -> Result<()> {
         self.check("graphics_map")?;
         self.push(Call::GraphicsMap { resource, stream });
         Ok(())
     }
-    unsafe fn graphics_array(&self, resource: Handle) -> Result<Handle> {
-        let array = self.handle();
+    unsafe fn graphics_array(&self, resource: GraphicsHandle) -> Result<ArrayHandle> {
+        let array = ArrayHandle::from_raw(self.handle());
         self.push(Call::GraphicsArray { resource, array });
         Ok(array)
     }
-    unsafe fn graphics_unmap(&self, resource: Handle, stream: Handle) -> Result<()> {
+    unsafe fn graphics_unmap(&self, resource: GraphicsHandle, stream: StreamHandle) -> Result<()> {
         self.push(Call::GraphicsUnmap { resource, stream });
         Ok(())
     }
-    unsafe fn graphics_unregister(&self, resource: Handle) {
+    unsafe fn graphics_unregister(&self, resource: GraphicsHandle) {
         self.push(Call::GraphicsUnregister(resource));
     }
 }
 
 /// The stream a call queues its work on, if it is stream work.
-pub fn stream_of(call: &Call) -> Option<Handle> {
+pub fn stream_of(call: &Call) -> Option<StreamHandle> {
     match call {
         Call::Copy2d { stream, .. }
         | Call::Launch { stream, .. }
@@ -651,12 +664,12 @@ pub struct DeviceOrder {
 impl DeviceOrder {
     pub fn new(log: &[Call]) -> Self {
         let mut after = vec![Vec::new(); log.len()];
-        let mut last_on: HashMap<Handle, usize> = HashMap::new();
-        let mut recorded: HashMap<Handle, usize> = HashMap::new();
+        let mut last_on: HashMap<StreamHandle, usize> = HashMap::new();
+        let mut recorded: HashMap<EventHandle, usize> = HashMap::new();
         // Work the host has seen finish: everything queued later follows it.
         let mut host_seen: Vec<usize> = Vec::new();
         // How much of `host_seen` each stream already follows.
-        let mut seen_by: HashMap<Handle, usize> = HashMap::new();
+        let mut seen_by: HashMap<StreamHandle, usize> = HashMap::new();
         for (i, call) in log.iter().enumerate() {
             match call {
                 Call::EventSync(e) | Call::EventQuery(e) => {

@@ -4,14 +4,20 @@
 //! * [`driver`]: the small trait a vendor runtime implements; [`cuda`] and
 //!   [`hip`] are the only files that call FFI, and load their runtime at run
 //!   time (a machine without it gets [`Error::BackendUnavailable`]).
-//! * [`device`]: RAII buffers, pinned buffers, streams, events, modules.
+//! * [`device`]: RAII buffers, pinned buffers, streams, events, modules;
+//!   [`Gpu::upload`] for tables.
+//! * [`args`]: [`args::KernelArgs`], a launch's typed arguments.
+//! * [`slice`](mod@slice): [`slice::DeviceSlice`], bounds-checked views of device
+//!   memory (sub-ranges, kernel arguments).
 //! * [`external`]: RAII imports of a producer's frames: external memory and
 //!   semaphores (Vulkan), registered host memory, GL textures.
 //! * [`kernels`]: kernels/*.cu compiled at run time, cached on disk.
-//! * [`kernel_times`]: device time per kernel, for tuning.
+//! * [`kernel_times`]: device time per kernel, for tuning: a driver that
+//!   wraps the device's and times each launch.
 //! * [`planes`]: a frame's planes uploaded once into context-owned buffers.
 //! * [`feature`]: GPU extractors, same names and outputs as the CPU ones.
 
+pub mod args;
 pub mod bind;
 #[cfg(test)]
 mod contract_tests;
@@ -36,6 +42,7 @@ pub mod lanes;
 pub(crate) mod mock;
 pub mod planes;
 pub mod pool;
+pub mod slice;
 
 pub use device::Gpu;
 

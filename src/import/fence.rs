@@ -90,6 +90,11 @@ impl RawEvent {
     pub fn as_raw(&self) -> usize {
         self.handle
     }
+
+    /// The event as the device layer takes it.
+    pub(crate) fn handle(&self) -> crate::gpu::driver::EventHandle {
+        crate::gpu::driver::EventHandle::from_raw(self.handle)
+    }
 }
 
 impl std::fmt::Debug for RawEvent {

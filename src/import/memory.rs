@@ -107,6 +107,11 @@ impl DeviceArray {
     pub fn as_raw(&self) -> usize {
         self.handle
     }
+
+    /// The array as the device layer takes it.
+    pub(crate) fn handle(&self) -> crate::gpu::driver::ArrayHandle {
+        crate::gpu::driver::ArrayHandle::from_raw(self.handle)
+    }
 }
 
 /// A GL texture name of the GL context current on the submitting thread.

@@ -6,7 +6,7 @@ use super::held::{Graveyard, ReleaseStream};
 use crate::context::frames::{acquire_name, SIDES};
 use crate::error::{Error, Result};
 use crate::gpu::device::{Gpu, Stream};
-use crate::gpu::driver::{Handle, SemaphoreKind};
+use crate::gpu::driver::SemaphoreKind;
 use crate::gpu::external::ExternalSemaphore;
 use crate::import::{Acquire, Frame, Release};
 
@@ -87,10 +87,7 @@ pub(crate) fn signal_from_device(
                 Box::new(move |gpu: &Gpu, stream: &Stream| {
                     // SAFETY: the producer's event, alive until its frame
                     // is released (now); the stream is ours.
-                    let _ = unsafe {
-                        gpu.driver()
-                            .event_record(Handle(raw.as_raw()), stream.handle())
-                    };
+                    let _ = unsafe { gpu.driver().event_record(raw.handle(), stream.handle()) };
                 })
             }
             Release::VulkanSemaphoreFd { fd, value } => {

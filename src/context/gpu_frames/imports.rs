@@ -6,9 +6,7 @@ use super::held::Imported;
 use crate::error::{Error, Result};
 use crate::gpu::bind::SourcePlane;
 use crate::gpu::device::{DeviceBuffer, Gpu, Stream};
-use crate::gpu::driver::{
-    Copy2d, ExternalMemoryDesc, ExternalMemoryKind, Handle, Memory as CopySource,
-};
+use crate::gpu::driver::{Copy2d, ExternalMemoryDesc, ExternalMemoryKind, Memory as CopySource};
 use crate::gpu::external::{GraphicsResource, GL_TEXTURE_2D};
 use crate::gpu::planes::PITCH_ALIGN;
 use crate::import::{FrameDesc, Memory};
@@ -70,7 +68,7 @@ impl Imports {
                         desc,
                         side,
                         i,
-                        CopySource::Array(Handle(array.as_raw())),
+                        CopySource::Array(array.handle()),
                         0,
                     )?
                 }

@@ -18,7 +18,6 @@ pub(crate) use held::ImportedFrames;
 use super::gpu::{enqueue_all, GpuEngine, HostSide};
 use super::*;
 use crate::gpu::bind::{Binder, DeviceFrame};
-use crate::gpu::driver::Handle;
 use crate::import::host_read::{device_only_part, read_frame};
 use crate::import::{Frame, Memory};
 use fences::{acquire_wait, signal_from_device, DeviceWait};
@@ -161,7 +160,7 @@ impl GpuEngine {
                 DeviceWait::Event(raw) => unsafe {
                     self.gpu
                         .driver()
-                        .stream_wait_event(self.lanes.entry().handle(), Handle(raw.as_raw()))?
+                        .stream_wait_event(self.lanes.entry().handle(), raw.handle())?
                 },
                 DeviceWait::Semaphore(semaphore, value) => {
                     self.lanes.entry().wait_semaphore(&semaphore, value)?;

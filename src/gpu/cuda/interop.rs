@@ -4,7 +4,8 @@
 use super::{check, error_name, stream, CudaDriver};
 use crate::error::{Error, GpuApi, GpuCode, Result};
 use crate::gpu::driver::{
-    DevicePtr, ExternalMemoryDesc, ExternalMemoryKind, Handle, Interop, SemaphoreKind,
+    ArrayHandle, DevicePtr, ExternalMemoryDesc, ExternalMemoryHandle, ExternalMemoryKind,
+    GraphicsHandle, Interop, SemaphoreHandle, SemaphoreKind, StreamHandle,
 };
 use cudarc::driver::sys as cu;
 use std::ffi::c_void;
@@ -36,14 +37,14 @@ fn import_error(desc: &ExternalMemoryDesc, answer: String, code: GpuCode) -> Err
     Error::gpu(GpuApi::Cuda, operation, code, reason)
 }
 
-fn memory(h: Handle) -> cu::CUexternalMemory {
-    h.0 as cu::CUexternalMemory
+fn memory(h: ExternalMemoryHandle) -> cu::CUexternalMemory {
+    h.raw() as cu::CUexternalMemory
 }
-fn semaphore(h: Handle) -> cu::CUexternalSemaphore {
-    h.0 as cu::CUexternalSemaphore
+fn semaphore(h: SemaphoreHandle) -> cu::CUexternalSemaphore {
+    h.raw() as cu::CUexternalSemaphore
 }
-fn resource(h: Handle) -> cu::CUgraphicsResource {
-    h.0 as cu::CUgraphicsResource
+fn resource(h: GraphicsHandle) -> cu::CUgraphicsResource {
+    h.raw() as cu::CUgraphicsResource
 }
 
 /// `cuGraphicsGLRegisterImage(CUgraphicsResource*, GLuint, GLenum, unsigned)`.
@@ -68,7 +69,11 @@ fn gl_register_image_fn() -> Option<GlRegisterImage> {
 
 // SAFETY: each method calls the CUDA driver API on the handles the engine passes, as the trait's per-method contracts require.
 unsafe impl Interop for CudaDriver {
-    fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc) -> Result<Handle> {
+    fn import_memory(
+        &self,
+        fd: OwnedFd,
+        desc: &ExternalMemoryDesc,
+    ) -> Result<ExternalMemoryHandle> {
         self.bind()?;
         let type_ = match desc.kind {
             ExternalMemoryKind::OpaqueFd => {
@@ -107,10 +112,15 @@ unsafe impl Interop for CudaDriver {
         }
         // CUDA owns the fd now and closes it when the memory is destroyed.
         let _ = fd.into_raw_fd();
-        Ok(Handle(out as usize))
+        Ok(ExternalMemoryHandle::from_raw(out as usize))
     }
 
-    unsafe fn map_external_buffer(&self, m: Handle, offset: u64, bytes: u64) -> Result<DevicePtr> {
+    unsafe fn map_external_buffer(
+        &self,
+        m: ExternalMemoryHandle,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<DevicePtr> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -135,7 +145,7 @@ unsafe impl Interop for CudaDriver {
         }
     }
 
-    unsafe fn destroy_external_memory(&self, m: Handle) {
+    unsafe fn destroy_external_memory(&self, m: ExternalMemoryHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
@@ -144,7 +154,7 @@ unsafe impl Interop for CudaDriver {
         }
     }
 
-    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<Handle> {
+    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<SemaphoreHandle> {
         self.bind()?;
         let type_ = match kind {
             SemaphoreKind::Binary => {
@@ -172,10 +182,15 @@ unsafe impl Interop for CudaDriver {
             &format!("cuImportExternalSemaphore ({kind}, opaque fd)"),
         )?; // on failure `fd` drops: closed
         let _ = fd.into_raw_fd(); // on success CUDA owns it
-        Ok(Handle(out as usize))
+        Ok(SemaphoreHandle::from_raw(out as usize))
     }
 
-    unsafe fn signal_semaphore(&self, sem: Handle, value: u64, s: Handle) -> Result<()> {
+    unsafe fn signal_semaphore(
+        &self,
+        sem: SemaphoreHandle,
+        value: u64,
+        s: StreamHandle,
+    ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -189,7 +204,12 @@ unsafe impl Interop for CudaDriver {
         }
     }
 
-    unsafe fn wait_semaphore(&self, sem: Handle, value: u64, s: Handle) -> Result<()> {
+    unsafe fn wait_semaphore(
+        &self,
+        sem: SemaphoreHandle,
+        value: u64,
+        s: StreamHandle,
+    ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -203,7 +223,7 @@ unsafe impl Interop for CudaDriver {
         }
     }
 
-    unsafe fn destroy_semaphore(&self, sem: Handle) {
+    unsafe fn destroy_semaphore(&self, sem: SemaphoreHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
@@ -269,7 +289,7 @@ unsafe impl Interop for CudaDriver {
         }
     }
 
-    unsafe fn gl_register_image(&self, texture: u32, target: u32) -> Result<Handle> {
+    unsafe fn gl_register_image(&self, texture: u32, target: u32) -> Result<GraphicsHandle> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -286,11 +306,11 @@ unsafe impl Interop for CudaDriver {
             let mut out = std::ptr::null_mut();
             let flags = cu::CUgraphicsRegisterFlags::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY as u32;
             check(register(&mut out, texture, target, flags), &operation)?;
-            Ok(Handle(out as usize))
+            Ok(GraphicsHandle::from_raw(out as usize))
         }
     }
 
-    unsafe fn graphics_map(&self, r: Handle, s: Handle) -> Result<()> {
+    unsafe fn graphics_map(&self, r: GraphicsHandle, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -302,7 +322,7 @@ unsafe impl Interop for CudaDriver {
         }
     }
 
-    unsafe fn graphics_array(&self, r: Handle) -> Result<Handle> {
+    unsafe fn graphics_array(&self, r: GraphicsHandle) -> Result<ArrayHandle> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -311,11 +331,11 @@ unsafe impl Interop for CudaDriver {
                 cu::cuGraphicsSubResourceGetMappedArray(&mut array, resource(r), 0, 0),
                 "cuGraphicsSubResourceGetMappedArray",
             )?;
-            Ok(Handle(array as usize))
+            Ok(ArrayHandle::from_raw(array as usize))
         }
     }
 
-    unsafe fn graphics_unmap(&self, r: Handle, s: Handle) -> Result<()> {
+    unsafe fn graphics_unmap(&self, r: GraphicsHandle, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -327,7 +347,7 @@ unsafe impl Interop for CudaDriver {
         }
     }
 
-    unsafe fn graphics_unregister(&self, r: Handle) {
+    unsafe fn graphics_unregister(&self, r: GraphicsHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {

@@ -5,7 +5,11 @@
 
 mod interop;
 
-use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory, MemoryInfo};
+use super::args::KernelArgs;
+use super::driver::{
+    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, Memory, MemoryInfo,
+    ModuleHandle, StreamHandle,
+};
 use super::DeviceSelector;
 use crate::error::{Error, GpuApi, GpuCode, Result};
 use cudarc::driver::sys as cu;
@@ -240,11 +244,11 @@ impl Drop for CudaDriver {
     }
 }
 
-fn stream(h: Handle) -> cu::CUstream {
-    h.0 as cu::CUstream
+fn stream(h: StreamHandle) -> cu::CUstream {
+    h.raw() as cu::CUstream
 }
-fn event(h: Handle) -> cu::CUevent {
-    h.0 as cu::CUevent
+fn event(h: EventHandle) -> cu::CUevent {
+    h.raw() as cu::CUevent
 }
 
 /// Compiles CUDA C++ to PTX for a virtual architecture (`compute_XY`).
@@ -439,7 +443,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    fn stream_create(&self) -> Result<Handle> {
+    fn stream_create(&self) -> Result<StreamHandle> {
         self.bind()?;
         let mut s = std::ptr::null_mut();
         let flags = cu::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
@@ -448,10 +452,10 @@ unsafe impl Driver for CudaDriver {
             unsafe { cu::cuStreamCreate(&mut s, flags) },
             "cuStreamCreate",
         )?;
-        Ok(Handle(s as usize))
+        Ok(StreamHandle::from_raw(s as usize))
     }
 
-    unsafe fn stream_destroy(&self, s: Handle) {
+    unsafe fn stream_destroy(&self, s: StreamHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
@@ -460,7 +464,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn stream_synchronize(&self, s: Handle) -> Result<()> {
+    unsafe fn stream_synchronize(&self, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -468,16 +472,16 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    fn event_create(&self) -> Result<Handle> {
+    fn event_create(&self) -> Result<EventHandle> {
         self.bind()?;
         let mut e = std::ptr::null_mut();
         let flags = cu::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
         // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
         check(unsafe { cu::cuEventCreate(&mut e, flags) }, "cuEventCreate")?;
-        Ok(Handle(e as usize))
+        Ok(EventHandle::from_raw(e as usize))
     }
 
-    unsafe fn event_destroy(&self, e: Handle) {
+    unsafe fn event_destroy(&self, e: EventHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
@@ -486,7 +490,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn event_record(&self, e: Handle, s: Handle) -> Result<()> {
+    unsafe fn event_record(&self, e: EventHandle, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -494,11 +498,11 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    fn legacy_stream(&self) -> Handle {
-        Handle(1) // CU_STREAM_LEGACY
+    fn legacy_stream(&self) -> StreamHandle {
+        StreamHandle::from_raw(1) // CU_STREAM_LEGACY
     }
 
-    unsafe fn stream_wait_event(&self, s: Handle, e: Handle) -> Result<()> {
+    unsafe fn stream_wait_event(&self, s: StreamHandle, e: EventHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -509,7 +513,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn event_query(&self, e: Handle) -> Result<bool> {
+    unsafe fn event_query(&self, e: EventHandle) -> Result<bool> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -520,7 +524,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn event_synchronize(&self, e: Handle) -> Result<()> {
+    unsafe fn event_synchronize(&self, e: EventHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -528,16 +532,16 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    fn timed_event_create(&self) -> Result<Handle> {
+    fn timed_event_create(&self) -> Result<EventHandle> {
         self.bind()?;
         let mut e = std::ptr::null_mut();
         let flags = cu::CUevent_flags::CU_EVENT_DEFAULT as u32;
         // SAFETY: out-pointers to locals, valid for the call; the runtime is initialised and its context bound.
         check(unsafe { cu::cuEventCreate(&mut e, flags) }, "cuEventCreate")?;
-        Ok(Handle(e as usize))
+        Ok(EventHandle::from_raw(e as usize))
     }
 
-    unsafe fn event_elapsed_ms(&self, start: Handle, end: Handle) -> Result<f32> {
+    unsafe fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -550,7 +554,7 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn copy_2d(&self, c: &Copy2d, s: Handle) -> Result<()> {
+    unsafe fn copy_2d(&self, c: &Copy2d, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -572,7 +576,7 @@ unsafe impl Driver for CudaDriver {
                     cu::CUmemorytype::CU_MEMORYTYPE_ARRAY,
                     std::ptr::null(),
                     0,
-                    a.0 as cu::CUarray,
+                    a.raw() as cu::CUarray,
                 ),
             };
             let p = cu::CUDA_MEMCPY2D {
@@ -602,7 +606,7 @@ unsafe impl Driver for CudaDriver {
         dst: *mut u8,
         src: DevicePtr,
         bytes: usize,
-        s: Handle,
+        s: StreamHandle,
     ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
@@ -614,7 +618,13 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
-    unsafe fn memset_u32(&self, dst: DevicePtr, value: u32, count: usize, s: Handle) -> Result<()> {
+    unsafe fn memset_u32(
+        &self,
+        dst: DevicePtr,
+        value: u32,
+        count: usize,
+        s: StreamHandle,
+    ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -633,7 +643,7 @@ unsafe impl Driver for CudaDriver {
             .or_else(|_| compile_ptx(source, name, &format!("compute_{major}{minor}")))
     }
 
-    fn module_load(&self, image: &[u8]) -> Result<Handle> {
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
         self.bind()?;
         let mut m = std::ptr::null_mut();
         check(
@@ -642,38 +652,38 @@ unsafe impl Driver for CudaDriver {
             unsafe { cu::cuModuleLoadData(&mut m, image.as_ptr() as *const c_void) },
             "cuModuleLoadData",
         )?;
-        Ok(Handle(m as usize))
+        Ok(ModuleHandle::from_raw(m as usize))
     }
 
-    unsafe fn module_unload(&self, m: Handle) {
+    unsafe fn module_unload(&self, m: ModuleHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
-                cu::cuModuleUnload(m.0 as cu::CUmodule);
+                cu::cuModuleUnload(m.raw() as cu::CUmodule);
             }
         }
     }
 
-    unsafe fn function(&self, m: Handle, name: &str) -> Result<Handle> {
+    unsafe fn function(&self, m: ModuleHandle, name: &str) -> Result<FunctionHandle> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
             let cname = CString::new(name).expect("kernel names are literals");
             let mut f = std::ptr::null_mut();
             check(
-                cu::cuModuleGetFunction(&mut f, m.0 as cu::CUmodule, cname.as_ptr()),
+                cu::cuModuleGetFunction(&mut f, m.raw() as cu::CUmodule, cname.as_ptr()),
                 &format!("cuModuleGetFunction({name})"),
             )?;
-            Ok(Handle(f as usize))
+            Ok(FunctionHandle::from_raw(f as usize))
         }
     }
 
     unsafe fn launch(
         &self,
-        f: Handle,
+        f: FunctionHandle,
         d: &LaunchDims,
-        s: Handle,
-        params: &mut [*mut c_void],
+        s: StreamHandle,
+        args: &mut KernelArgs,
     ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
@@ -683,7 +693,7 @@ unsafe impl Driver for CudaDriver {
             if d.shared_bytes > 48 * 1024 {
                 check(
                     cu::cuFuncSetAttribute(
-                        f.0 as cu::CUfunction,
+                        f.raw() as cu::CUfunction,
                         cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                         d.shared_bytes as i32,
                     ),
@@ -692,7 +702,7 @@ unsafe impl Driver for CudaDriver {
             }
             check(
                 cu::cuLaunchKernel(
-                    f.0 as cu::CUfunction,
+                    f.raw() as cu::CUfunction,
                     d.grid.0,
                     d.grid.1,
                     d.grid.2,
@@ -701,7 +711,7 @@ unsafe impl Driver for CudaDriver {
                     d.block.2,
                     d.shared_bytes,
                     stream(s),
-                    params.as_mut_ptr(),
+                    args.params().as_mut_ptr(),
                     std::ptr::null_mut(),
                 ),
                 "cuLaunchKernel",

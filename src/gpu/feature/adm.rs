@@ -24,14 +24,14 @@ use crate::feature::adm::pipeline::{band_sizes, ScaleSums, Scoring, SCALES};
 use crate::feature::adm::region::Region;
 use crate::feature::adm::Config;
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
+use crate::gpu::slice::DeviceSlice;
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::any::Any;
-use std::ffi::c_void;
 
 /// kernels/adm.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("adm.cu");
@@ -53,39 +53,6 @@ const SUMS: usize = 9;
 const LARGE_TILES: usize = 256;
 /// The small tiles (kernels/adm.cu's HALO_W x HALO_H).
 const SMALL_TILE: (usize, usize) = (30, 6);
-
-/// Kernel arguments, each boxed so its address stays valid until launch.
-#[derive(Default)]
-struct Args(Vec<Box<dyn Any>>);
-
-impl Args {
-    fn arg<T: Copy + 'static>(mut self, value: T) -> Self {
-        self.0.push(Box::new(value));
-        self
-    }
-
-    /// Launches `function` with these arguments.
-    ///
-    /// # Safety
-    /// The arguments must match the kernel's parameters, and the memory the
-    /// kernel touches must outlive the stream's work.
-    unsafe fn launch(
-        mut self,
-        stream: &Stream,
-        function: &Function,
-        dims: &LaunchDims,
-    ) -> Result<()> {
-        // SAFETY: the caller upholds this function's `# Safety` contract.
-        unsafe {
-            let mut params: Vec<*mut c_void> = self
-                .0
-                .iter_mut()
-                .map(|b| &mut **b as *mut dyn Any as *mut c_void)
-                .collect();
-            stream.launch(function, dims, &mut params)
-        }
-    }
-}
 
 /// One scale's geometry, kernel and approximation buffer.
 struct Scale {
@@ -227,8 +194,9 @@ impl GpuAdm {
         })
     }
 
-    /// The scoring arguments of scale `s` (kernels/adm.cu's SCORING_PARAMS).
-    fn scoring_args(&self, s: usize, args: Args, totals: DevicePtr) -> Args {
+    /// Appends the scoring arguments of scale `s` (kernels/adm.cu's
+    /// SCORING_PARAMS).
+    fn scoring_args(&self, s: usize, args: &mut KernelArgs, totals: DeviceSlice<u64>) {
         let scale = &self.scales[s];
         let region = &scale.region;
         let (rfactor, cube_shift, den_shifts, row_shift, den_row_shift) = if s == 0 {
@@ -251,6 +219,9 @@ impl GpuAdm {
                 den.row,
             )
         };
+        // This scale's rows of the row buffers (none when not scored).
+        let rows =
+            scale.first_row..scale.first_row + if scale.scored { region.height() } else { 0 };
         args.arg(scale.scored as i32)
             .arg(region.top as i32)
             .arg(region.bottom as i32)
@@ -266,20 +237,28 @@ impl GpuAdm {
             .arg(den_shifts.1 as i32)
             .arg(self.scoring.params.gain_limit)
             .arg(self.cos_sq)
-            .arg(self.row_sums.ptr() + (scale.first_row * SUMS * 8) as u64)
-            .arg(self.row_tiles.ptr() + (scale.first_row * 4) as u64)
-            .arg(totals + (s * SUMS * 8) as u64)
+            .arg(
+                self.row_sums
+                    .slice::<u64>(rows.start * SUMS..rows.end * SUMS),
+            )
+            .arg(self.row_tiles.slice::<u32>(rows))
+            .arg(totals.slice(s * SUMS..(s + 1) * SUMS))
             .arg(row_shift as i32)
             .arg(den_row_shift as i32)
-            .arg(scale.tiles_per_row() as i32)
+            .arg(scale.tiles_per_row() as i32);
     }
 
     /// Scale 0 from both luma planes.
-    fn scale0(&self, frame: &FramePlanes<'_>, totals: DevicePtr, stream: &Stream) -> Result<()> {
+    fn scale0(
+        &self,
+        frame: &FramePlanes<'_>,
+        totals: DeviceSlice<u64>,
+        stream: &Stream,
+    ) -> Result<()> {
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
         let s = &self.scales[0];
-        let args = Args::default()
-            .arg(r.ptr)
+        let mut args = KernelArgs::new();
+        args.arg(r.ptr)
             .arg(r.pitch as u32)
             .arg(d.ptr)
             .arg(d.pitch as u32)
@@ -290,14 +269,14 @@ impl GpuAdm {
             .arg(s.band.1 as i32)
             .arg(s.overrun as i32)
             .arg(s.approx.as_ref().map_or(0, |b| b.ptr()));
-        let args = self.scoring_args(0, args, totals);
+        self.scoring_args(0, &mut args, totals);
         // SAFETY: the arguments match adm_scale0_*; the planes are
         // context-owned and the buffers ours, alive past the stream's work.
-        unsafe { args.launch(stream, &s.kernel, &Self::dims(s)) }
+        unsafe { stream.launch(&s.kernel, &Self::dims(s), &mut args) }
     }
 
     /// Scale `s` (1-3) from both approximations of scale `s - 1`.
-    fn scale_coarse(&self, s: usize, totals: DevicePtr, stream: &Stream) -> Result<()> {
+    fn scale_coarse(&self, s: usize, totals: DeviceSlice<u64>, stream: &Stream) -> Result<()> {
         let (scale, input) = (&self.scales[s], &self.scales[s - 1]);
         let ((vadd, vshift), (hadd, hshift)) = COARSE_ROUNDING[s - 1];
         // libvmaf's scratch past this scale's rows holds the previous
@@ -319,8 +298,8 @@ impl GpuAdm {
                 COARSE_ROUNDING[s - 2].0,
             )
         };
-        let args = Args::default()
-            .arg(input.approx.as_ref().map_or(0, |b| b.ptr()))
+        let mut args = KernelArgs::new();
+        args.arg(input.approx.as_ref().map_or(0, |b| b.ptr()))
             .arg(scale.input.0 as i32)
             .arg(scale.input.1 as i32)
             .arg(scale.band.0 as i32)
@@ -337,9 +316,9 @@ impl GpuAdm {
             .arg(prev_add)
             .arg(prev_shift as i32)
             .arg(scale.approx.as_ref().map_or(0, |b| b.ptr()));
-        let args = self.scoring_args(s, args, totals);
+        self.scoring_args(s, &mut args, totals);
         // SAFETY: the arguments match adm_scale{1,2,3}_*; buffers are ours.
-        unsafe { args.launch(stream, &scale.kernel, &Self::dims(scale)) }
+        unsafe { stream.launch(&scale.kernel, &Self::dims(scale), &mut args) }
     }
 
     fn dims(scale: &Scale) -> LaunchDims {
@@ -371,7 +350,7 @@ impl GpuExtractor for GpuAdm {
             stream.fill_u32(&self.row_tiles, 0)?;
             self.rows_cleared = true;
         }
-        let totals = self.results.begin(stream)?.ptr();
+        let totals = self.results.begin(stream)?;
         self.scale0(frame, totals, stream)?;
         for s in 1..SCALES {
             self.scale_coarse(s, totals, stream)?;
@@ -380,10 +359,9 @@ impl GpuExtractor for GpuAdm {
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        let Some((index, values)) = self.results.complete()? else {
+        let Some((index, values)) = self.results.complete_launched("adm")? else {
             return Ok(None);
         };
-        let values = values.expect("adm launches every frame");
         let sums: [ScaleSums; SCALES] = std::array::from_fn(|s| {
             let v = &values[s * SUMS..(s + 1) * SUMS];
             ScaleSums {

@@ -16,7 +16,7 @@
 //! into them and scores the scales one launch each ("exact" mode);
 //! otherwise each scale has its own planes and one launch scores them all.
 
-use super::float_common::{arg, doubles, sample_suffix};
+use super::float_common::{doubles, sample_suffix};
 use super::readback::Readback;
 use super::GpuExtractor;
 use super::{single_twin, GpuTwin};
@@ -27,14 +27,16 @@ use crate::feature::cambi::preprocess::{nearest_indices, Requantize};
 use crate::feature::cambi::spatial_mask::mask_threshold;
 use crate::feature::cambi::{out_of_range_error, setup, Config, Geometry, NUM_SCALES};
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, DevicePtr, LaunchDims, Memory};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{DevicePlane, FramePlanes, PairPlanes};
+use crate::gpu::slice::DeviceSlice;
 use crate::gpu::GpuBackend;
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
+use std::ops::Range;
 
 /// kernels/cambi.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("cambi.cu");
@@ -71,6 +73,10 @@ struct Resize {
     anti_dither: i32,
 }
 
+// SAFETY: a repr(C) copy of the kernel's struct: device addresses and
+// integers.
+unsafe impl KernelArg for Resize {}
+
 /// `struct Tables` of the kernel.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -82,6 +88,10 @@ struct Tables {
     band: u32,
 }
 
+// SAFETY: a repr(C) copy of the kernel's struct: device addresses and
+// integers.
+unsafe impl KernelArg for Tables {}
+
 /// `struct ScaleSet` of the kernel.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
@@ -92,6 +102,9 @@ struct ScaleSet {
     /// Select blocks of scale s: `first[s]..first[s + 1]`.
     first: [u32; NUM_SCALES + 1],
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct, plain integers.
+unsafe impl KernelArg for ScaleSet {}
 
 /// `struct CScale` of the kernel: one scale of a c-values launch.
 #[repr(C)]
@@ -121,6 +134,19 @@ struct CLaunch {
     pad: i32,
     ring: i32,
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct: device addresses and
+// integers.
+unsafe impl KernelArg for CLaunch {}
+
+/// One scale of a c-values launch: the scale, its image and mask planes,
+/// its c-values and its level-1 bins.
+type ScaleWork<'a> = (
+    &'a Scale,
+    [DeviceSlice<u16>; 2],
+    DeviceSlice<f32>,
+    DeviceSlice<u32>,
+);
 
 /// One scale of a geometry.
 #[derive(Clone, Copy, Debug)]
@@ -238,29 +264,6 @@ pub(super) struct GpuCambi {
     results: Readback,
 }
 
-/// Copies `words` into a new device buffer.
-fn upload(gpu: &Gpu, words: &[u32]) -> Result<DeviceBuffer> {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    let buffer = gpu.buffer(bytes.len().max(4))?;
-    if bytes.is_empty() {
-        return Ok(buffer);
-    }
-    let stream = gpu.stream()?;
-    let copy = Copy2d {
-        src: Memory::Host(bytes.as_ptr()),
-        src_pitch: bytes.len(),
-        dst: buffer.ptr(),
-        dst_pitch: bytes.len(),
-        width_bytes: bytes.len(),
-        height: 1,
-    };
-    // SAFETY: `bytes` and the buffer cover the copy and outlive it: the
-    // stream is synchronised before either is dropped.
-    unsafe { stream.copy_2d(&copy)? };
-    stream.synchronize()?;
-    Ok(buffer)
-}
-
 impl GpuCambi {
     pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
         let (config, tables) = setup(options, format)?;
@@ -281,17 +284,17 @@ impl GpuCambi {
             index_words.extend(nearest_indices(input.0, g.width));
             index_words.extend(nearest_indices(input.1, g.height));
         }
-        let indices = upload(gpu, &index_words)?;
+        let indices = gpu.upload(&index_words)?;
         let q = Requantize::new(u32::from(format.bit_depth));
         let anti_dither = i32::from(config.enc_bitdepth < 10);
         let plans: Vec<Plan> = geometries
             .iter()
             .zip(&starts)
             .map(|(g, &start)| {
-                let cols = indices.ptr() + 4 * start as u64;
+                let cols = start..start + g.width;
                 let resize = Resize {
-                    cols,
-                    rows: cols + 4 * g.width as u64,
+                    cols: indices.slice::<u32>(cols.clone()).ptr(),
+                    rows: indices.slice::<u32>(cols.end..cols.end + g.height).ptr(),
                     left: q.left,
                     right: q.right,
                     round: q.round,
@@ -310,11 +313,12 @@ impl GpuCambi {
         table_words.extend(tables.reciprocal().iter().map(|r| r.to_bits()));
         let weights_at = table_words.len();
         table_words.extend(CONTRAST_WEIGHTS.iter().map(|&w| w as u32));
-        let table_data = upload(gpu, &table_words)?;
+        let table_data = gpu.upload(&table_words)?;
+        let table = |range: Range<usize>| table_data.slice::<u32>(range).ptr();
         let kernel_tables = Tables {
-            active: table_data.ptr(),
-            reciprocal: table_data.ptr() + 4 * reciprocal_at as u64,
-            weights: table_data.ptr() + 4 * weights_at as u64,
+            active: table(0..reciprocal_at),
+            reciprocal: table(reciprocal_at..weights_at),
+            weights: table(weights_at..table_words.len()),
             base: u32::from(tables.band_base()),
             band: band as u32,
         };
@@ -380,8 +384,8 @@ impl GpuCambi {
         &self,
         luma: DevicePlane,
         plan: &Plan,
-        sums: DevicePtr,
-        out_of_range: DevicePtr,
+        sums: DeviceSlice<f64>,
+        out_of_range: DeviceSlice<u64>,
         stream: &Stream,
     ) -> Result<()> {
         stream.fill_u32(&self.bins, 0)?;
@@ -391,112 +395,92 @@ impl GpuCambi {
         let (in_w, in_h) = (self.input.0 as i32, self.input.1 as i32);
 
         // Resize, requantize, anti-dither, range check.
-        {
-            let (mut src, mut pitch) = (luma.ptr, luma.pitch as u32);
-            let (mut in_w, mut in_h, mut w, mut h, mut stride) = (in_w, in_h, w, h, stride);
-            let mut resize = plan.resize;
-            let mut img = self.image[0].ptr();
-            let mut max_sample: u32 = if self.bit_depth == 8 || self.bit_depth >= 16 {
-                0xFFFF
-            } else {
-                (1 << self.bit_depth) - 1
-            };
-            let mut oor = out_of_range;
-            let mut params: [*mut c_void; 11] = [
-                arg(&mut src),
-                arg(&mut pitch),
-                arg(&mut in_w),
-                arg(&mut in_h),
-                arg(&mut resize),
-                arg(&mut w),
-                arg(&mut h),
-                arg(&mut img),
-                arg(&mut stride),
-                arg(&mut max_sample),
-                arg(&mut oor),
-            ];
-            let dims = LaunchDims {
-                grid: (
-                    (w.max(in_w) as u32).div_ceil(16),
-                    (h.max(in_h) as u32).div_ceil(16),
-                    1,
-                ),
-                block: (256, 1, 1),
-                shared_bytes: 0,
-            };
-            // SAFETY: the parameters match cambi_preprocess_* (Resize is a
-            // repr(C) copy of the kernel's struct); the plane is
-            // context-owned, the rest ours, alive until the stream ran.
-            unsafe { stream.launch(&self.kernels.preprocess, &dims, &mut params)? };
-        }
+        let max_sample: u32 = if self.bit_depth == 8 || self.bit_depth >= 16 {
+            0xFFFF
+        } else {
+            (1 << self.bit_depth) - 1
+        };
+        let mut args = KernelArgs::new();
+        args.arg(luma.ptr)
+            .arg(luma.pitch as u32)
+            .arg(in_w)
+            .arg(in_h)
+            .arg(plan.resize)
+            .arg(w)
+            .arg(h)
+            .arg(self.image[0].slice::<u16>(..))
+            .arg(stride)
+            .arg(max_sample)
+            .arg(out_of_range.slice(..1));
+        let dims = LaunchDims {
+            grid: (
+                (w.max(in_w) as u32).div_ceil(16),
+                (h.max(in_h) as u32).div_ceil(16),
+                1,
+            ),
+            block: (256, 1, 1),
+            shared_bytes: 0,
+        };
+        // SAFETY: the arguments match cambi_preprocess_* (Resize is a
+        // repr(C) copy of the kernel's struct); the plane is context-owned,
+        // the rest ours, alive until the stream ran.
+        unsafe { stream.launch(&self.kernels.preprocess, &dims, &mut args)? };
+
         // Spatial mask.
-        {
-            let mut img = self.image[0].ptr();
-            let mut msk = self.mask[0].ptr();
-            let (mut stride, mut w, mut h, mut threshold) = (stride, w, h, plan.threshold);
-            let mut params: [*mut c_void; 6] = [
-                arg(&mut img),
-                arg(&mut stride),
-                arg(&mut w),
-                arg(&mut h),
-                arg(&mut threshold),
-                arg(&mut msk),
-            ];
-            let dims = LaunchDims {
-                grid: ((w as u32).div_ceil(32), (h as u32).div_ceil(8), 1),
-                block: (256, 1, 1),
-                shared_bytes: 0,
-            };
-            // SAFETY: the parameters match cambi_spatial_mask; our buffers.
-            unsafe { stream.launch(&self.kernels.mask, &dims, &mut params)? };
-        }
+        let mut args = KernelArgs::new();
+        args.arg(self.image[0].slice::<u16>(..))
+            .arg(stride)
+            .arg(w)
+            .arg(h)
+            .arg(plan.threshold)
+            .arg(self.mask[0].slice::<u16>(..));
+        let dims = LaunchDims {
+            grid: ((w as u32).div_ceil(32), (h as u32).div_ceil(8), 1),
+            block: (256, 1, 1),
+            shared_bytes: 0,
+        };
+        // SAFETY: the arguments match cambi_spatial_mask; our buffers.
+        unsafe { stream.launch(&self.kernels.mask, &dims, &mut args)? };
+
         let pad = g.window >> 1;
-        let bins = |s: usize| self.bins.ptr() + (s * BINS[0] * 4) as u64;
-        let values = |s: usize| self.c_values.ptr() + u64::from(plan.set.offset[s]) * 4;
+        let bins = |s: usize| self.bins.slice::<u32>(s * BINS[0]..(s + 1) * BINS[0]);
+        let values = |s: usize| {
+            let at = plan.set.offset[s] as usize;
+            self.c_values
+                .slice::<f32>(at..at + plan.set.count[s] as usize)
+        };
+        let planes = |planes: &[DeviceBuffer], i: usize| planes[i].slice::<u16>(..);
         if self.exact {
             // Canonical planes 0, scratch 1: each scale is filtered into 1,
             // copied back, and scored before the next overwrites it.
-            let (img, msk) = (self.image[0].ptr(), self.mask[0].ptr());
+            let canonical = [planes(&self.image, 0), planes(&self.mask, 0)];
+            let scratch = [planes(&self.image, 1), planes(&self.mask, 1)];
             for (s, scale) in plan.scales.iter().enumerate() {
-                self.prep(
-                    scale,
-                    [img, msk],
-                    [self.image[1].ptr(), self.mask[1].ptr()],
-                    stream,
-                )?;
+                self.prep(scale, canonical, scratch, stream)?;
                 self.commit(&self.image, scale, stream)?;
                 if scale.decimate {
                     self.commit(&self.mask, scale, stream)?;
                 }
-                let one = [(scale, [img, msk], values(s), bins(s))];
+                let one = [(scale, canonical, values(s), bins(s))];
                 self.c_values_launch(&one, pad, stream)?;
             }
         } else {
             // Every scale in its own planes, then one c-values launch.
-            let (mut img, mut msk) = (self.image[0].ptr(), self.mask[0].ptr());
-            let mut planes = [[0; 2]; NUM_SCALES];
+            let mut source = [planes(&self.image, 0), planes(&self.mask, 0)];
+            let mut scored = [source; NUM_SCALES];
             for (s, scale) in plan.scales.iter().enumerate() {
-                let dst_msk = if scale.decimate {
-                    self.mask[1 + s].ptr()
+                let mask = if scale.decimate {
+                    planes(&self.mask, 1 + s)
                 } else {
-                    msk
+                    source[1]
                 };
-                self.prep(
-                    scale,
-                    [img, msk],
-                    [self.image[1 + s].ptr(), dst_msk],
-                    stream,
-                )?;
-                img = self.image[1 + s].ptr();
-                msk = dst_msk;
-                planes[s] = [img, msk];
+                let dst = [planes(&self.image, 1 + s), mask];
+                self.prep(scale, source, dst, stream)?;
+                source = dst;
+                scored[s] = dst;
             }
-            let all: Vec<_> = plan
-                .scales
-                .iter()
-                .enumerate()
-                .map(|(s, scale)| (scale, planes[s], values(s), bins(s)))
-                .collect();
+            let all: [ScaleWork<'_>; NUM_SCALES] =
+                std::array::from_fn(|s| (&plan.scales[s], scored[s], values(s), bins(s)));
             self.c_values_launch(&all, pad, stream)?;
         }
         self.select(plan, sums, stream)
@@ -507,23 +491,19 @@ impl GpuCambi {
     fn prep(
         &self,
         scale: &Scale,
-        [mut src_img, mut src_msk]: [DevicePtr; 2],
-        [mut out_img, mut out_msk]: [DevicePtr; 2],
+        [src_img, src_msk]: [DeviceSlice<u16>; 2],
+        [out_img, out_msk]: [DeviceSlice<u16>; 2],
         stream: &Stream,
     ) -> Result<()> {
-        let mut stride = self.stride as i32;
-        let (mut w, mut h) = (scale.width as i32, scale.height as i32);
-        let mut decimate = i32::from(scale.decimate);
-        let mut params: [*mut c_void; 8] = [
-            arg(&mut src_img),
-            arg(&mut src_msk),
-            arg(&mut stride),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut decimate),
-            arg(&mut out_img),
-            arg(&mut out_msk),
-        ];
+        let mut args = KernelArgs::new();
+        args.arg(src_img)
+            .arg(src_msk)
+            .arg(self.stride as i32)
+            .arg(scale.width as i32)
+            .arg(scale.height as i32)
+            .arg(i32::from(scale.decimate))
+            .arg(out_img)
+            .arg(out_msk);
         let dims = LaunchDims {
             grid: (
                 (scale.width as u32).div_ceil(32),
@@ -533,9 +513,9 @@ impl GpuCambi {
             block: (256, 1, 1),
             shared_bytes: 0,
         };
-        // SAFETY: the parameters match cambi_prep; our buffers (source and
+        // SAFETY: the arguments match cambi_prep; our buffers (source and
         // destination planes differ).
-        unsafe { stream.launch(&self.kernels.prep, &dims, &mut params) }
+        unsafe { stream.launch(&self.kernels.prep, &dims, &mut args) }
     }
 
     /// Copies the scale's area of plane 1 into the canonical plane 0.
@@ -554,12 +534,7 @@ impl GpuCambi {
 
     /// One launch computing the c-values of `scales`: each with its image
     /// and mask planes, c-values and level-1 bins.
-    fn c_values_launch(
-        &self,
-        scales: &[(&Scale, [DevicePtr; 2], DevicePtr, DevicePtr)],
-        pad: usize,
-        stream: &Stream,
-    ) -> Result<()> {
+    fn c_values_launch(&self, scales: &[ScaleWork<'_>], pad: usize, stream: &Stream) -> Result<()> {
         let mut launch = CLaunch {
             scales: scales.len() as i32,
             stride: self.stride as i32,
@@ -574,10 +549,10 @@ impl GpuCambi {
             let rows_per_block = (4 * (2 * pad + 1)).max(32).min(scale.height);
             let col_blocks = (scale.width as u32).div_ceil(TW);
             *c = CScale {
-                img,
-                msk,
-                c_values: values,
-                bins,
+                img: img.ptr(),
+                msk: msk.ptr(),
+                c_values: values.ptr(),
+                bins: bins.ptr(),
                 w: scale.width as i32,
                 h: scale.height as i32,
                 key_cols: scale.key_cols as i32,
@@ -589,8 +564,6 @@ impl GpuCambi {
             };
             blocks += col_blocks * scale.height.div_ceil(rows_per_block) as u32;
         }
-        let mut tables = self.tables;
-        let mut params: [*mut c_void; 2] = [arg(&mut launch), arg(&mut tables)];
         let staged = TW + 2 * pad as u32;
         let ring_words = (launch.ring as u32 * staged).div_ceil(2);
         let shared_words = self.band * (TW / 2) + ring_words + BATCH * staged + 8 + BINS[0] as u32;
@@ -599,61 +572,58 @@ impl GpuCambi {
             block: (TW, 1, 1),
             shared_bytes: shared_words * 4,
         };
-        // SAFETY: the parameters match cambi_c_values (CLaunch and Tables
+        let mut args = KernelArgs::new();
+        args.arg(launch).arg(self.tables);
+        // SAFETY: the arguments match cambi_c_values (CLaunch and Tables
         // are repr(C) copies of the kernel's structs); our buffers, alive
         // until the stream ran; the dynamic shared memory is what the
         // kernel lays out.
-        unsafe { stream.launch(&self.kernels.c_values, &dims, &mut params) }
+        unsafe { stream.launch(&self.kernels.c_values, &dims, &mut args) }
     }
 
     /// The per-scale top-k sums into `sums`.
-    fn select(&self, plan: &Plan, sums: DevicePtr, stream: &Stream) -> Result<()> {
-        let bins1 = self.bins.ptr();
-        let bins2 = bins1 + (NUM_SCALES * BINS[0] * 4) as u64;
-        let bins3 = bins2 + (NUM_SCALES * BINS[1] * 4) as u64;
+    fn select(&self, plan: &Plan, sums: DeviceSlice<f64>, stream: &Stream) -> Result<()> {
+        // The bins of the three radix levels, NUM_SCALES of each in turn.
+        let level = |l: usize| {
+            let at: usize = BINS[..l].iter().map(|b| NUM_SCALES * b).sum();
+            self.bins.slice::<u32>(at..at + NUM_SCALES * BINS[l])
+        };
+        let (bins1, bins2, bins3) = (level(0), level(1), level(2));
         let grid = LaunchDims {
             grid: (plan.select_blocks(), 1, 1),
             block: (SELECT_THREADS, 1, 1),
             shared_bytes: 0,
         };
-        let (mut values, mut set) = (self.c_values.ptr(), plan.set);
-        let (mut b1, mut b2, mut b3) = (bins1, bins2, bins3);
-        let mut partials = self.partials.ptr();
-        {
-            let mut params: [*mut c_void; 4] =
-                [arg(&mut values), arg(&mut set), arg(&mut b1), arg(&mut b2)];
-            // SAFETY: the parameters match cambi_select_level2; our buffers.
-            unsafe { stream.launch(&self.kernels.level2, &grid, &mut params)? };
-        }
-        {
-            let mut params: [*mut c_void; 6] = [
-                arg(&mut values),
-                arg(&mut set),
-                arg(&mut b1),
-                arg(&mut b2),
-                arg(&mut b3),
-                arg(&mut partials),
-            ];
-            // SAFETY: the parameters match cambi_select_level3; our buffers.
-            unsafe { stream.launch(&self.kernels.level3, &grid, &mut params)? };
-        }
-        let mut out = sums;
-        let mut params: [*mut c_void; 6] = [
-            arg(&mut set),
-            arg(&mut b1),
-            arg(&mut b2),
-            arg(&mut b3),
-            arg(&mut partials),
-            arg(&mut out),
-        ];
+        let values = self.c_values.slice::<f32>(..);
+        let partials = self.partials.slice::<f64>(..);
+        let mut args = KernelArgs::new();
+        args.arg(values).arg(plan.set).arg(bins1).arg(bins2);
+        // SAFETY: the arguments match cambi_select_level2; our buffers.
+        unsafe { stream.launch(&self.kernels.level2, &grid, &mut args)? };
+        let mut args = KernelArgs::new();
+        args.arg(values)
+            .arg(plan.set)
+            .arg(bins1)
+            .arg(bins2)
+            .arg(bins3)
+            .arg(partials);
+        // SAFETY: the arguments match cambi_select_level3; our buffers.
+        unsafe { stream.launch(&self.kernels.level3, &grid, &mut args)? };
+        let mut args = KernelArgs::new();
+        args.arg(plan.set)
+            .arg(bins1)
+            .arg(bins2)
+            .arg(bins3)
+            .arg(partials)
+            .arg(sums.slice(..NUM_SCALES));
         let dims = LaunchDims {
             grid: (NUM_SCALES as u32, 1, 1),
             block: (SELECT_THREADS, 1, 1),
             shared_bytes: 0,
         };
-        // SAFETY: the parameters match cambi_select_finish; `sums` is a live
+        // SAFETY: the arguments match cambi_select_finish; `sums` is a live
         // result buffer of NUM_SCALES words.
-        unsafe { stream.launch(&self.kernels.finish, &dims, &mut params) }
+        unsafe { stream.launch(&self.kernels.finish, &dims, &mut args) }
     }
 
     /// A picture's score from its per-scale top-k sums.
@@ -680,21 +650,21 @@ impl GpuExtractor for GpuCambi {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
-        let word = |i: usize| out + 8 * i as u64;
+        let out = self.results.begin(stream)?;
+        let sums = out.slice(..OUT_OF_RANGE).cast::<f64>();
         self.picture(
             frame.distorted(PlaneId::Y)?,
             &self.encode,
-            word(0),
-            word(OUT_OF_RANGE),
+            sums.slice(..SUMS_SOURCE),
+            out.slice(OUT_OF_RANGE..=OUT_OF_RANGE),
             stream,
         )?;
         if let Some(plan) = &self.source {
             self.picture(
                 frame.reference(PlaneId::Y)?,
                 plan,
-                word(SUMS_SOURCE),
-                word(OUT_OF_RANGE + 1),
+                sums.offset(SUMS_SOURCE),
+                out.slice(OUT_OF_RANGE + 1..=OUT_OF_RANGE + 1),
                 stream,
             )?;
         }
@@ -702,10 +672,9 @@ impl GpuExtractor for GpuCambi {
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        let Some((index, values)) = self.results.complete()? else {
+        let Some((index, values)) = self.results.complete_launched("cambi")? else {
             return Ok(None);
         };
-        let values = values.expect("cambi launches every frame");
         for &key in &values[OUT_OF_RANGE..] {
             if key != 0 {
                 return Err(out_of_range_error((!key & 0xFFFF) as u32, self.bit_depth));

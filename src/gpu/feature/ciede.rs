@@ -10,21 +10,20 @@
 //! glibc's and the sum's order differs, so values agree within a relative
 //! tolerance (tests/gpu_ciede.rs), not bit for bit.
 
-use super::float_common::{arg, doubles, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{sample_suffix, FrameSums};
 use super::GpuExtractor;
 use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::ciede::chroma::ChromaLayout;
 use crate::feature::ciede::{check_format, feature_name, layout, score_of_sum};
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{DevicePlane, FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// kernels/ciede.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("ciede.cu");
@@ -46,6 +45,10 @@ struct Planes {
     pitch_u: u32,
     pitch_v: u32,
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct: device addresses and
+// pitches.
+unsafe impl KernelArg for Planes {}
 
 impl Planes {
     fn of(planes: [DevicePlane; 3]) -> Self {
@@ -70,6 +73,9 @@ struct ChromaMap {
     upstream_pitch: i32,
     height: i32,
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct, plain integers.
+unsafe impl KernelArg for ChromaMap {}
 
 impl ChromaMap {
     fn new(layout: ChromaLayout, chroma_height: usize) -> Self {
@@ -99,8 +105,7 @@ pub(super) struct GpuCiede {
     sample_scale: f64,
     kernel: Function,
     dims: LaunchDims,
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuCiede {
@@ -119,9 +124,8 @@ impl GpuCiede {
                 "ciede_sum_{}",
                 sample_suffix(format.bytes_per_sample())
             ))?,
-            sums: PartialSums::new(gpu, &module, 1, dims.grid.0)?,
+            sums: FrameSums::new(gpu, &module, 1, dims.grid.0)?,
             dims,
-            results: Readback::new(gpu, 1)?,
         })
     }
 }
@@ -136,41 +140,31 @@ impl GpuExtractor for GpuCiede {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
         let [ry, ru, rv] = [PlaneId::Y, PlaneId::Cb, PlaneId::Cr].map(|p| frame.reference(p));
         let [dy, du, dv] = [PlaneId::Y, PlaneId::Cb, PlaneId::Cr].map(|p| frame.distorted(p));
-        let mut reference = Planes::of([ry?, ru?, rv?]);
-        let mut distorted = Planes::of([dy?, du?, dv?]);
+        let (reference, distorted) = (Planes::of([ry?, ru?, rv?]), Planes::of([dy?, du?, dv?]));
         let (w, h) = self.format.plane_size(PlaneId::Y);
-        let (mut w, mut h) = (w as i32, h as i32);
-        let mut map = self.map;
-        let mut scale = self.sample_scale;
-        let mut partials = self.sums.quantity(0);
-        let mut params: [*mut c_void; 7] = [
-            arg(&mut reference),
-            arg(&mut distorted),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut map),
-            arg(&mut scale),
-            arg(&mut partials),
-        ];
-        // SAFETY: the parameters match ciede_sum_* (the structs are
-        // repr(C) copies of the kernel's); the planes are context-owned and
-        // the partials ours, alive until the stream ran.
-        unsafe { stream.launch(&self.kernel, &self.dims, &mut params)? };
-        self.sums.reduce_into(out, stream)?;
-        self.results.end(index, stream)
+        let totals = self.sums.begin(stream)?;
+        let mut args = KernelArgs::new();
+        args.arg(reference)
+            .arg(distorted)
+            .arg(w as i32)
+            .arg(h as i32)
+            .arg(self.map)
+            .arg(self.sample_scale)
+            .arg(self.sums.partials().quantities(0..1));
+        // SAFETY: the arguments match ciede_sum_* (the structs are repr(C)
+        // copies of the kernel's); the planes are context-owned and the
+        // partials ours, alive until the stream ran.
+        unsafe { stream.launch(&self.kernel, &self.dims, &mut args)? };
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let sum = doubles(&values.expect("ciede launches every frame"))[0];
-                sink.emit(index, &self.feature, score_of_sum(sum, &self.format));
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("ciede")? else {
+            return Ok(None);
+        };
+        sink.emit(index, &self.feature, score_of_sum(totals[0], &self.format));
+        Ok(Some(index))
     }
 }

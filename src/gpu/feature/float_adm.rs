@@ -12,8 +12,7 @@
 //! double (fixed order): values agree within float rounding of the CPU's
 //! sums (tolerance in docs/gpu-testing.md).
 
-use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{luma_scale, sample_suffix, FrameSums};
 use super::{single_twin, GpuTwin};
 use super::{GpuExtractor, SPREAD};
 use crate::error::Result;
@@ -21,11 +20,13 @@ use crate::feature::float_adm::{
     combine_scales, cos_1deg_sq, pool, FloatAdmOutputs, PNorm, Region, ScaleSums, BORDER_FACTOR,
 };
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
+use crate::gpu::slice::DeviceSlice;
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 
 /// kernels/float_adm.cu.
@@ -63,6 +64,9 @@ struct AdmScaleParams {
     bottom: i32,
 }
 
+// SAFETY: a repr(C) copy of the kernel's struct, plain numbers.
+unsafe impl KernelArg for AdmScaleParams {}
+
 /// One scale: its wavelet's input size, its bands and their pooled region.
 struct Scale {
     input: (usize, usize),
@@ -81,9 +85,10 @@ impl Scale {
         (self.pitch * self.band.1) as u64
     }
 
-    /// Band plane `k`'s first sample.
-    fn plane(&self, k: usize) -> DevicePtr {
-        self.bands.ptr() + 4 * k as u64 * self.plane_stride()
+    /// Band plane `k`.
+    fn plane(&self, k: usize) -> DeviceSlice<f32> {
+        let stride = self.plane_stride() as usize;
+        self.bands.slice(k * stride..(k + 1) * stride)
     }
 }
 
@@ -94,8 +99,7 @@ pub(super) struct GpuFloatAdm {
     score: Function,
     scale: f32,
     scales: Vec<Scale>,
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatAdm {
@@ -142,8 +146,7 @@ impl GpuFloatAdm {
             .max()
             .unwrap_or(1);
         Ok(Self {
-            sums: PartialSums::new(gpu, &module, (SUMS * SCALES) as u32, blocks.max(1))?,
-            results: Readback::new(gpu, SUMS * SCALES)?,
+            sums: FrameSums::new(gpu, &module, (SUMS * SCALES) as u32, blocks.max(1))?,
             dwt0: module.function(&format!(
                 "float_adm_dwt_{}",
                 sample_suffix(format.bytes_per_sample())
@@ -165,28 +168,22 @@ impl GpuFloatAdm {
     fn launch_dwt(
         &self,
         s: usize,
-        (mut rp, mut rpitch): (DevicePtr, u32),
-        (mut dp, mut dpitch): (DevicePtr, u32),
+        (reference, reference_pitch): (DevicePtr, u32),
+        (distorted, distorted_pitch): (DevicePtr, u32),
         stream: &Stream,
     ) -> Result<()> {
         let sc = &self.scales[s];
-        let (mut w, mut h) = (sc.input.0 as i32, sc.input.1 as i32);
-        let mut scale = self.scale;
-        let mut bands = sc.bands.ptr();
-        let mut pitch = sc.pitch as u32;
-        let mut stride = sc.plane_stride();
-        let mut params = [
-            arg(&mut rp),
-            arg(&mut rpitch),
-            arg(&mut dp),
-            arg(&mut dpitch),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut scale),
-            arg(&mut bands),
-            arg(&mut pitch),
-            arg(&mut stride),
-        ];
+        let mut args = KernelArgs::new();
+        args.arg(reference)
+            .arg(reference_pitch)
+            .arg(distorted)
+            .arg(distorted_pitch)
+            .arg(sc.input.0 as i32)
+            .arg(sc.input.1 as i32)
+            .arg(self.scale)
+            .arg(sc.bands.slice::<f32>(..))
+            .arg(sc.pitch as u32)
+            .arg(sc.plane_stride());
         let dims = LaunchDims {
             grid: (
                 (sc.band.0 as u32).div_ceil(DWT_BLOCK.0),
@@ -197,40 +194,34 @@ impl GpuFloatAdm {
             shared_bytes: 0,
         };
         let function = if s == 0 { &self.dwt0 } else { &self.dwt };
-        // SAFETY: the parameters match float_adm_dwt_*; the input planes
+        // SAFETY: the arguments match float_adm_dwt_*; the input planes
         // (context-owned shared planes or our previous scale's bands) and
         // our band buffer stay alive until the stream ran.
-        unsafe { stream.launch(function, &dims, &mut params) }
+        unsafe { stream.launch(function, &dims, &mut args) }
     }
 
     /// Queues the scoring of scale `s`'s bands into its partials.
     fn launch_score(&self, s: usize, stream: &Stream) -> Result<()> {
         let sc = &self.scales[s];
-        let mut bands = sc.bands.ptr();
-        let mut pitch = sc.pitch as u32;
-        let mut plane_stride = sc.plane_stride();
-        let (mut w, mut h) = (sc.band.0 as i32, sc.band.1 as i32);
-        let mut p = sc.params;
-        let mut partials = self.sums.quantity((SUMS * s) as u32);
-        let mut stride = self.sums.stride();
-        let mut params = [
-            arg(&mut bands),
-            arg(&mut pitch),
-            arg(&mut plane_stride),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut p),
-            arg(&mut partials),
-            arg(&mut stride),
-        ];
+        let first = (SUMS * s) as u32;
+        let partials = self.sums.partials();
+        let mut args = KernelArgs::new();
+        args.arg(sc.bands.slice::<f32>(..))
+            .arg(sc.pitch as u32)
+            .arg(sc.plane_stride())
+            .arg(sc.band.0 as i32)
+            .arg(sc.band.1 as i32)
+            .arg(sc.params)
+            .arg(partials.quantities(first..first + SUMS as u32))
+            .arg(partials.stride());
         let dims = LaunchDims {
             grid: (sc.grid.0, sc.grid.1, 1),
             block: (THREADS, 1, 1),
             shared_bytes: 0,
         };
-        // SAFETY: the parameters match float_adm_scale; the bands and the
+        // SAFETY: the arguments match float_adm_scale; the bands and the
         // partials are ours and outlive the stream's work.
-        unsafe { stream.launch(&self.score, &dims, &mut params) }
+        unsafe { stream.launch(&self.score, &dims, &mut args) }
     }
 
     /// The frame's per-scale values from the reduced sums.
@@ -270,9 +261,9 @@ impl GpuExtractor for GpuFloatAdm {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
         let mut source = ((r.ptr, r.pitch as u32), (d.ptr, d.pitch as u32));
+        let totals = self.sums.begin(stream)?;
         for s in 0..SCALES {
             self.launch_dwt(s, source.0, source.1, stream)?;
             if self.scored(s) {
@@ -280,24 +271,23 @@ impl GpuExtractor for GpuFloatAdm {
             }
             let sc = &self.scales[s];
             let pitch = (sc.pitch * 4) as u32;
-            source = ((sc.plane(0), pitch), (sc.plane(BANDS / 2), pitch));
+            source = (
+                (sc.plane(0).ptr(), pitch),
+                (sc.plane(BANDS / 2).ptr(), pitch),
+            );
         }
-        self.sums.reduce_into(out, stream)?;
-        self.results.end(index, stream)
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let totals = doubles(&values.expect("float_adm launches every frame"));
-                let sums = self.scale_sums(&totals);
-                let (w, h) = self.scales[0].input;
-                let p = *self.outputs.params();
-                let scores = combine_scales(w, h, &p, &sums);
-                self.outputs.emit(index, &scores, sink);
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("float_adm")? else {
+            return Ok(None);
+        };
+        let sums = self.scale_sums(&totals);
+        let (w, h) = self.scales[0].input;
+        let p = *self.outputs.params();
+        let scores = combine_scales(w, h, &p, &sums);
+        self.outputs.emit(index, &scores, sink);
+        Ok(Some(index))
     }
 }

@@ -5,21 +5,20 @@
 //! the CPU's; at 16 bits the double sums' order differs (tolerance in
 //! docs/gpu-testing.md).
 
-use super::float_common::{arg, doubles, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{sample_suffix, FrameSums};
 use super::GpuExtractor;
 use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::common::picture_copy::{check_bit_depth, sample_divisor};
 use crate::feature::float_moment::moments_of_sums;
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::LaunchDims;
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// kernels/float_moment.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("float_moment.cu");
@@ -40,8 +39,7 @@ pub(super) struct GpuFloatMoment {
     samples: usize,
     kernel: Function,
     dims: LaunchDims,
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatMoment {
@@ -57,9 +55,8 @@ impl GpuFloatMoment {
                 "float_moment_sums_{}",
                 sample_suffix(format.bytes_per_sample())
             ))?,
-            sums: PartialSums::new(gpu, &module, SUMS, dims.grid.0)?,
+            sums: FrameSums::new(gpu, &module, SUMS, dims.grid.0)?,
             dims,
-            results: Readback::new(gpu, SUMS as usize)?,
         })
     }
 }
@@ -74,45 +71,35 @@ impl GpuExtractor for GpuFloatMoment {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
-        let (mut rp, mut rpitch) = (r.ptr, r.pitch as u32);
-        let (mut dp, mut dpitch) = (d.ptr, d.pitch as u32);
-        let (mut w, mut h) = (r.width as i32, r.height as i32);
-        let mut scale = self.sample_scale;
-        let mut partials = self.sums.quantity(0);
-        let mut stride = self.sums.stride();
-        let mut params: [*mut c_void; 9] = [
-            arg(&mut rp),
-            arg(&mut rpitch),
-            arg(&mut dp),
-            arg(&mut dpitch),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut scale),
-            arg(&mut partials),
-            arg(&mut stride),
-        ];
-        // SAFETY: the parameters match float_moment_sums_*; the planes are
+        let totals = self.sums.begin(stream)?;
+        let partials = self.sums.partials();
+        let mut args = KernelArgs::new();
+        args.arg(r.ptr)
+            .arg(r.pitch as u32)
+            .arg(d.ptr)
+            .arg(d.pitch as u32)
+            .arg(r.width as i32)
+            .arg(r.height as i32)
+            .arg(self.sample_scale)
+            .arg(partials.quantities(0..SUMS))
+            .arg(partials.stride());
+        // SAFETY: the arguments match float_moment_sums_*; the planes are
         // context-owned and the partials ours, alive until the stream ran.
-        unsafe { stream.launch(&self.kernel, &self.dims, &mut params)? };
-        self.sums.reduce_into(out, stream)?;
-        self.results.end(index, stream)
+        unsafe { stream.launch(&self.kernel, &self.dims, &mut args)? };
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let s = doubles(&values.expect("float_moment launches every frame"));
-                let (ref1, ref2) = moments_of_sums(s[0], s[1], self.samples);
-                let (dis1, dis2) = moments_of_sums(s[2], s[3], self.samples);
-                sink.emit(index, "float_moment_ref1st", ref1);
-                sink.emit(index, "float_moment_dis1st", dis1);
-                sink.emit(index, "float_moment_ref2nd", ref2);
-                sink.emit(index, "float_moment_dis2nd", dis2);
-                Some(index)
-            }
-        })
+        let Some((index, s)) = self.sums.complete("float_moment")? else {
+            return Ok(None);
+        };
+        let (ref1, ref2) = moments_of_sums(s[0], s[1], self.samples);
+        let (dis1, dis2) = moments_of_sums(s[2], s[3], self.samples);
+        sink.emit(index, "float_moment_ref1st", ref1);
+        sink.emit(index, "float_moment_dis1st", dis1);
+        sink.emit(index, "float_moment_ref2nd", ref2);
+        sink.emit(index, "float_moment_dis2nd", dis2);
+        Ok(Some(index))
     }
 }

@@ -8,7 +8,7 @@
 //! `motion` agrees within float rounding of the CPU's sum (tolerance in
 //! docs/gpu-testing.md).
 
-use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
+use super::float_common::{doubles, luma_scale, sample_suffix, PartialSums};
 use super::readback::Readback;
 use super::GpuExtractor;
 use super::{single_twin, GpuTwin};
@@ -16,13 +16,13 @@ use crate::error::Result;
 use crate::feature::float_motion::{FloatMotionOutputs, FILTER_5};
 use crate::feature::motion::FrameOrder;
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, LaunchDims, Memory};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes, PITCH_ALIGN};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// kernels/float_motion.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("float_motion.cu");
@@ -39,6 +39,9 @@ const TILE_H: u32 = 16;
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Filter5([f32; 5]);
+
+// SAFETY: a repr(C) copy of the kernel's struct, plain floats.
+unsafe impl KernelArg for Filter5 {}
 
 /// The device side (none with `motion_force_zero`).
 struct Work {
@@ -112,33 +115,27 @@ impl GpuExtractor for GpuFloatMotion {
         if index == 0 {
             self.results.skip(index);
         } else {
-            let out = self.results.begin(stream)?.ptr();
-            let (mut pp, mut ppitch) = (work.previous.ptr(), work.previous_pitch as u32);
-            let (mut cp, mut cpitch) = (current.ptr, current.pitch as u32);
-            let (mut w, mut h) = (current.width as i32, current.height as i32);
-            let mut scale = luma_scale(self.format.bit_depth);
-            let mut filter = Filter5(FILTER_5);
-            let mut partials = work.sums.quantity(0);
-            let mut params: [*mut c_void; 9] = [
-                arg(&mut pp),
-                arg(&mut ppitch),
-                arg(&mut cp),
-                arg(&mut cpitch),
-                arg(&mut w),
-                arg(&mut h),
-                arg(&mut scale),
-                arg(&mut filter),
-                arg(&mut partials),
-            ];
+            let out = self.results.begin(stream)?;
+            let (w, h) = (current.width as u32, current.height as u32);
+            let mut args = KernelArgs::new();
+            args.arg(work.previous.ptr())
+                .arg(work.previous_pitch as u32)
+                .arg(current.ptr)
+                .arg(current.pitch as u32)
+                .arg(w as i32)
+                .arg(h as i32)
+                .arg(luma_scale(self.format.bit_depth))
+                .arg(Filter5(FILTER_5))
+                .arg(work.sums.quantities(0..1));
             let dims = LaunchDims {
-                grid: ((w as u32).div_ceil(TILE_W), (h as u32).div_ceil(TILE_H), 1),
+                grid: (w.div_ceil(TILE_W), h.div_ceil(TILE_H), 1),
                 block: (THREADS, 1, 1),
                 shared_bytes: 0,
             };
-            // SAFETY: the parameters match float_motion_sad_*; the planes are
+            // SAFETY: the arguments match float_motion_sad_*; the planes are
             // ours or context-owned and outlive the stream's work.
-            unsafe { stream.launch(&work.sad, &dims, &mut params)? };
-            work.sums.reduce_into(out, stream)?;
+            unsafe { stream.launch(&work.sad, &dims, &mut args)? };
+            work.sums.reduce_into(out.cast(), stream)?;
             self.results.end(index, stream)?;
         }
         // Keep this frame's luma for the next frame (after the kernel that

@@ -8,9 +8,8 @@
 //! Per-position values and pyramid samples are the CPU's bit for bit; the
 //! sums differ in double rounding only (tolerance in docs/gpu-testing.md).
 
-use super::float_common::{doubles, PartialSums};
+use super::float_common::FrameSums;
 use super::float_ssim::{means_of, DecimateFilter, FloatPair, Pair, SsimKernels, SUMS};
-use super::readback::Readback;
 use super::{single_twin, GpuTwin};
 use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::Result;
@@ -38,8 +37,7 @@ pub(super) struct GpuFloatMsSsim {
     /// Window positions per scale.
     positions: [usize; SCALES],
     /// SUMS quantities per scale.
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatMsSsim {
@@ -63,13 +61,12 @@ impl GpuFloatMsSsim {
             low_pass: DecimateFilter::new(&LOW_PASS, 9),
             pyramid,
             positions: sizes.map(|(w, h)| SsimKernels::positions(w, h)),
-            sums: PartialSums::new(
+            sums: FrameSums::new(
                 gpu,
                 &module,
                 SUMS * SCALES as u32,
                 SsimKernels::stats_blocks(w0, h0),
             )?,
-            results: Readback::new(gpu, SUMS as usize * SCALES)?,
         })
     }
 }
@@ -88,32 +85,27 @@ impl GpuExtractor for GpuFloatMsSsim {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
         let mut level = Pair::shared(&frame.reference(PlaneId::Y)?, &frame.distorted(PlaneId::Y)?);
+        let totals = self.sums.begin(stream)?;
         for scale in 0..SCALES {
             self.kernels
-                .stats(level, &self.sums, SUMS * scale as u32, stream)?;
+                .stats(level, self.sums.partials(), SUMS * scale as u32, stream)?;
             if let Some(next) = self.pyramid.get(scale) {
                 self.kernels
                     .decimate(level, 2, &self.low_pass, next, stream)?;
                 level = next.pair();
             }
         }
-        self.sums.reduce_into(out, stream)?;
-        self.results.end(index, stream)
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let totals = doubles(&values.expect("float_ms_ssim launches every frame"));
-                let means = std::array::from_fn(|s| {
-                    means_of(&totals, SUMS as usize * s, self.positions[s])
-                });
-                self.outputs.emit(index, &means, sink);
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("float_ms_ssim")? else {
+            return Ok(None);
+        };
+        let means =
+            std::array::from_fn(|s| means_of(&totals, SUMS as usize * s, self.positions[s]));
+        self.outputs.emit(index, &means, sink);
+        Ok(Some(index))
     }
 }

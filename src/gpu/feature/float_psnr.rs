@@ -4,8 +4,7 @@
 //! sum is exact, so values are bit-identical to the CPU's; at 16 bits the
 //! double sum's order differs (tolerance in docs/gpu-testing.md).
 
-use super::float_common::{arg, doubles, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{sample_suffix, FrameSums};
 use super::GpuExtractor;
 use super::{single_twin, GpuTwin};
 use crate::error::Result;
@@ -13,13 +12,13 @@ use crate::feature::common::picture_copy::sample_divisor;
 use crate::feature::common::psnr_scale::PsnrScale;
 use crate::feature::float_psnr::psnr_of_sum;
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::LaunchDims;
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// kernels/float_psnr.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("float_psnr.cu");
@@ -37,8 +36,7 @@ pub(super) struct GpuFloatPsnr {
     samples: usize,
     sse: Function,
     dims: LaunchDims,
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatPsnr {
@@ -55,9 +53,8 @@ impl GpuFloatPsnr {
                 "float_psnr_sse_{}",
                 sample_suffix(format.bytes_per_sample())
             ))?,
-            sums: PartialSums::new(gpu, &module, 1, dims.grid.0)?,
+            sums: FrameSums::new(gpu, &module, 1, dims.grid.0)?,
             dims,
-            results: Readback::new(gpu, 1)?,
         })
     }
 }
@@ -72,42 +69,29 @@ impl GpuExtractor for GpuFloatPsnr {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
-        let (mut rp, mut rpitch) = (r.ptr, r.pitch as u32);
-        let (mut dp, mut dpitch) = (d.ptr, d.pitch as u32);
-        let (mut w, mut h) = (r.width as i32, r.height as i32);
-        let mut scale = self.sample_scale;
-        let mut partials = self.sums.quantity(0);
-        let mut params: [*mut c_void; 8] = [
-            arg(&mut rp),
-            arg(&mut rpitch),
-            arg(&mut dp),
-            arg(&mut dpitch),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut scale),
-            arg(&mut partials),
-        ];
-        // SAFETY: the parameters match float_psnr_sse_*; the planes are
+        let totals = self.sums.begin(stream)?;
+        let mut args = KernelArgs::new();
+        args.arg(r.ptr)
+            .arg(r.pitch as u32)
+            .arg(d.ptr)
+            .arg(d.pitch as u32)
+            .arg(r.width as i32)
+            .arg(r.height as i32)
+            .arg(self.sample_scale)
+            .arg(self.sums.partials().quantities(0..1));
+        // SAFETY: the arguments match float_psnr_sse_*; the planes are
         // context-owned and the partials ours, alive until the stream ran.
-        unsafe { stream.launch(&self.sse, &self.dims, &mut params)? };
-        self.sums.reduce_into(out, stream)?;
-        self.results.end(index, stream)
+        unsafe { stream.launch(&self.sse, &self.dims, &mut args)? };
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let noise = doubles(&values.expect("float_psnr launches every frame"))[0];
-                sink.emit(
-                    index,
-                    "float_psnr",
-                    psnr_of_sum(noise, self.samples, self.scale),
-                );
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("float_psnr")? else {
+            return Ok(None);
+        };
+        let psnr = psnr_of_sum(totals[0], self.samples, self.scale);
+        sink.emit(index, "float_psnr", psnr);
+        Ok(Some(index))
     }
 }

@@ -10,8 +10,7 @@
 //! in another order, so the means agree within double rounding (tolerance
 //! in docs/gpu-testing.md).
 
-use super::float_common::{arg, doubles, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{sample_suffix, FrameSums, PartialSums};
 use super::GpuExtractor;
 use super::{single_twin, GpuTwin};
 use crate::error::Result;
@@ -20,13 +19,13 @@ use crate::feature::common::iqa_ssim::{constants, SsimMeans, WINDOW};
 use crate::feature::common::picture_copy::power_of_two_divisor;
 use crate::feature::float_ssim::{box_filter, FloatSsimOutputs};
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Module, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{DevicePlane, FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 use std::sync::Arc;
 
 /// kernels/float_ssim.cu.
@@ -56,6 +55,9 @@ struct SsimConstants {
     c2: f32,
     c3: f32,
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct, plain floats.
+unsafe impl KernelArg for SsimConstants {}
 
 /// `struct DecimateTaps` of the kernels, with its size and whether only
 /// the first tap is passed (a box filter of any size).
@@ -100,6 +102,17 @@ pub(super) struct Pair {
 }
 
 impl Pair {
+    /// Appends the arguments every kernel takes first: both planes and
+    /// their pitches, then the width and height.
+    fn args(self, args: &mut KernelArgs) -> &mut KernelArgs {
+        args.arg(self.reference)
+            .arg(self.pitch_ref)
+            .arg(self.distorted)
+            .arg(self.pitch_dis)
+            .arg(self.width as i32)
+            .arg(self.height as i32)
+    }
+
     pub(super) fn shared(r: &DevicePlane, d: &DevicePlane) -> Self {
         Self {
             reference: r.ptr,
@@ -195,30 +208,12 @@ impl SsimKernels {
         first: u32,
         stream: &Stream,
     ) -> Result<()> {
-        let Pair {
-            reference: mut rp,
-            distorted: mut dp,
-            pitch_ref: mut rpitch,
-            pitch_dis: mut dpitch,
-            ..
-        } = pair;
-        let (mut w, mut h) = (pair.width as i32, pair.height as i32);
-        let mut scale = self.sample_scale;
-        let mut k = self.constants;
-        let mut partials = sums.quantity(first);
-        let mut stride = sums.stride();
-        let mut params: [*mut c_void; 10] = [
-            arg(&mut rp),
-            arg(&mut rpitch),
-            arg(&mut dp),
-            arg(&mut dpitch),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut scale),
-            arg(&mut k),
-            arg(&mut partials),
-            arg(&mut stride),
-        ];
+        let mut args = KernelArgs::new();
+        pair.args(&mut args)
+            .arg(self.sample_scale)
+            .arg(self.constants)
+            .arg(sums.quantities(first..first + SUMS))
+            .arg(sums.stride());
         let (pw, ph) = (pair.width + 1 - WINDOW, pair.height + 1 - WINDOW);
         let dims = LaunchDims {
             grid: (
@@ -234,10 +229,10 @@ impl SsimKernels {
         } else {
             &self.stats_float
         };
-        // SAFETY: the parameters match float_ssim_stats_*; the planes and
+        // SAFETY: the arguments match float_ssim_stats_*; the planes and
         // the partials stay alive until the stream ran (the shared planes
         // are context-owned, the rest is ours); the stride covers the grid.
-        unsafe { stream.launch(f, &dims, &mut params) }
+        unsafe { stream.launch(f, &dims, &mut args) }
     }
 
     /// Queues the decimation of `pair` by `factor` with `filter` into
@@ -257,39 +252,18 @@ impl SsimKernels {
                 decimated_len(pair.height, factor)
             )
         );
-        let Pair {
-            reference: mut rp,
-            distorted: mut dp,
-            pitch_ref: mut rpitch,
-            pitch_dis: mut dpitch,
-            ..
-        } = pair;
-        let (mut w, mut h) = (pair.width as i32, pair.height as i32);
-        let mut scale = self.sample_scale;
-        let (mut factor_arg, mut n) = (factor as i32, filter.size as i32);
-        let mut uniform = i32::from(filter.uniform);
-        let mut taps = filter.taps;
-        let (mut out_ref, mut out_dis) = (out.reference.ptr(), out.distorted.ptr());
-        let mut out_pitch = out.pitch as u32;
-        let (mut out_w, mut out_h) = (out.width as i32, out.height as i32);
-        let mut params: [*mut c_void; 16] = [
-            arg(&mut rp),
-            arg(&mut rpitch),
-            arg(&mut dp),
-            arg(&mut dpitch),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut scale),
-            arg(&mut factor_arg),
-            arg(&mut n),
-            arg(&mut uniform),
-            arg(&mut taps),
-            arg(&mut out_ref),
-            arg(&mut out_dis),
-            arg(&mut out_pitch),
-            arg(&mut out_w),
-            arg(&mut out_h),
-        ];
+        let mut args = KernelArgs::new();
+        pair.args(&mut args)
+            .arg(self.sample_scale)
+            .arg(factor as i32)
+            .arg(filter.size as i32)
+            .arg(i32::from(filter.uniform))
+            .arg(filter.taps)
+            .arg(out.reference.ptr())
+            .arg(out.distorted.ptr())
+            .arg(out.pitch as u32)
+            .arg(out.width as i32)
+            .arg(out.height as i32);
         let rows = THREADS / DEC_W;
         let dims = LaunchDims {
             grid: (
@@ -305,10 +279,10 @@ impl SsimKernels {
         } else {
             &self.decimate_float
         };
-        // SAFETY: the parameters match float_ssim_decimate_*; `out` holds
-        // out_w x out_h samples at its pitch; every buffer stays alive
+        // SAFETY: the arguments match float_ssim_decimate_*; `out` holds
+        // its width x height samples at its pitch; every buffer stays alive
         // until the stream ran.
-        unsafe { stream.launch(f, &dims, &mut params) }
+        unsafe { stream.launch(f, &dims, &mut args) }
     }
 }
 
@@ -324,8 +298,7 @@ pub(super) struct GpuFloatSsim {
     pre_filter: Option<(DecimateFilter, FloatPair)>,
     /// Window positions scored.
     positions: usize,
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatSsim {
@@ -348,8 +321,7 @@ impl GpuFloatSsim {
             kernels: SsimKernels::new(&module, format)?,
             pre_filter,
             positions: SsimKernels::positions(sw, sh),
-            sums: PartialSums::new(gpu, &module, SUMS, SsimKernels::stats_blocks(sw, sh))?,
-            results: Readback::new(gpu, SUMS as usize)?,
+            sums: FrameSums::new(gpu, &module, SUMS, SsimKernels::stats_blocks(sw, sh))?,
         })
     }
 }
@@ -364,8 +336,8 @@ impl GpuExtractor for GpuFloatSsim {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
         let source = Pair::shared(&frame.reference(PlaneId::Y)?, &frame.distorted(PlaneId::Y)?);
+        let totals = self.sums.begin(stream)?;
         let scored = match &self.pre_filter {
             Some((filter, small)) => {
                 let factor = self.outputs.factor();
@@ -375,20 +347,17 @@ impl GpuExtractor for GpuFloatSsim {
             }
             None => source,
         };
-        self.kernels.stats(scored, &self.sums, 0, stream)?;
-        self.sums.reduce_into(out, stream)?;
-        self.results.end(index, stream)
+        self.kernels
+            .stats(scored, self.sums.partials(), 0, stream)?;
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let totals = doubles(&values.expect("float_ssim launches every frame"));
-                let means = means_of(&totals, 0, self.positions);
-                self.outputs.emit(index, &means, sink);
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("float_ssim")? else {
+            return Ok(None);
+        };
+        let means = means_of(&totals, 0, self.positions);
+        self.outputs.emit(index, &means, sink);
+        Ok(Some(index))
     }
 }

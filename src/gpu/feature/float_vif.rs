@@ -10,20 +10,19 @@
 //! Kernel scales with other filter widths and `vif_prescale` run on the
 //! CPU (see [`GpuFloatVif::create`]).
 
-use super::float_common::{arg, doubles, luma_scale, sample_suffix, PartialSums};
-use super::readback::Readback;
+use super::float_common::{luma_scale, sample_suffix, FrameSums};
 use super::GpuTwin;
 use super::{GpuExtractor, SPREAD};
 use crate::error::Result;
 use crate::feature::float_vif::{FloatVifOutputs, VifSums};
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// kernels/float_vif.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("float_vif.cu");
@@ -60,6 +59,9 @@ struct VifFilters {
     next: [f32; 9],
 }
 
+// SAFETY: a repr(C) copy of the kernel's struct, plain floats.
+unsafe impl KernelArg for VifFilters {}
+
 /// A decimated scale of both pictures, float samples.
 struct ScaleBuffers {
     reference: DeviceBuffer,
@@ -90,8 +92,7 @@ pub(super) struct GpuFloatVif {
     /// Scales 1 to 3.
     pyramid: Vec<ScaleBuffers>,
     /// Numerator and denominator per scale.
-    sums: PartialSums,
-    results: Readback,
+    sums: FrameSums,
 }
 
 impl GpuFloatVif {
@@ -151,8 +152,7 @@ impl GpuFloatVif {
             .collect::<Result<_>>()?;
         let blocks = w.div_ceil(TILE_W as usize) * h.div_ceil(TILE_H as usize);
         Ok(Self {
-            sums: PartialSums::new(gpu, &module, 2 * SCALES as u32, blocks as u32)?,
-            results: Readback::new(gpu, 2 * SCALES)?,
+            sums: FrameSums::new(gpu, &module, 2 * SCALES as u32, blocks as u32)?,
             outputs,
             kernels,
             filters,
@@ -178,7 +178,6 @@ impl GpuExtractor for GpuFloatVif {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
         let mut source = Source {
             reference: r.ptr,
@@ -188,6 +187,7 @@ impl GpuExtractor for GpuFloatVif {
             width: r.width as u32,
             height: r.height as u32,
         };
+        let totals = self.sums.begin(stream)?;
         for scale in 0..SCALES {
             let next = self.pyramid.get(scale);
             self.launch(scale, source, next, stream)?;
@@ -202,24 +202,20 @@ impl GpuExtractor for GpuFloatVif {
                 };
             }
         }
-        self.sums.reduce_into(out, stream)?;
-        self.results.end(index, stream)
+        self.sums.end(index, totals, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let totals = doubles(&values.expect("float_vif launches every frame"));
-                // libvmaf's sums are floats.
-                let sums = VifSums {
-                    num: std::array::from_fn(|s| totals[2 * s] as f32),
-                    den: std::array::from_fn(|s| totals[2 * s + 1] as f32),
-                };
-                self.outputs.emit(index, &sums, sink);
-                Some(index)
-            }
-        })
+        let Some((index, totals)) = self.sums.complete("float_vif")? else {
+            return Ok(None);
+        };
+        // libvmaf's sums are floats.
+        let sums = VifSums {
+            num: std::array::from_fn(|s| totals[2 * s] as f32),
+            den: std::array::from_fn(|s| totals[2 * s + 1] as f32),
+        };
+        self.outputs.emit(index, &sums, sink);
+        Ok(Some(index))
     }
 }
 
@@ -232,52 +228,38 @@ impl GpuFloatVif {
         next: Option<&ScaleBuffers>,
         stream: &Stream,
     ) -> Result<()> {
-        let Source {
-            reference: mut rp,
-            distorted: mut dp,
-            pitch_ref: mut rpitch,
-            pitch_dis: mut dpitch,
-            width,
-            height,
-        } = source;
-        let (mut w, mut h) = (width as i32, height as i32);
-        let mut sample_scale = self.scale;
-        let mut filters = self.filters[scale];
+        let (width, height) = (source.width, source.height);
         let params = self.outputs.params();
-        let mut nsq = params.sigma_nsq;
-        let mut gain_limit = params.enhn_gain_limit;
-        let mut sigma_max_inv = params.sigma_max_inv();
-        let mut partials = self.sums.quantity(2 * scale as u32);
-        let mut stride = self.sums.stride();
-        let (mut next_ref, mut next_dis, mut next_pitch) = next.map_or((0, 0, 0), |n| {
+        let (next_ref, next_dis, next_pitch) = next.map_or((0, 0, 0), |n| {
             (n.reference.ptr(), n.distorted.ptr(), n.pitch as u32)
         });
-        let mut params: [*mut c_void; 16] = [
-            arg(&mut rp),
-            arg(&mut rpitch),
-            arg(&mut dp),
-            arg(&mut dpitch),
-            arg(&mut w),
-            arg(&mut h),
-            arg(&mut sample_scale),
-            arg(&mut filters),
-            arg(&mut nsq),
-            arg(&mut gain_limit),
-            arg(&mut sigma_max_inv),
-            arg(&mut partials),
-            arg(&mut stride),
-            arg(&mut next_ref),
-            arg(&mut next_dis),
-            arg(&mut next_pitch),
-        ];
+        let scale_sums = 2 * scale as u32;
+        let partials = self.sums.partials();
+        let mut args = KernelArgs::new();
+        args.arg(source.reference)
+            .arg(source.pitch_ref)
+            .arg(source.distorted)
+            .arg(source.pitch_dis)
+            .arg(width as i32)
+            .arg(height as i32)
+            .arg(self.scale)
+            .arg(self.filters[scale])
+            .arg(params.sigma_nsq)
+            .arg(params.enhn_gain_limit)
+            .arg(params.sigma_max_inv())
+            .arg(partials.quantities(scale_sums..scale_sums + 2))
+            .arg(partials.stride())
+            .arg(next_ref)
+            .arg(next_dis)
+            .arg(next_pitch);
         let dims = LaunchDims {
             grid: (width.div_ceil(TILE_W), height.div_ceil(TILE_H), 1),
             block: (THREADS, 1, 1),
             shared_bytes: 0,
         };
-        // SAFETY: the parameters match the float_vif_scale* kernels; the
+        // SAFETY: the arguments match the float_vif_scale* kernels; the
         // planes and the partials stay alive until the stream ran (the
         // shared planes are context-owned, the rest is ours).
-        unsafe { stream.launch(&self.kernels[scale], &dims, &mut params) }
+        unsafe { stream.launch(&self.kernels[scale], &dims, &mut args) }
     }
 }

@@ -10,13 +10,14 @@ use super::{single_twin, GpuTwin};
 use crate::error::{Error, Result};
 use crate::feature::integer_ssim::{weight_sum, SsimOutputs};
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Module, Stream};
-use crate::gpu::driver::{DevicePtr, LaunchDims};
+use crate::gpu::driver::LaunchDims;
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
+use crate::gpu::slice::DeviceSlice;
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 use std::sync::Arc;
 
 /// kernels/integer_ssim.cu.
@@ -101,43 +102,43 @@ impl ExactSum {
         })
     }
 
-    /// Queues the sum of the terms at `terms` into the double at `total`.
-    fn enqueue(&self, stream: &Stream, terms: DevicePtr, total: DevicePtr) -> Result<()> {
-        let (mut terms, mut total, mut n, mut chunks) = (terms, total, self.n, self.chunks);
-        let (mut sums, mut binades, mut maps) =
-            (self.chunk_sums.ptr(), self.binades.ptr(), self.maps.ptr());
-        let p = |v: &mut u64| v as *mut u64 as *mut c_void;
-        let c = &mut chunks as *mut u32 as *mut c_void;
-        let launches: [(u32, u32, Vec<*mut c_void>); 4] = [
-            (
-                self.chunks,
-                SUM_THREADS,
-                vec![p(&mut terms), p(&mut n), p(&mut sums)],
-            ),
-            (1, SUM_THREADS, vec![p(&mut sums), c, p(&mut binades)]),
-            (
-                self.chunks.div_ceil(MAP_THREADS),
-                MAP_THREADS,
-                vec![p(&mut terms), p(&mut n), p(&mut binades), c, p(&mut maps)],
-            ),
-            (
-                1,
-                32,
-                vec![p(&mut terms), p(&mut n), p(&mut maps), c, p(&mut total)],
-            ),
-        ];
-        for (kernel, (blocks, threads, mut params)) in self.kernels.iter().zip(launches) {
-            let dims = LaunchDims {
-                grid: (blocks, 1, 1),
-                block: (threads, 1, 1),
-                shared_bytes: 0,
-            };
-            // SAFETY: parameters match ssim_chunk_sums, ssim_predict,
-            // ssim_maps and ssim_walk in turn (locals above, alive for the
-            // call); the buffers outlive the stream's work.
-            unsafe { stream.launch(kernel, &dims, &mut params)? };
+    /// Queues the sum of the `n` terms at `terms` into the double `total`.
+    fn enqueue(
+        &self,
+        stream: &Stream,
+        terms: DeviceSlice<f64>,
+        total: DeviceSlice<f64>,
+    ) -> Result<()> {
+        let terms = terms.slice(..self.n as usize);
+        let total = total.slice(..1);
+        let (n, chunks) = (self.n, self.chunks);
+        let sums = self.chunk_sums.slice::<f64>(..);
+        let binades = self.binades.slice::<u32>(..);
+        let maps = self.maps.slice::<u8>(..);
+        let [chunk_sums, predict, map, walk] = &self.kernels;
+        let dims = |blocks: u32, threads: u32| LaunchDims {
+            grid: (blocks, 1, 1),
+            block: (threads, 1, 1),
+            shared_bytes: 0,
+        };
+        // SAFETY: the four launches' arguments match ssim_chunk_sums,
+        // ssim_predict, ssim_maps and ssim_walk in turn; the terms, the
+        // total and our buffers outlive the stream's work.
+        unsafe {
+            let mut args = KernelArgs::new();
+            args.arg(terms).arg(n).arg(sums);
+            stream.launch(chunk_sums, &dims(chunks, SUM_THREADS), &mut args)?;
+            let mut args = KernelArgs::new();
+            args.arg(sums).arg(chunks).arg(binades);
+            stream.launch(predict, &dims(1, SUM_THREADS), &mut args)?;
+            let mut args = KernelArgs::new();
+            args.arg(terms).arg(n).arg(binades).arg(chunks).arg(maps);
+            let blocks = chunks.div_ceil(MAP_THREADS);
+            stream.launch(map, &dims(blocks, MAP_THREADS), &mut args)?;
+            let mut args = KernelArgs::new();
+            args.arg(terms).arg(n).arg(maps).arg(chunks).arg(total);
+            stream.launch(walk, &dims(1, 32), &mut args)
         }
-        Ok(())
     }
 }
 
@@ -151,53 +152,46 @@ impl GpuExtractor for GpuIntegerSsim {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let total = self.results.begin(stream)?.ptr();
+        let total = self.results.begin(stream)?;
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
-        let (mut rp, mut rpitch) = (r.ptr, r.pitch as u32);
-        let (mut dp, mut dpitch) = (d.ptr, d.pitch as u32);
-        let (mut w, mut h) = (r.width as u32, r.height as u32);
-        let (mut c1, mut c2) = self.outputs.c_bases();
-        let mut terms = self.terms.ptr();
-        let mut params: [*mut c_void; 9] = [
-            &mut rp as *mut _ as *mut c_void,
-            &mut rpitch as *mut _ as *mut c_void,
-            &mut dp as *mut _ as *mut c_void,
-            &mut dpitch as *mut _ as *mut c_void,
-            &mut w as *mut _ as *mut c_void,
-            &mut h as *mut _ as *mut c_void,
-            &mut c1 as *mut _ as *mut c_void,
-            &mut c2 as *mut _ as *mut c_void,
-            &mut terms as *mut _ as *mut c_void,
-        ];
+        let (w, h) = (r.width as u32, r.height as u32);
+        let (c1, c2) = self.outputs.c_bases();
+        let terms = self.terms.slice::<f64>(..);
+        let mut args = KernelArgs::new();
+        args.arg(r.ptr)
+            .arg(r.pitch as u32)
+            .arg(d.ptr)
+            .arg(d.pitch as u32)
+            .arg(w)
+            .arg(h)
+            .arg(c1)
+            .arg(c2)
+            .arg(terms);
         let dims = LaunchDims {
             grid: (w.div_ceil(TILE_W), h.div_ceil(TILE_H), 1),
             block: (TILE_W * TILE_H, 1, 1),
             shared_bytes: 0,
         };
-        // SAFETY: parameters match ssim_terms_*; the planes (context-owned)
-        // and `terms` outlive the stream's work.
-        unsafe { stream.launch(&self.terms_kernel, &dims, &mut params)? };
-        self.sum.enqueue(stream, terms, total)?;
+        // SAFETY: the arguments match ssim_terms_*; the planes
+        // (context-owned) and `terms` outlive the stream's work.
+        unsafe { stream.launch(&self.terms_kernel, &dims, &mut args)? };
+        self.sum.enqueue(stream, terms, total.cast())?;
         self.results.end(index, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let sum = values.expect("ssim launches every frame")[0];
-                self.outputs
-                    .emit(index, f64::from_bits(sum), self.weights, sink);
-                Some(index)
-            }
-        })
+        let Some((index, values)) = self.results.complete_launched("ssim")? else {
+            return Ok(None);
+        };
+        let sum = f64::from_bits(values[0]);
+        self.outputs.emit(index, sum, self.weights, sink);
+        Ok(Some(index))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::driver::{Copy2d, Memory};
     use crate::gpu::emu::{self, EmuDriver};
 
     /// `terms` summed on the emulated device.
@@ -205,21 +199,10 @@ mod tests {
         let module = kernels::load(gpu, &KERNELS).unwrap();
         let sum = ExactSum::new(gpu, &module, terms.len()).unwrap();
         let stream = gpu.stream().unwrap();
-        let on_device = gpu.buffer(terms.len() * 8).unwrap();
+        let on_device = gpu.upload(terms).unwrap();
         let total = gpu.buffer(8).unwrap();
-        let bytes: Vec<u8> = terms.iter().flat_map(|t| t.to_ne_bytes()).collect();
-        let copy = Copy2d {
-            src: Memory::Host(bytes.as_ptr()),
-            src_pitch: bytes.len(),
-            dst: on_device.ptr(),
-            dst_pitch: bytes.len(),
-            width_bytes: bytes.len(),
-            height: 1,
-        };
-        // SAFETY: `bytes` and the buffer hold `bytes.len()` bytes; the
-        // stream is synchronized before they are dropped.
-        unsafe { stream.copy_2d(&copy).unwrap() };
-        sum.enqueue(&stream, on_device.ptr(), total.ptr()).unwrap();
+        sum.enqueue(&stream, on_device.slice(..), total.slice(..))
+            .unwrap();
         let mut host = gpu.pinned(8).unwrap();
         // SAFETY: read after the synchronize below.
         unsafe { stream.copy_to_pinned(&mut host, &total).unwrap() };

@@ -10,13 +10,13 @@ use super::GpuTwin;
 use crate::error::Result;
 use crate::feature::motion::{self, FrameOrder, MotionOutputs};
 use crate::feature::{ExtractorInfo, FeatureSink, Options};
+use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, LaunchDims, Memory};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// kernels/motion.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("motion.cu");
@@ -139,21 +139,17 @@ impl GpuExtractor for GpuMotion {
         let cur = frame.reference(PlaneId::Y)?;
         let slot = &self.history[index as usize % self.history.len()];
         if index >= self.depth {
-            let mut total = self.results.begin(stream)?.ptr();
-            let (mut pp, mut ppitch) = (slot.ptr(), self.history_pitch as u32);
-            let (mut cp, mut cpitch) = (cur.ptr, cur.pitch as u32);
-            let (mut w, mut h) = (cur.width as u32, cur.height as u32);
-            let mut bd = self.format.bit_depth as u32;
-            let mut params: [*mut c_void; 8] = [
-                &mut pp as *mut _ as *mut c_void,
-                &mut ppitch as *mut _ as *mut c_void,
-                &mut cp as *mut _ as *mut c_void,
-                &mut cpitch as *mut _ as *mut c_void,
-                &mut w as *mut _ as *mut c_void,
-                &mut h as *mut _ as *mut c_void,
-                &mut bd as *mut _ as *mut c_void,
-                &mut total as *mut _ as *mut c_void,
-            ];
+            let total = self.results.begin(stream)?;
+            let (w, h) = (cur.width as u32, cur.height as u32);
+            let mut args = KernelArgs::new();
+            args.arg(slot.ptr())
+                .arg(self.history_pitch as u32)
+                .arg(cur.ptr)
+                .arg(cur.pitch as u32)
+                .arg(w)
+                .arg(h)
+                .arg(u32::from(self.format.bit_depth))
+                .arg(total);
             // One block per BLOCK_ROWS x STRIP_COLS tile, the first strip
             // starting two columns left of the picture (grid rows cover up
             // to 65535 * BLOCK_ROWS picture rows).
@@ -162,9 +158,9 @@ impl GpuExtractor for GpuMotion {
                 block: (THREADS, 1, 1),
                 shared_bytes: 0,
             };
-            // SAFETY: parameters match motion_sad_*; buffers are ours or
+            // SAFETY: the arguments match motion_sad_*; buffers are ours or
             // context-owned and outlive the stream's work.
-            unsafe { stream.launch(sad, &dims, &mut params)? };
+            unsafe { stream.launch(sad, &dims, &mut args)? };
             self.results.end(index, stream)?;
         } else {
             self.results.skip(index);

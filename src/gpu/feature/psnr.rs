@@ -8,13 +8,13 @@ use super::{single_twin, GpuTwin};
 use crate::error::Result;
 use crate::feature::psnr::Psnr;
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{Function, Gpu, Stream};
 use crate::gpu::driver::LaunchDims;
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// kernels/psnr.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("psnr.cu");
@@ -65,42 +65,35 @@ impl GpuExtractor for GpuPsnr {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let totals = self.results.begin(stream)?.ptr();
+        let totals = self.results.begin(stream)?;
         for (i, &(id, width, height)) in self.planes.iter().enumerate() {
             let (r, d) = (frame.reference(id)?, frame.distorted(id)?);
             if width == 0 || height == 0 {
                 continue;
             }
-            let (mut rp, mut rpitch) = (r.ptr, r.pitch as u32);
-            let (mut dp, mut dpitch) = (d.ptr, d.pitch as u32);
-            let (mut w, mut h) = (width as u32, height as u32);
-            let mut total = totals + 8 * i as u64;
-            let mut params: [*mut c_void; 7] = [
-                &mut rp as *mut _ as *mut c_void,
-                &mut rpitch as *mut _ as *mut c_void,
-                &mut dp as *mut _ as *mut c_void,
-                &mut dpitch as *mut _ as *mut c_void,
-                &mut w as *mut _ as *mut c_void,
-                &mut h as *mut _ as *mut c_void,
-                &mut total as *mut _ as *mut c_void,
-            ];
+            let (w, h) = (width as u32, height as u32);
+            let mut args = KernelArgs::new();
+            args.arg(r.ptr)
+                .arg(r.pitch as u32)
+                .arg(d.ptr)
+                .arg(d.pitch as u32)
+                .arg(w)
+                .arg(h)
+                .arg(totals.slice(i..=i));
             let dims = LaunchDims::per_row(h, THREADS);
-            // SAFETY: the parameters match psnr_sse_*; the planes and the
+            // SAFETY: the arguments match psnr_sse_*; the planes and the
             // accumulators stay alive (context-owned) until the stream ran.
-            unsafe { stream.launch(&self.sse, &dims, &mut params)? };
+            unsafe { stream.launch(&self.sse, &dims, &mut args)? };
         }
         self.results.end(index, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let sses = values.expect("psnr launches every frame");
-                self.scorer.emit_frame(index, &sses, sink);
-                Some(index)
-            }
-        })
+        let Some((index, sses)) = self.results.complete_launched("psnr")? else {
+            return Ok(None);
+        };
+        self.scorer.emit_frame(index, &sses, sink);
+        Ok(Some(index))
     }
 
     fn flush(&mut self, sink: &mut FeatureSink) -> Result<()> {

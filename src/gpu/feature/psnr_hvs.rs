@@ -6,7 +6,7 @@
 //! against the exact sum). The scores come from the CPU extractor's code,
 //! so they equal the CPU's.
 
-use super::float_common::{arg, doubles, sample_suffix};
+use super::float_common::{doubles, sample_suffix};
 use super::readback::Readback;
 use super::{single_twin, GpuTwin};
 use super::{spread_up_to_1440p, GpuExtractor};
@@ -15,13 +15,13 @@ use crate::feature::psnr_hvs::blocks::{block_count, score_of_total};
 use crate::feature::psnr_hvs::csf::Weights;
 use crate::feature::psnr_hvs::{emit_scores, plane_weights, scored_sizes};
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// kernels/psnr_hvs.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("psnr_hvs.cu");
@@ -44,6 +44,9 @@ struct KernelWeights {
     csf: [f32; 64],
     mask: [f32; 64],
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct, plain floats.
+unsafe impl KernelArg for KernelWeights {}
 
 impl From<&Weights> for KernelWeights {
     fn from(w: &Weights) -> Self {
@@ -73,6 +76,10 @@ struct MapPlane {
 struct MapPlanes {
     p: [MapPlane; 3],
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct: device addresses and
+// integers.
+unsafe impl KernelArg for MapPlanes {}
 
 /// One plane's launch: its 8x8 blocks across and in all, its grid, its
 /// weights and its buffers.
@@ -150,16 +157,23 @@ impl GpuPsnrHvs {
             .try_into()
             .unwrap_or_else(|_| unreachable!("three planes"));
         let buffer = gpu.buffer(bytes as usize)?;
-        let mut at = buffer.ptr();
+        // Each plane's buffers in turn, from the start of `buffer`.
+        let mut rest = buffer.slice::<u8>(..);
         for plane in &mut planes {
-            let [terms, sums, partials, chunks, tiles] = buffer_sizes(plane.chunks as u64);
-            let b = &mut plane.buffers;
-            b.terms = at;
-            b.sums = b.terms + terms;
-            b.partials = b.sums + sums;
-            b.chunks = b.partials + partials;
-            b.tiles = b.chunks + chunks;
-            at = b.tiles + tiles;
+            let [terms, sums, partials, chunks, tiles] =
+                buffer_sizes(plane.chunks as u64).map(|bytes| {
+                    let part = rest.slice(..bytes as usize);
+                    rest = rest.offset(bytes as usize);
+                    part.ptr()
+                });
+            plane.buffers = MapPlane {
+                terms,
+                sums,
+                partials,
+                chunks,
+                tiles,
+                ..plane.buffers
+            };
         }
         let tiles = planes
             .iter()
@@ -202,69 +216,60 @@ impl GpuExtractor for GpuPsnrHvs {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
+        let out = self.results.begin(stream)?;
         for (id, plane) in PlaneId::ALL.into_iter().zip(&self.planes) {
             let (r, d) = (frame.reference(id)?, frame.distorted(id)?);
-            let (mut rp, mut rpitch) = (r.ptr, r.pitch as u32);
-            let (mut dp, mut dpitch) = (d.ptr, d.pitch as u32);
-            let (mut blocks_x, mut chunks) = (plane.blocks_x, plane.chunks);
-            let mut weights = plane.weights;
             let b = plane.buffers;
-            let (mut terms, mut sums, mut partials) = (b.terms, b.sums, b.partials);
-            let mut params: [*mut c_void; 10] = [
-                arg(&mut rp),
-                arg(&mut rpitch),
-                arg(&mut dp),
-                arg(&mut dpitch),
-                arg(&mut blocks_x),
-                arg(&mut chunks),
-                arg(&mut weights),
-                arg(&mut terms),
-                arg(&mut sums),
-                arg(&mut partials),
-            ];
-            // SAFETY: the parameters match psnr_hvs_terms_* (the weights a
+            let mut args = KernelArgs::new();
+            args.arg(r.ptr)
+                .arg(r.pitch as u32)
+                .arg(d.ptr)
+                .arg(d.pitch as u32)
+                .arg(plane.blocks_x)
+                .arg(plane.chunks)
+                .arg(plane.weights)
+                .arg(b.terms)
+                .arg(b.sums)
+                .arg(b.partials);
+            // SAFETY: the arguments match psnr_hvs_terms_* (the weights a
             // `PsnrHvsWeights` by value); the blocks lie inside the scored
             // size, inside the plane; the planes are context-owned and the
             // buffers ours (sized by `buffer_sizes`), alive until the
             // stream ran.
-            unsafe { stream.launch(&self.terms_kernel, &plane.dims, &mut params)? };
+            unsafe { stream.launch(&self.terms_kernel, &plane.dims, &mut args)? };
         }
-        let mut planes = MapPlanes {
+        let planes = MapPlanes {
             p: std::array::from_fn(|q| self.planes[q].buffers),
         };
         for kernel in [&self.predict_kernel, &self.maps_kernel] {
-            let mut params = [arg(&mut planes)];
-            // SAFETY: the parameter is a `PsnrHvsPlanes` by value; its
+            // SAFETY: the argument is a `PsnrHvsPlanes` by value; its
             // buffers are ours, written by the launches before, alive until
             // the stream ran; the grid covers every plane's tiles (extra
             // CUDA blocks return at once).
-            unsafe { stream.launch(kernel, &self.maps_dims, &mut params)? };
+            unsafe { stream.launch(kernel, &self.maps_dims, KernelArgs::new().arg(planes))? };
         }
-        let mut out = out;
-        let mut params = [arg(&mut planes), arg(&mut out)];
         let walk = LaunchDims {
             grid: (3, 1, 1),
             block: (TILE, 1, 1),
             shared_bytes: 0,
         };
+        let mut args = KernelArgs::new();
+        args.arg(planes).arg(out.slice(..3));
         // SAFETY: as above, and `out` is the live result buffer of three
         // words, one double per plane.
-        unsafe { stream.launch(&self.walk_kernel, &walk, &mut params)? };
+        unsafe { stream.launch(&self.walk_kernel, &walk, &mut args)? };
         self.results.end(index, stream)
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let totals = doubles(&values.expect("psnr_hvs launches every frame"));
-                let scores: [f64; 3] = std::array::from_fn(|q| {
-                    score_of_total(totals[q] as f32, self.planes[q].pixels, self.bit_depth)
-                });
-                emit_scores(index, &scores, sink);
-                Some(index)
-            }
-        })
+        let Some((index, values)) = self.results.complete_launched("psnr_hvs")? else {
+            return Ok(None);
+        };
+        let totals = doubles(&values);
+        let scores: [f64; 3] = std::array::from_fn(|q| {
+            score_of_total(totals[q] as f32, self.planes[q].pixels, self.bit_depth)
+        });
+        emit_scores(index, &scores, sink);
+        Ok(Some(index))
     }
 }

@@ -7,6 +7,7 @@
 use super::IN_FLIGHT;
 use crate::error::{Error, Result};
 use crate::gpu::device::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
+use crate::gpu::slice::DeviceSlice;
 use std::collections::VecDeque;
 
 struct Slot {
@@ -44,7 +45,7 @@ impl Readback {
 
     /// Clears the next slot's accumulators on `stream` and returns them for
     /// the frame's kernels; [`Readback::end`] must follow.
-    pub(super) fn begin(&mut self, stream: &Stream) -> Result<&DeviceBuffer> {
+    pub(super) fn begin(&mut self, stream: &Stream) -> Result<DeviceSlice<u64>> {
         if self.queue.iter().filter(|(_, s)| s.is_some()).count() >= self.slots.len() {
             return Err(Error::Internal(
                 "readback: every result slot is in flight (a frame must complete first)".into(),
@@ -52,7 +53,7 @@ impl Readback {
         }
         let slot = &self.slots[self.next_slot];
         stream.fill_u32(&slot.device, 0)?;
-        Ok(&slot.device)
+        Ok(slot.device.slice(..))
     }
 
     /// Queues the copy of the accumulators filled since `begin`.
@@ -89,6 +90,18 @@ impl Readback {
             .collect();
         Ok(Some((index, Some(values))))
     }
+
+    /// [`Readback::complete`] for an extractor that launches work every
+    /// frame (a skipped frame is an internal error, named by `extractor`).
+    pub(super) fn complete_launched(&mut self, extractor: &str) -> Result<Option<(u32, Vec<u64>)>> {
+        match self.complete()? {
+            None => Ok(None),
+            Some((index, Some(values))) => Ok(Some((index, values))),
+            Some((index, None)) => Err(Error::Internal(format!(
+                "{extractor}: frame {index} launched no work"
+            ))),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -108,7 +121,7 @@ mod tests {
             results.begin(&stream).unwrap();
             results.end(index, &stream).unwrap();
         }
-        let refused = results.begin(&stream).err().expect("no slot is free");
+        let refused = results.begin(&stream).expect_err("no slot is free");
         assert!(
             refused
                 .to_string()

@@ -12,7 +12,7 @@
 //! is CUDA's (within an ulp of glibc's) before rounding to float, so scores
 //! agree within a relative tolerance (tests/gpu_speed.rs).
 
-use super::float_common::{arg, luma_scale, sample_suffix};
+use super::float_common::{luma_scale, sample_suffix};
 use super::readback::Readback;
 use super::GpuExtractor;
 use super::{single_twin, GpuTwin};
@@ -25,13 +25,13 @@ use crate::feature::speed::geometry::{Geometry, BLOCK_AREA};
 use crate::feature::speed::resample::ScaleMethod;
 use crate::feature::speed::temporal::TemporalSetup;
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, DevicePtr, LaunchDims, Memory};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{DevicePlane, FramePlanes, PairPlanes, PITCH_ALIGN};
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// kernels/speed.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("speed.cu");
@@ -81,6 +81,10 @@ struct KernelGeometry {
     pad: i32,
 }
 
+// SAFETY: a repr(C) copy of the kernel's struct: device addresses and
+// numbers.
+unsafe impl KernelArg for KernelGeometry {}
+
 /// `struct PlaneSource` of the kernel: picture `a`, minus `b` when the
 /// sources are differences.
 #[repr(C)]
@@ -111,6 +115,10 @@ struct Sources {
     difference: i32,
     pad: i32,
 }
+
+// SAFETY: a repr(C) copy of the kernel's struct: device addresses and
+// integers.
+unsafe impl KernelArg for Sources {}
 
 /// The SpEED computation on the device for pairs of planes (reference,
 /// distorted), with its results read back per frame.
@@ -145,8 +153,8 @@ impl SpeedDevice {
         let (antialias, lowpass) = filters(&config);
         // The tables as 32-bit words: filters, then the resampling tables.
         let mut words: Vec<u32> = Vec::new();
-        let mut put = |values: &mut dyn Iterator<Item = u32>| -> u64 {
-            let at = words.len() as u64 * 4;
+        let mut put = |values: &mut dyn Iterator<Item = u32>| -> usize {
+            let at = words.len();
             words.extend(values);
             at
         };
@@ -165,7 +173,7 @@ impl SpeedDevice {
             }
         };
         let (mut col_taps, mut row_taps) = (0, 0);
-        let mut offsets = [0u64; 4];
+        let mut offsets = [0; 4];
         if let Some((cols, rows)) = &tables {
             (col_taps, row_taps) = (cols.taps as i32, rows.taps as i32);
             offsets = [
@@ -175,16 +183,16 @@ impl SpeedDevice {
                 put(&mut rows.weight.iter().map(|v| v.to_bits())),
             ];
         }
-        let tables = upload_words(gpu, &words)?;
-        let base = tables.ptr();
+        let tables = gpu.upload(&words)?;
+        let table = |at: usize| tables.slice::<u32>(..).offset(at).ptr();
         let blocks = g.blocks();
         let kernel_geometry = KernelGeometry {
-            antialias: base + antialias_at,
-            lowpass: base + lowpass_at,
-            col_index: base + offsets[0],
-            col_weight: base + offsets[1],
-            row_index: base + offsets[2],
-            row_weight: base + offsets[3],
+            antialias: table(antialias_at),
+            lowpass: table(lowpass_at),
+            col_index: table(offsets[0]),
+            col_weight: table(offsets[1]),
+            row_index: table(offsets[2]),
+            row_weight: table(offsets[3]),
             src_w: g.original.width as i32,
             src_h: g.original.height as i32,
             scaled_w: g.scaled.width as i32,
@@ -230,11 +238,11 @@ impl SpeedDevice {
 
     /// Queues frame `index`'s two launches on `sources`.
     fn enqueue(&mut self, index: u32, sources: Sources, stream: &Stream) -> Result<()> {
-        let out = self.results.begin(stream)?.ptr();
-        let mut g = self.kernel_geometry;
-        let mut sources = sources;
-        let mut decimated = self.decimated.ptr();
-        let mut params: [*mut c_void; 3] = [arg(&mut g), arg(&mut sources), arg(&mut decimated)];
+        let out = self.results.begin(stream)?;
+        let g = self.kernel_geometry;
+        let decimated = self.decimated.slice::<f32>(..);
+        let mut args = KernelArgs::new();
+        args.arg(g).arg(sources).arg(decimated);
         let dims = LaunchDims {
             grid: (
                 (self.op_area as u32).div_ceil(DECIMATE_THREADS),
@@ -244,24 +252,17 @@ impl SpeedDevice {
             block: (DECIMATE_THREADS, 1, 1),
             shared_bytes: 0,
         };
-        // SAFETY: the parameters match speed_decimate_* (repr(C) copies of
+        // SAFETY: the arguments match speed_decimate_* (repr(C) copies of
         // the kernel's structs); the planes are context-owned or ours and the
         // buffers hold `planes` planes, alive until the stream ran.
-        unsafe { stream.launch(&self.decimate, &dims, &mut params)? };
-        let (mut vertical, mut samples, mut solution, mut out) = (
-            self.vertical.ptr(),
-            self.samples.ptr(),
-            self.solution.ptr(),
-            out,
-        );
-        let mut params: [*mut c_void; 6] = [
-            arg(&mut g),
-            arg(&mut decimated),
-            arg(&mut vertical),
-            arg(&mut samples),
-            arg(&mut solution),
-            arg(&mut out),
-        ];
+        unsafe { stream.launch(&self.decimate, &dims, &mut args)? };
+        let mut args = KernelArgs::new();
+        args.arg(g)
+            .arg(decimated)
+            .arg(self.vertical.slice::<f32>(..))
+            .arg(self.samples.slice::<f32>(..))
+            .arg(self.solution.slice::<f32>(..))
+            .arg(out);
         let dims = LaunchDims {
             grid: (self.planes, 1, 1),
             block: (ESTIMATE_THREADS, 1, 1),
@@ -269,7 +270,7 @@ impl SpeedDevice {
         };
         // SAFETY: as above, for speed_estimate; the result slot holds
         // `planes * (2 * blocks + 1)` floats.
-        unsafe { stream.launch(&self.estimate, &dims, &mut params)? };
+        unsafe { stream.launch(&self.estimate, &dims, &mut args)? };
         self.results.end(index, stream)
     }
 
@@ -310,29 +311,6 @@ impl SpeedDevice {
             .collect();
         Ok(Some((index, Some(scores))))
     }
-}
-
-/// `words` in a device buffer of their own (at least one word).
-fn upload_words(gpu: &Gpu, words: &[u32]) -> Result<DeviceBuffer> {
-    let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    if bytes.is_empty() {
-        bytes.resize(4, 0);
-    }
-    let buffer = gpu.buffer(bytes.len())?;
-    let stream = gpu.stream()?;
-    let copy = Copy2d {
-        src: Memory::Host(bytes.as_ptr()),
-        src_pitch: bytes.len(),
-        dst: buffer.ptr(),
-        dst_pitch: bytes.len(),
-        width_bytes: bytes.len(),
-        height: 1,
-    };
-    // SAFETY: `bytes` and the buffer cover the copy and outlive it: the
-    // stream is synchronised before either is dropped.
-    unsafe { stream.copy_2d(&copy)? };
-    stream.synchronize()?;
-    Ok(buffer)
 }
 
 /// `speed_chroma`: the Cb and Cr planes of both pictures in each launch.

@@ -10,13 +10,14 @@ use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::Result;
 use crate::feature::vif::{Log2Table, ScaleSums, VifOutputs, SCALES};
 use crate::feature::{FeatureSink, Options};
+use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
-use crate::gpu::driver::{Copy2d, DevicePtr, LaunchDims, Memory};
+use crate::gpu::driver::{DevicePtr, LaunchDims};
 use crate::gpu::kernels;
 use crate::gpu::kernels::{kernel_source, KernelSource};
 use crate::gpu::planes::{FramePlanes, PairPlanes};
+use crate::gpu::slice::DeviceSlice;
 use crate::picture::{PictureFormat, PlaneId, PlaneMask};
-use std::ffi::c_void;
 
 /// kernels/vif.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("vif.cu");
@@ -103,32 +104,12 @@ impl GpuVif {
             outputs,
             bit_depth: u32::from(format.bit_depth),
             kernels,
-            log2: upload_log2_table(gpu)?,
+            // The CPU's log2 table: the entries the kernels can read.
+            log2: gpu.upload(&Log2Table::get().padded_entries()[TABLE_FIRST..1 << 16])?,
             pyramid,
             results: Readback::new(gpu, SCALES * SUMS)?,
         })
     }
-}
-
-/// The CPU's log2 table (the entries the kernels can read) in device memory.
-fn upload_log2_table(gpu: &Gpu) -> Result<DeviceBuffer> {
-    let entries = &Log2Table::get().padded_entries()[TABLE_FIRST..1 << 16];
-    let bytes: Vec<u8> = entries.iter().flat_map(|e| e.to_ne_bytes()).collect();
-    let buffer = gpu.buffer(bytes.len())?;
-    let stream = gpu.stream()?;
-    let copy = Copy2d {
-        src: Memory::Host(bytes.as_ptr()),
-        src_pitch: bytes.len(),
-        dst: buffer.ptr(),
-        dst_pitch: bytes.len(),
-        width_bytes: bytes.len(),
-        height: 1,
-    };
-    // SAFETY: `bytes` and the buffer cover the copy and outlive it: the
-    // stream is synchronised before either is dropped.
-    unsafe { stream.copy_2d(&copy)? };
-    stream.synchronize()?;
-    Ok(buffer)
 }
 
 impl GpuExtractor for GpuVif {
@@ -145,7 +126,7 @@ impl GpuExtractor for GpuVif {
     }
 
     fn enqueue(&mut self, index: u32, frame: &FramePlanes<'_>, stream: &Stream) -> Result<()> {
-        let sums = self.results.begin(stream)?.ptr();
+        let sums = self.results.begin(stream)?;
         let (r, d) = (frame.reference(PlaneId::Y)?, frame.distorted(PlaneId::Y)?);
         let mut source = Source {
             reference: r.ptr,
@@ -158,7 +139,7 @@ impl GpuExtractor for GpuVif {
         for scale in 0..SCALES {
             let bits = if scale == 0 { self.bit_depth } else { 16 };
             let next = self.pyramid.get(scale);
-            let sums = sums + (8 * SUMS * scale) as u64;
+            let sums = sums.slice(SUMS * scale..SUMS * (scale + 1));
             self.launch(scale, source, bits, sums, next, stream)?;
             if let Some(n) = next {
                 source = Source {
@@ -175,21 +156,18 @@ impl GpuExtractor for GpuVif {
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
-        Ok(match self.results.complete()? {
-            None => None,
-            Some((index, values)) => {
-                let values = values.expect("vif launches every frame");
-                let sums: [ScaleSums; SCALES] = std::array::from_fn(|scale| {
-                    // The kernels add two's complement values.
-                    let v = |i: usize| values[scale * SUMS + i] as i64;
-                    let mut s = ScaleSums::default();
-                    s.add_totals(v(0), v(1), v(2), v(3));
-                    s
-                });
-                self.outputs.emit_sums(index, &sums, sink);
-                Some(index)
-            }
-        })
+        let Some((index, values)) = self.results.complete_launched("vif")? else {
+            return Ok(None);
+        };
+        let sums: [ScaleSums; SCALES] = std::array::from_fn(|scale| {
+            // The kernels add two's complement values.
+            let v = |i: usize| values[scale * SUMS + i] as i64;
+            let mut s = ScaleSums::default();
+            s.add_totals(v(0), v(1), v(2), v(3));
+            s
+        });
+        self.outputs.emit_sums(index, &sums, sink);
+        Ok(Some(index))
     }
 }
 
@@ -200,48 +178,36 @@ impl GpuVif {
         scale: usize,
         source: Source,
         bits: u32,
-        sums: DevicePtr,
+        sums: DeviceSlice<u64>,
         next: Option<&ScaleBuffers>,
         stream: &Stream,
     ) -> Result<()> {
-        let Source {
-            reference: mut rp,
-            distorted: mut dp,
-            pitch_ref: mut rpitch,
-            pitch_dis: mut dpitch,
-            width,
-            height,
-        } = source;
-        let (mut w, mut h, mut bits) = (width as i32, height as i32, bits);
-        let mut table = self.log2.ptr();
-        let mut gain_limit = self.outputs.gain_limit();
-        let mut sums = sums;
-        let (mut next_ref, mut next_dis, mut next_pitch) = next.map_or((0, 0, 0), |n| {
+        let (next_ref, next_dis, next_pitch) = next.map_or((0, 0, 0), |n| {
             (n.reference.ptr(), n.distorted.ptr(), n.pitch as u32)
         });
-        let mut params: [*mut c_void; 13] = [
-            &mut rp as *mut _ as *mut c_void,
-            &mut rpitch as *mut _ as *mut c_void,
-            &mut dp as *mut _ as *mut c_void,
-            &mut dpitch as *mut _ as *mut c_void,
-            &mut w as *mut _ as *mut c_void,
-            &mut h as *mut _ as *mut c_void,
-            &mut bits as *mut _ as *mut c_void,
-            &mut table as *mut _ as *mut c_void,
-            &mut gain_limit as *mut _ as *mut c_void,
-            &mut sums as *mut _ as *mut c_void,
-            &mut next_ref as *mut _ as *mut c_void,
-            &mut next_dis as *mut _ as *mut c_void,
-            &mut next_pitch as *mut _ as *mut c_void,
-        ];
+        let (width, height) = (source.width, source.height);
+        let mut args = KernelArgs::new();
+        args.arg(source.reference)
+            .arg(source.pitch_ref)
+            .arg(source.distorted)
+            .arg(source.pitch_dis)
+            .arg(width as i32)
+            .arg(height as i32)
+            .arg(bits)
+            .arg(self.log2.slice::<u16>(..))
+            .arg(self.outputs.gain_limit())
+            .arg(sums)
+            .arg(next_ref)
+            .arg(next_dis)
+            .arg(next_pitch);
         let dims = LaunchDims {
             grid: (width.div_ceil(TILE_W), height.div_ceil(TILE_H), 1),
             block: (THREADS, 1, 1),
             shared_bytes: 0,
         };
-        // SAFETY: the parameters match the vif_scale* kernels; the planes,
+        // SAFETY: the arguments match the vif_scale* kernels; the planes,
         // the table and the accumulators stay alive until the stream ran
         // (the shared planes are context-owned, the rest is ours).
-        unsafe { stream.launch(&self.kernels[scale], &dims, &mut params) }
+        unsafe { stream.launch(&self.kernels[scale], &dims, &mut args) }
     }
 }

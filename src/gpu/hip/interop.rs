@@ -5,7 +5,10 @@
 
 use super::{check, error_name, stream, HipDriver};
 use crate::error::{Error, GpuApi, GpuCode, Result};
-use crate::gpu::driver::{DevicePtr, ExternalMemoryDesc, Handle, Interop, SemaphoreKind};
+use crate::gpu::driver::{
+    ArrayHandle, DevicePtr, ExternalMemoryDesc, ExternalMemoryHandle, GraphicsHandle, Interop,
+    SemaphoreHandle, SemaphoreKind, StreamHandle,
+};
 use cubecl_hip_sys as hip;
 use std::ffi::c_void;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -32,7 +35,11 @@ fn semaphore_check(result: hip::hipError_t, operation: &str) -> Result<()> {
 
 // SAFETY: each method calls the HIP runtime on the handles the engine passes, as the trait's per-method contracts require.
 unsafe impl Interop for HipDriver {
-    fn import_memory(&self, fd: OwnedFd, desc: &ExternalMemoryDesc) -> Result<Handle> {
+    fn import_memory(
+        &self,
+        fd: OwnedFd,
+        desc: &ExternalMemoryDesc,
+    ) -> Result<ExternalMemoryHandle> {
         self.bind()?;
         // ROCm imports dma-bufs through the opaque-fd type, and keeps a
         // reference of its own: our fd is closed when `fd` drops, whatever
@@ -65,10 +72,15 @@ unsafe impl Interop for HipDriver {
             ),
         )?;
         drop(fd);
-        Ok(Handle(out as usize))
+        Ok(ExternalMemoryHandle::from_raw(out as usize))
     }
 
-    unsafe fn map_external_buffer(&self, m: Handle, offset: u64, bytes: u64) -> Result<DevicePtr> {
+    unsafe fn map_external_buffer(
+        &self,
+        m: ExternalMemoryHandle,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<DevicePtr> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -82,7 +94,7 @@ unsafe impl Interop for HipDriver {
             check(
                 hip::hipExternalMemoryGetMappedBuffer(
                     &mut ptr,
-                    m.0 as hip::hipExternalMemory_t,
+                    m.raw() as hip::hipExternalMemory_t,
                     &d,
                 ),
                 &format!("hipExternalMemoryGetMappedBuffer ({bytes} bytes at {offset})"),
@@ -100,16 +112,16 @@ unsafe impl Interop for HipDriver {
         }
     }
 
-    unsafe fn destroy_external_memory(&self, m: Handle) {
+    unsafe fn destroy_external_memory(&self, m: ExternalMemoryHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
-                hip::hipDestroyExternalMemory(m.0 as hip::hipExternalMemory_t);
+                hip::hipDestroyExternalMemory(m.raw() as hip::hipExternalMemory_t);
             }
         }
     }
 
-    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<Handle> {
+    fn import_semaphore(&self, fd: OwnedFd, kind: SemaphoreKind) -> Result<SemaphoreHandle> {
         self.bind()?;
         let type_ = match kind {
             SemaphoreKind::Binary => {
@@ -137,16 +149,21 @@ unsafe impl Interop for HipDriver {
             &format!("hipImportExternalSemaphore ({kind}, opaque fd)"),
         )?;
         drop(fd); // as for memory: ROCm keeps no claim on our fd
-        Ok(Handle(out as usize))
+        Ok(SemaphoreHandle::from_raw(out as usize))
     }
 
-    unsafe fn signal_semaphore(&self, sem: Handle, value: u64, s: Handle) -> Result<()> {
+    unsafe fn signal_semaphore(
+        &self,
+        sem: SemaphoreHandle,
+        value: u64,
+        s: StreamHandle,
+    ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
             let mut p: hip::hipExternalSemaphoreSignalParams = std::mem::zeroed();
             p.params.fence.value = value;
-            let handle = sem.0 as hip::hipExternalSemaphore_t;
+            let handle = sem.raw() as hip::hipExternalSemaphore_t;
             semaphore_check(
                 hip::hipSignalExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
                 "hipSignalExternalSemaphoresAsync",
@@ -154,13 +171,18 @@ unsafe impl Interop for HipDriver {
         }
     }
 
-    unsafe fn wait_semaphore(&self, sem: Handle, value: u64, s: Handle) -> Result<()> {
+    unsafe fn wait_semaphore(
+        &self,
+        sem: SemaphoreHandle,
+        value: u64,
+        s: StreamHandle,
+    ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
             let mut p: hip::hipExternalSemaphoreWaitParams = std::mem::zeroed();
             p.params.fence.value = value;
-            let handle = sem.0 as hip::hipExternalSemaphore_t;
+            let handle = sem.raw() as hip::hipExternalSemaphore_t;
             semaphore_check(
                 hip::hipWaitExternalSemaphoresAsync(&handle, &p, 1, stream(s)),
                 "hipWaitExternalSemaphoresAsync",
@@ -168,11 +190,11 @@ unsafe impl Interop for HipDriver {
         }
     }
 
-    unsafe fn destroy_semaphore(&self, sem: Handle) {
+    unsafe fn destroy_semaphore(&self, sem: SemaphoreHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
-                hip::hipDestroyExternalSemaphore(sem.0 as hip::hipExternalSemaphore_t);
+                hip::hipDestroyExternalSemaphore(sem.raw() as hip::hipExternalSemaphore_t);
             }
         }
     }
@@ -220,7 +242,7 @@ unsafe impl Interop for HipDriver {
         ))
     }
 
-    unsafe fn gl_register_image(&self, texture: u32, _target: u32) -> Result<Handle> {
+    unsafe fn gl_register_image(&self, texture: u32, _target: u32) -> Result<GraphicsHandle> {
         Err(unsupported(
             &format!("GL texture registration (texture {texture})"),
             "vmafx has no HIP-GL interop: on AMD, export the texture as a dma-buf \
@@ -229,11 +251,11 @@ unsafe impl Interop for HipDriver {
         ))
     }
 
-    unsafe fn graphics_map(&self, r: Handle, s: Handle) -> Result<()> {
+    unsafe fn graphics_map(&self, r: GraphicsHandle, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
-            let mut handle = r.0 as hip::hipGraphicsResource_t;
+            let mut handle = r.raw() as hip::hipGraphicsResource_t;
             check(
                 hip::hipGraphicsMapResources(1, &mut handle, stream(s)),
                 "hipGraphicsMapResources",
@@ -241,7 +263,7 @@ unsafe impl Interop for HipDriver {
         }
     }
 
-    unsafe fn graphics_array(&self, r: Handle) -> Result<Handle> {
+    unsafe fn graphics_array(&self, r: GraphicsHandle) -> Result<ArrayHandle> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -249,21 +271,21 @@ unsafe impl Interop for HipDriver {
             check(
                 hip::hipGraphicsSubResourceGetMappedArray(
                     &mut array,
-                    r.0 as hip::hipGraphicsResource_t,
+                    r.raw() as hip::hipGraphicsResource_t,
                     0,
                     0,
                 ),
                 "hipGraphicsSubResourceGetMappedArray",
             )?;
-            Ok(Handle(array as usize))
+            Ok(ArrayHandle::from_raw(array as usize))
         }
     }
 
-    unsafe fn graphics_unmap(&self, r: Handle, s: Handle) -> Result<()> {
+    unsafe fn graphics_unmap(&self, r: GraphicsHandle, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
-            let mut handle = r.0 as hip::hipGraphicsResource_t;
+            let mut handle = r.raw() as hip::hipGraphicsResource_t;
             check(
                 hip::hipGraphicsUnmapResources(1, &mut handle, stream(s)),
                 "hipGraphicsUnmapResources",
@@ -271,11 +293,11 @@ unsafe impl Interop for HipDriver {
         }
     }
 
-    unsafe fn graphics_unregister(&self, r: Handle) {
+    unsafe fn graphics_unregister(&self, r: GraphicsHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
-                hip::hipGraphicsUnregisterResource(r.0 as hip::hipGraphicsResource_t);
+                hip::hipGraphicsUnregisterResource(r.raw() as hip::hipGraphicsResource_t);
             }
         }
     }

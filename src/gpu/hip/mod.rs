@@ -5,7 +5,11 @@
 
 mod interop;
 
-use super::driver::{Copy2d, DevicePtr, Driver, Handle, LaunchDims, Memory, MemoryInfo};
+use super::args::KernelArgs;
+use super::driver::{
+    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, Memory, MemoryInfo,
+    ModuleHandle, StreamHandle,
+};
 use super::DeviceSelector;
 use crate::error::{Error, GpuApi, GpuCode, Result};
 use cubecl_hip_sys as hip;
@@ -148,11 +152,11 @@ impl HipDriver {
     }
 }
 
-fn stream(h: Handle) -> hip::hipStream_t {
-    h.0 as hip::hipStream_t
+fn stream(h: StreamHandle) -> hip::hipStream_t {
+    h.raw() as hip::hipStream_t
 }
-fn event(h: Handle) -> hip::hipEvent_t {
-    h.0 as hip::hipEvent_t
+fn event(h: EventHandle) -> hip::hipEvent_t {
+    h.raw() as hip::hipEvent_t
 }
 
 fn rtc_check(r: hip::hiprtcResult, what: &str) -> std::result::Result<(), String> {
@@ -239,7 +243,7 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    fn stream_create(&self) -> Result<Handle> {
+    fn stream_create(&self) -> Result<StreamHandle> {
         self.bind()?;
         let mut s = std::ptr::null_mut();
         check(
@@ -247,10 +251,10 @@ unsafe impl Driver for HipDriver {
             unsafe { hip::hipStreamCreateWithFlags(&mut s, hip::hipStreamNonBlocking) },
             "hipStreamCreate",
         )?;
-        Ok(Handle(s as usize))
+        Ok(StreamHandle::from_raw(s as usize))
     }
 
-    unsafe fn stream_destroy(&self, s: Handle) {
+    unsafe fn stream_destroy(&self, s: StreamHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
@@ -259,7 +263,7 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    unsafe fn stream_synchronize(&self, s: Handle) -> Result<()> {
+    unsafe fn stream_synchronize(&self, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -267,7 +271,7 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    fn event_create(&self) -> Result<Handle> {
+    fn event_create(&self) -> Result<EventHandle> {
         self.bind()?;
         let mut e = std::ptr::null_mut();
         check(
@@ -275,10 +279,10 @@ unsafe impl Driver for HipDriver {
             unsafe { hip::hipEventCreateWithFlags(&mut e, hip::hipEventDisableTiming) },
             "hipEventCreate",
         )?;
-        Ok(Handle(e as usize))
+        Ok(EventHandle::from_raw(e as usize))
     }
 
-    unsafe fn event_destroy(&self, e: Handle) {
+    unsafe fn event_destroy(&self, e: EventHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
@@ -287,7 +291,7 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    unsafe fn event_record(&self, e: Handle, s: Handle) -> Result<()> {
+    unsafe fn event_record(&self, e: EventHandle, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -295,11 +299,11 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    fn legacy_stream(&self) -> Handle {
-        Handle(0) // the null stream, ordered with every blocking stream
+    fn legacy_stream(&self) -> StreamHandle {
+        StreamHandle::from_raw(0) // the null stream, ordered with every blocking stream
     }
 
-    unsafe fn stream_wait_event(&self, s: Handle, e: Handle) -> Result<()> {
+    unsafe fn stream_wait_event(&self, s: StreamHandle, e: EventHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -310,7 +314,7 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    unsafe fn event_query(&self, e: Handle) -> Result<bool> {
+    unsafe fn event_query(&self, e: EventHandle) -> Result<bool> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -321,7 +325,7 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    unsafe fn event_synchronize(&self, e: Handle) -> Result<()> {
+    unsafe fn event_synchronize(&self, e: EventHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -329,7 +333,7 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    fn timed_event_create(&self) -> Result<Handle> {
+    fn timed_event_create(&self) -> Result<EventHandle> {
         self.bind()?;
         let mut e = std::ptr::null_mut();
         check(
@@ -337,10 +341,10 @@ unsafe impl Driver for HipDriver {
             unsafe { hip::hipEventCreateWithFlags(&mut e, hip::hipEventDefault) },
             "hipEventCreate",
         )?;
-        Ok(Handle(e as usize))
+        Ok(EventHandle::from_raw(e as usize))
     }
 
-    unsafe fn event_elapsed_ms(&self, start: Handle, end: Handle) -> Result<f32> {
+    unsafe fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -353,7 +357,7 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    unsafe fn copy_2d(&self, c: &Copy2d, s: Handle) -> Result<()> {
+    unsafe fn copy_2d(&self, c: &Copy2d, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -368,7 +372,7 @@ unsafe impl Driver for HipDriver {
                         hip::hipMemcpy2DFromArrayAsync(
                             c.dst as *mut c_void,
                             c.dst_pitch,
-                            a.0 as hip::hipArray_const_t,
+                            a.raw() as hip::hipArray_const_t,
                             0,
                             0,
                             c.width_bytes,
@@ -401,7 +405,7 @@ unsafe impl Driver for HipDriver {
         dst: *mut u8,
         src: DevicePtr,
         bytes: usize,
-        s: Handle,
+        s: StreamHandle,
     ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
@@ -418,7 +422,13 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    unsafe fn memset_u32(&self, dst: DevicePtr, value: u32, count: usize, s: Handle) -> Result<()> {
+    unsafe fn memset_u32(
+        &self,
+        dst: DevicePtr,
+        value: u32,
+        count: usize,
+        s: StreamHandle,
+    ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
@@ -496,7 +506,7 @@ unsafe impl Driver for HipDriver {
         }
     }
 
-    fn module_load(&self, image: &[u8]) -> Result<Handle> {
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
         self.bind()?;
         let mut m = std::ptr::null_mut();
         check(
@@ -505,45 +515,45 @@ unsafe impl Driver for HipDriver {
             unsafe { hip::hipModuleLoadData(&mut m, image.as_ptr() as *const c_void) },
             "hipModuleLoadData",
         )?;
-        Ok(Handle(m as usize))
+        Ok(ModuleHandle::from_raw(m as usize))
     }
 
-    unsafe fn module_unload(&self, m: Handle) {
+    unsafe fn module_unload(&self, m: ModuleHandle) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             if self.bind().is_ok() {
-                hip::hipModuleUnload(m.0 as hip::hipModule_t);
+                hip::hipModuleUnload(m.raw() as hip::hipModule_t);
             }
         }
     }
 
-    unsafe fn function(&self, m: Handle, name: &str) -> Result<Handle> {
+    unsafe fn function(&self, m: ModuleHandle, name: &str) -> Result<FunctionHandle> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
             let cname = CString::new(name).expect("kernel names are literals");
             let mut f = std::ptr::null_mut();
             check(
-                hip::hipModuleGetFunction(&mut f, m.0 as hip::hipModule_t, cname.as_ptr()),
+                hip::hipModuleGetFunction(&mut f, m.raw() as hip::hipModule_t, cname.as_ptr()),
                 &format!("hipModuleGetFunction({name})"),
             )?;
-            Ok(Handle(f as usize))
+            Ok(FunctionHandle::from_raw(f as usize))
         }
     }
 
     unsafe fn launch(
         &self,
-        f: Handle,
+        f: FunctionHandle,
         d: &LaunchDims,
-        s: Handle,
-        params: &mut [*mut c_void],
+        s: StreamHandle,
+        args: &mut KernelArgs,
     ) -> Result<()> {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe {
             self.bind()?;
             check(
                 hip::hipModuleLaunchKernel(
-                    f.0 as hip::hipFunction_t,
+                    f.raw() as hip::hipFunction_t,
                     d.grid.0,
                     d.grid.1,
                     d.grid.2,
@@ -552,7 +562,7 @@ unsafe impl Driver for HipDriver {
                     d.block.2,
                     d.shared_bytes,
                     stream(s),
-                    params.as_mut_ptr(),
+                    args.params().as_mut_ptr(),
                     std::ptr::null_mut(),
                 ),
                 "hipModuleLaunchKernel",
