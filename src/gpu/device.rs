@@ -386,6 +386,23 @@ impl Event {
         unsafe { driver.event_record(self.handle(), driver.legacy_stream()) }
     }
 
+    /// Records the event on a stream someone else owns (a producer's
+    /// `CUstream` or `hipStream_t`, as `__cuda_array_interface__` names
+    /// it), so waiting for the event waits for the work queued there.
+    ///
+    /// # Safety
+    /// `stream` is a live stream of this event's device and context (or a
+    /// special value the runtime defines for it, such as CUDA's per-thread
+    /// default stream) and stays alive for the call.
+    pub unsafe fn record_on_foreign_stream(&self, stream: usize) -> Result<()> {
+        // SAFETY: our live event; the caller vouches for the stream.
+        unsafe {
+            self.gpu()
+                .driver
+                .event_record(self.handle(), StreamHandle::from_raw(stream))
+        }
+    }
+
     /// True once the work before the last record has completed.
     pub fn is_done(&self) -> Result<bool> {
         // SAFETY: our own live event.
