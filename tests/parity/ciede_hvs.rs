@@ -2,7 +2,7 @@
 //! goldens (`*.features.json`), every frame of every pair, plus the
 //! behaviour chosen in ADRs/0004 for libvmaf's ciede defects.
 
-mod common;
+use crate::common;
 
 use common::{rel_diff, Pair, PAIRS};
 use std::collections::BTreeMap;

@@ -1,6 +1,6 @@
 //! Parity of the integer `motion` extractor with libvmaf 3.2.0 goldens.
 
-mod common;
+use crate::common;
 
 use common::{rel_diff, Golden, Pair, PAIRS};
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! every output against the `features` goldens (run with
 //! `float_ssim=enable_lcs=true` and `float_ms_ssim=enable_lcs=true`).
 
-mod common;
+use crate::common;
 
 use common::extractor::{
     assert_threaded_run_matches, create_extractor as create, expect_bad_option, run_on_pair, Worst,

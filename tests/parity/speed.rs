@@ -3,7 +3,7 @@
 //! the `models_v1.0.16` goldens (the option sets the v1 models give
 //! `speed_chroma`, whose output names carry the option suffixes).
 
-mod common;
+use crate::common;
 
 use common::extractor::{
     assert_threaded_run_matches, create_extractor as create, expect_bad_option, run_on_pair, Worst,

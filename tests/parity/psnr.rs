@@ -1,7 +1,7 @@
 //! Parity of the integer `psnr` extractor with libvmaf 3.2.0 goldens (run
 //! as `--feature psnr=enable_mse=true:enable_apsnr=true`).
 
-mod common;
+use crate::common;
 
 use common::{rel_diff, Pair, PAIRS};
 use std::collections::BTreeMap;

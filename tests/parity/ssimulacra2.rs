@@ -3,7 +3,7 @@
 //! 0.01, pooled values too; the `yuv_matrix` option; refusals; the `vmafx`
 //! binary.
 
-mod common;
+use crate::common;
 
 use common::extractor::{create_extractor, expect_bad_option, run_extractor, run_on_pair};
 use common::{Golden, Pair, PAIRS};

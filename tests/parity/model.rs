@@ -2,7 +2,7 @@
 //! go into our models, and what comes out must be libvmaf's per-frame model
 //! outputs (scores, bootstrap members and statistics), frame for frame.
 
-mod common;
+use crate::common;
 
 use common::{rel_diff, Golden, PAIRS};
 use vmafx::model::{alias, FeatureRequest, Model, ModelFeature, ModelSpec};

@@ -1,7 +1,7 @@
 //! End-to-end parity: the scoring context with libvmaf's models on every
 //! golden pair, compared with the `vmaf` tool's own outputs.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, Pair, PAIRS};
 use vmafx::model::{Model, ModelSpec};

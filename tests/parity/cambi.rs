@@ -5,7 +5,7 @@
 //! `cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17`,
 //! reported as `cambi_hrs_1080_cmxv_17_vlt_0.06`).
 
-mod common;
+use crate::common;
 
 use common::extractor::{create_extractor, run_extractor, Worst};
 use vmafx::feature::{self, FeatureSink, FrameInput};

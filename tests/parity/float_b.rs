@@ -2,7 +2,7 @@
 //! `float_motion` with libvmaf 3.2.0: every frame of every golden pair,
 //! every output, against the golden JSON files.
 
-mod common;
+use crate::common;
 
 use common::extractor::{create_extractor, run_extractor, FrameValues, Worst};
 use common::{rel_diff, Pair, PAIRS};

@@ -2,7 +2,7 @@
 //! pair: the debug run of `*.features.json`, the default model's scores and
 //! the neg models' `egl_1` variant.
 
-mod common;
+use crate::common;
 
 use common::extractor::{create_extractor, run_frame_by_frame, FrameValues};
 use common::{Pair, PAIRS};

@@ -4,7 +4,7 @@
 //! `integer_ms_ssim` within 1e-6, on every frame of every golden pair; and
 //! their refusals (bad options, too-small pictures) by error kind.
 
-mod common;
+use crate::common;
 
 use common::extractor::{create_extractor, expect_bad_option, run_on_pair, FrameValues, Worst};
 use common::{Pair, PAIRS};

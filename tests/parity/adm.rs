@@ -3,7 +3,7 @@
 //! `adm_enhn_gain_limit=1.0` features of the neg models and the CSF/viewing
 //! variants of the v1.0.16 models.
 
-mod common;
+use crate::common;
 
 use common::extractor::{create_extractor, run_frame_by_frame, FrameValues};
 use common::{rel_diff, Pair, PAIRS};
