@@ -4,7 +4,7 @@
 //! bits from run to run (whole models: `tests/gpu_models.rs`). Without a GPU
 //! each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 

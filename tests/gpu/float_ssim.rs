@@ -5,7 +5,7 @@
 //! (kernel times: `gpu_bench --extractors`). Without a GPU each test records
 //! why it skipped (`VMAFX_REQUIRE_GPU=1` fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 

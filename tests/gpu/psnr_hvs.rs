@@ -5,7 +5,7 @@
 //! `gpu_bench --extractors psnr_hvs`). Without a GPU each test records why it
 //! skipped (`VMAFX_REQUIRE_GPU=1` fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 use common::synthetic::upscale_all_planes;

@@ -5,7 +5,7 @@
 //! subsampling, and 12- and 16-bit input (kernel times: `gpu_bench
 //! --extractors`). Without a GPU each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 use common::synthetic::*;

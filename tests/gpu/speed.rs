@@ -8,7 +8,7 @@
 //! (singular covariance) included. Without a GPU each test records why it
 //! skipped (`VMAFX_REQUIRE_GPU=1` fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 use common::synthetic::{widen, xorshift};

@@ -5,7 +5,7 @@
 //! sizes, and the same bits from run to run. Without a GPU each test records
 //! why it skipped (`VMAFX_REQUIRE_GPU=1` fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 use common::synthetic::*;

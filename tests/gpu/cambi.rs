@@ -9,7 +9,7 @@
 //! out-of-range refusal. Kernel times: `gpu_bench --extractors cambi`.
 //! Without a GPU each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 use common::synthetic::{stress_pair, widen, xorshift};

@@ -6,7 +6,7 @@
 //! size) are refused with the CPU's message. Without a GPU the scoring test
 //! records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 use common::PAIRS;

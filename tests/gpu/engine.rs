@@ -2,7 +2,7 @@
 //! bit-identical per-frame values, on the golden pairs. Without a GPU each
 //! test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 use common::{Pair, PAIRS};

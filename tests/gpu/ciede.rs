@@ -5,7 +5,7 @@
 //! chroma layout (libvmaf's mis-addressed 4:2:2 included, down to one-row
 //! pictures). Without a GPU each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 use common::synthetic::{widen, xorshift};

@@ -4,7 +4,7 @@
 //! models set. Also times the kernels alone at 1080p and 2160p. Without a
 //! GPU each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 use common::Pair;
