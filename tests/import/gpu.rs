@@ -4,7 +4,7 @@
 //! fences, scored bit for bit as the same pictures uploaded from the host.
 //! Without a GPU each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
-mod common;
+use crate::common;
 
 use common::gpu::*;
 use common::Pair;

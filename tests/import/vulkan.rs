@@ -7,8 +7,7 @@
 //! Skips (printing why) where no Vulkan device offers
 //! `VK_KHR_external_memory_fd`, unless VMAFX_REQUIRE_LAVAPIPE is set.
 
-mod common;
-mod import_support;
+use crate::import_support;
 
 use import_support::vulkan::Vk;
 use import_support::*;

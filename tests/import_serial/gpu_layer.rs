@@ -7,7 +7,7 @@
 //! no CUDA still exercises that half), then skips with a printed reason
 //! where there is no CUDA device, no Vulkan loader or no EGL.
 
-mod producers;
+use crate::producers;
 
 use cudarc::driver::sys as cu;
 use producers::gl::Gl;
@@ -227,7 +227,7 @@ const FRAME1: usize = FRAME.div_ceil(65536) * 65536;
 
 #[test]
 fn vulkan_memory_imports_and_copies_at_any_offset_and_pitch() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let gpu = cuda_gpu();
     let Some(vk) = vulkan(gpu.as_ref()) else {
         return;
@@ -307,7 +307,7 @@ fn vulkan_memory_imports_and_copies_at_any_offset_and_pitch() {
 
 #[test]
 fn timeline_and_binary_semaphores_order_cuda_and_vulkan_both_ways() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let gpu = cuda_gpu();
     let Some(vk) = vulkan(gpu.as_ref()) else {
         return;
@@ -368,7 +368,7 @@ fn timeline_and_binary_semaphores_order_cuda_and_vulkan_both_ways() {
 
 #[test]
 fn a_dmabuf_import_gets_the_drivers_answer_and_the_paths_that_work() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let Some(gpu) = cuda_gpu() else {
         return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device");
     };
@@ -412,7 +412,7 @@ fn a_dmabuf_import_gets_the_drivers_answer_and_the_paths_that_work() {
 
 #[test]
 fn a_gl_texture_maps_as_an_array_and_copies_out() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let gl = match Gl::new() {
         Ok(gl) => gl,
         Err(e) => return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, e),
@@ -464,7 +464,7 @@ fn a_gl_texture_maps_as_an_array_and_copies_out() {
 
 #[test]
 fn a_registered_host_frame_copies_with_no_staging() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let Some(gpu) = cuda_gpu() else {
         return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device");
     };
@@ -546,7 +546,7 @@ fn a_registered_host_frame_copies_with_no_staging() {
 
 #[test]
 fn a_producers_event_is_waited_on_and_left_alive() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let Some(gpu) = cuda_gpu() else {
         return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device");
     };
@@ -573,7 +573,7 @@ fn a_producers_event_is_waited_on_and_left_alive() {
 
 #[test]
 fn two_hundred_import_cycles_leak_no_fd_and_no_device_memory() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let gpu = cuda_gpu();
     let Some(vk) = vulkan(gpu.as_ref()) else {
         return;

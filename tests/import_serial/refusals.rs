@@ -1,11 +1,11 @@
 //! Every refusal path of an import: the error names the memory kind,
 //! pixel format, plane and modifier (or the fence, frame and side), the
 //! frame is released (its release fence fires once the producer's handle
-//! goes, the context keeps nothing), and no fd leaks. One test, so no other
-//! test of this binary opens fds while it counts them.
+//! goes, the context keeps nothing), and no fd leaks. It holds
+//! `one_at_a_time`, so no other test of this binary opens fds while it
+//! counts them.
 
-mod common;
-mod import_support;
+use crate::import_support;
 
 use drm_fourcc::DrmModifier;
 use import_support::*;
@@ -108,6 +108,7 @@ fn nv12(memory: Memory) -> FrameDesc {
 
 #[test]
 fn every_refusal_names_what_was_wrong_releases_and_leaks_nothing() {
+    let _alone = crate::one_at_a_time();
     let fds_before = fd_count();
     for round in 0..2 {
         run_refusals();

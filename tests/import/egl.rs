@@ -8,8 +8,7 @@
 //! Skips (printing why) where no EGL/GL 4.5 context can be made, unless
 //! VMAFX_REQUIRE_EGL is set.
 
-mod common;
-mod import_support;
+use crate::import_support;
 
 use glow::HasContext;
 use import_support::egl::Gl;

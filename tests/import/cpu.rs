@@ -5,8 +5,7 @@
 //! are waited off the producer's thread; pairs keep submission order; a
 //! frame shared by two contexts is released after both.
 
-mod common;
-mod import_support;
+use crate::import_support;
 
 use import_support::*;
 use std::os::fd::AsFd;

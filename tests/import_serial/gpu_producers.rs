@@ -5,8 +5,8 @@
 //! the same pictures uploaded from the host. Without a GPU (or without the
 //! Vulkan/EGL loaders) each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
-mod common;
-mod producers;
+use crate::common;
+use crate::producers;
 
 use common::gpu::*;
 use producers::gl::Gl;
@@ -102,7 +102,7 @@ fn vulkan_nv12_frame(
 /// upload's.
 #[test]
 fn vulkan_frames_with_binary_acquire_semaphores() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let Some(gpu) = cuda_gpu() else { return };
     let Some(vk) = vulkan(&gpu) else { return };
     let pair = pair("a_576x324_420p8_pan/x264_crf30");
@@ -153,7 +153,7 @@ fn vulkan_frames_with_binary_acquire_semaphores() {
 /// what it held).
 #[test]
 fn a_vulkan_acquire_never_signalled_times_out_naming_the_fence() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let Some(gpu) = cuda_gpu() else { return };
     let Some(vk) = vulkan(&gpu) else { return };
     let pair = pair("a_576x324_420p8_pan/x264_crf30");
@@ -201,7 +201,7 @@ fn a_vulkan_acquire_never_signalled_times_out_naming_the_fence() {
 /// waits on before reusing memory.
 #[test]
 fn vulkan_frames_with_timeline_semaphores() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let Some(gpu) = cuda_gpu() else { return };
     let Some(vk) = vulkan(&gpu) else { return };
     let pair = pair("a_576x324_420p8_pan/x264_crf30");
@@ -270,7 +270,7 @@ fn vulkan_frames_with_timeline_semaphores() {
 /// the EGL context current on this thread, copied once on the device.
 #[test]
 fn gl_textures_as_planes() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let Some(gpu) = cuda_gpu() else { return };
     let gl = match Gl::new() {
         Ok(gl) => gl,
@@ -332,7 +332,7 @@ fn gl_textures_as_planes() {
 /// the paths that work; the frame is released and its fd closed.
 #[test]
 fn dma_buf_refusal_names_the_driver_answer() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let Some(gpu) = cuda_gpu() else { return };
     let format = PictureFormat::new(64, 32, vmafx::ChromaSubsampling::Yuv420, 8).unwrap();
     let fd = nix::sys::memfd::memfd_create(
@@ -376,7 +376,7 @@ fn open_fds() -> usize {
 /// memory and open fds the same before and after.
 #[test]
 fn soak_through_a_small_pool_leaks_nothing() {
-    let _alone = producers::one_at_a_time();
+    let _alone = crate::one_at_a_time();
     let Some(gpu) = cuda_gpu() else { return };
     let pair = pair("a_576x324_420p8_pan/x264_crf18");
     let (refs, dists) = (pair.reference(), pair.distorted_pictures());
