@@ -1,7 +1,7 @@
 //! File input: .yuv and .y4m give the same pictures; short, corrupt or
 //! mis-described files give errors that name the file and frame.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use vmafx::io::{open, FrameSource};

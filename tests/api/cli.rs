@@ -1,8 +1,7 @@
 //! The `vmafx` binary: golden command lines give the golden files, bad
 //! input gives a clear message and a non-zero exit.
 
-mod common;
-#[path = "cli/complete.rs"]
+use crate::common;
 mod complete;
 
 use std::path::{Path, PathBuf};

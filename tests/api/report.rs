@@ -8,7 +8,7 @@
 //! lossless numbers on the golden data.
 #![allow(clippy::excessive_precision)] // literals as C prints them
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! The scoring context's contract: one extractor instance per distinct
 //! (extractor, options), the planes the set reads, and errors.
 
-mod common;
+use crate::common;
 
 use vmafx::model::{Model, ModelSpec};
 use vmafx::{ChromaSubsampling, ContextBuilder, Error, HostPicture, PictureFormat, PlaneMask};

@@ -2,7 +2,7 @@
 //! per frame while the run goes on (callback, `take_finished`, `score_at`,
 //! `pooled_so_far`), identical to what `finish` returns.
 
-mod common;
+use crate::common;
 
 use common::{Pair, PAIRS};
 use std::collections::BTreeMap;
