@@ -15,7 +15,7 @@
 //! - `examples/c/host_frames.c` under AddressSanitizer: host and memfd
 //!   (NV12) frames with release callbacks give the CPU engine's scores.
 
-mod common;
+use crate::common;
 
 use common::without_fps;
 use std::path::{Path, PathBuf};

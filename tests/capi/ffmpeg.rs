@@ -6,7 +6,7 @@
 //! `VMAFX_OUTPUT_PRECISION=max`); several models, features with options,
 //! threads and subsampling too; every log format is the command line's.
 
-mod common;
+use crate::common;
 
 use common::{float_adm_tol, is_float_adm_output, without_fps, Golden, Pair, PAIRS};
 use std::path::{Path, PathBuf};
