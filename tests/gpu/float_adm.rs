@@ -1,7 +1,7 @@
 //! `float_adm` on the GPU against the CPU extractor: same feature names
 //! and order, per-frame values within a relative 1e-5 on every golden pair
 //! (default options, the options models set, subsampling), and the same
-//! bits from run to run (whole models: `tests/gpu_models.rs`). Without a GPU
+//! bits from run to run (whole models: `tests/gpu/models.rs`). Without a GPU
 //! each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
 
 use crate::common;

@@ -37,7 +37,7 @@ const TOL: f64 = 1e-5;
 
 const BOTH: [(&str, &str); 2] = [("speed_chroma", ""), ("speed_temporal", "")];
 
-/// The v1.0.16 models' `speed_chroma` options (tests/parity_speed.rs).
+/// The v1.0.16 models' `speed_chroma` options (tests/parity/speed.rs).
 const MODEL_OPTION_SETS: &[&str] = &[
     "speed_kernelscale=1.0:speed_nn_floor=0.1:speed_sigma_nn=0.19:speed_weight_var_mode=5:\
      speed_max_val=45.0",
