@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a small FFmpeg 7.1 with --enable-libvmaf against the vmafx C
 # library installed by capi/install.sh, to prove an unmodified libvmaf
-# client runs on vmafx (tests/ffmpeg.rs runs it on golden pairs).
+# client runs on vmafx (tests/capi/ffmpeg.rs runs it on golden pairs).
 #
 #   bash capi/build-ffmpeg.sh VMAFX_PREFIX FFMPEG_TARBALL BUILD_DIR
 #

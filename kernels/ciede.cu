@@ -10,7 +10,7 @@
 // rounding, none fused (the _rn intrinsics). The C library functions (pow,
 // powf, atan2, sin, cos, exp) are CUDA's, which differ from glibc's by a
 // few ulps, so per-pixel values can differ in their last bits; the frame's
-// mean differs far below the 1e-5 tolerance (tests/gpu_ciede.rs).
+// mean differs far below the 1e-5 tolerance (tests/gpu/ciede.rs).
 // Pixels whose sample triples are equal differ by exactly 0 and are
 // skipped, as on the CPU.
 

@@ -2,7 +2,8 @@
 # Builds, on the development machine, everything suites.sh and bench.sh run
 # on a GPU machine, and packs it into .gpu-carry/bin.tar.xz:
 #
-#   every GPU test binary (`cargo test --no-run`, test profile: opt-level 3),
+#   every test binary with GPU suites (`cargo test --no-run`, test profile:
+#   opt-level 3),
 #   the release `vmafx` binary (the CLI checks and the tests' VMAFX_BIN),
 #   the release examples (gpu_bench and the producer examples).
 #
@@ -22,17 +23,21 @@
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 
-# Every tests/gpu*.rs binary. tests/cli.rs is not among them: it expects
+# The test binaries that hold GPU suites (suites.sh runs them module by
+# module): tests/gpu, tests/import (its gpu module), tests/import_serial
+# (gpu_layer, gpu_producers) and tests/capi (the C library's CUDA
+# pictures). tests/api is not among them: its cli tests expect
 # `--backend cuda` to fail, which holds only where there is no GPU.
-# `capi` (tests/capi.rs) also runs the C library's CUDA pictures there.
-TESTS=(capi gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
-       gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models
-       gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif)
+TESTS=(capi gpu import import_serial)
 EXAMPLES=(gpu_bench bench_pairs lib_bench decoder_producer gl_producer vulkan_producer)
 
-for f in tests/gpu*.rs; do
-    t=$(basename "$f" .rs)
-    [[ " ${TESTS[*]} " == *" $t "* ]] || echo "warning: $f is not in TESTS (add it here and in suites.sh)" >&2
+# Every GPU module needs a suite in suites.sh (amd_kernels needs hipcc, not
+# a GPU: CI runs it).
+for f in tests/gpu/*.rs tests/import/gpu*.rs tests/import_serial/gpu*.rs; do
+    b=$(basename "$(dirname "$f")") m=$(basename "$f" .rs)
+    case $m in main | amd_kernels) continue ;; esac
+    grep -q "=\"$b $m::" docs/gpu-device-checks/suites.sh \
+        || echo "warning: $f is in no suite (add one to suites.sh)" >&2
 done
 
 STAGE=.gpu-carry/bin

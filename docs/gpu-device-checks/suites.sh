@@ -11,10 +11,12 @@
 # Before: bash docs/gpu-device-checks/build-for-device.sh (here), then the
 # device tool with carry [".gpu-carry", ".gl"] and the command
 #   bash docs/gpu-device-checks/suites.sh [SUITE ...]
-# SUITE names a test binary (gpu, gpu_vif, ...), `examples` or `cli`; none
-# runs them all (about 5 minutes; split the list over two calls if the
-# per-call limit is near). Extra test-binary arguments go in $TEST_ARGS
-# (e.g. TEST_ARGS=--nocapture for every per-pair line).
+# SUITE names a suite of SUITE_TESTS below (gpu, gpu_vif, ...: the tests of
+# one module of a test binary), `examples` or `cli`, or is a test binary and
+# a name prefix in one argument ("gpu vif::"); none runs them all (about 5
+# minutes; split the list over two calls if the per-call limit is near).
+# Each suite's output goes to $OUT/SUITE.txt. Extra test-binary arguments
+# go in $TEST_ARGS (e.g. TEST_ARGS=--nocapture for every per-pair line).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/vmafx-out}
@@ -44,6 +46,32 @@ export VMAFX_REQUIRE_GPU=1 VMAFX_REQUIRE_NVRTC=1 VMAFX_SKIP_LOG=$OUT/skips.log
 # clients against it with the machine's gcc).
 export VMAFX_CAPI_PREFIX=$C/libvmaf VMAFX_REQUIRE_CAPI=1
 
+# Suite -> "BINARY PREFIX": the tests of the carried test binary whose
+# names start with PREFIX (its module, tests/BINARY/MODULE.rs). The suites
+# kept the names of the binaries they were before tests/ was grouped into
+# a few binaries, so the logs of docs/gpu-testing.md compare.
+declare -A SUITE_TESTS=(
+    # capi: the C library's CUDA pictures and the CUDA producer example
+    # (examples/c/cuda_frames.c; its other tests need this
+    # checkout's build tree or libvmaf's headers, and run in CI)
+    [capi]="capi c_clients::cuda_"
+    [gpu]="gpu engine::"
+    [gpu_adm]="gpu adm::"
+    [gpu_cambi]="gpu cambi::"
+    [gpu_ciede]="gpu ciede::"
+    [gpu_float]="gpu float::"
+    [gpu_float_adm]="gpu float_adm::"
+    [gpu_float_ssim]="gpu float_ssim::"
+    [gpu_import]="import gpu::"
+    [gpu_import_layer]="import_serial gpu_layer::"
+    [gpu_import_producers]="import_serial gpu_producers::"
+    [gpu_kernels]="gpu cuda_kernels::"
+    [gpu_models]="gpu models::"
+    [gpu_psnr_hvs]="gpu psnr_hvs::"
+    [gpu_speed]="gpu speed::"
+    [gpu_ssim]="gpu ssim::"
+    [gpu_vif]="gpu vif::"
+)
 SUITES=(capi gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
         gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models
         gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif examples cli)
@@ -85,22 +113,28 @@ for t in "${SUITES[@]}"; do
         done 2>&1 | tee "$OUT/cli.txt"
         ;;
     *)
-        [ -x "$C/$t" ] || { echo "$t: not in the carried binaries"; failed=1; continue; }
-        # capi: its CUDA-picture test (the others need this checkout's
-        # build tree or libvmaf's headers, and run in CI).
-        filter=""
-        [ "$t" = capi ] && filter="cuda_device_pictures cuda_frames"
+        spec=${SUITE_TESTS[$t]:-}
+        [ -z "$spec" ] && [[ $t == *" "* ]] && spec=$t
+        [ -n "$spec" ] || { echo "$t: no such suite"; failed=1; continue; }
+        read -r bin prefix <<< "$spec"
+        log=${t//[^A-Za-z0-9_]/_} # "gpu vif::" -> gpu_vif__
+        [ -x "$C/$bin" ] || { echo "$t: $bin not in the carried binaries"; failed=1; continue; }
+        # The suite's tests by full name (--exact): a libtest filter matches
+        # anywhere in a name, so `adm::` alone would run float_adm's too.
+        mapfile -t names < <("$C/$bin" --list --format terse 2> /dev/null \
+            | sed -n 's/: test$//p' | awk -v p="$prefix" 'index($0, p) == 1')
+        [ ${#names[@]} -gt 0 ] || { echo "$t: no such suite (no test of $bin starts with $prefix)"; failed=1; continue; }
         # shellcheck disable=SC2086
-        timeout 200 "$C/$t" $filter --test-threads 4 ${TEST_ARGS:-} > "$OUT/$t.txt" 2>&1
+        timeout 200 "$C/$bin" --exact "${names[@]}" --test-threads 4 ${TEST_ARGS:-} > "$OUT/$log.txt" 2>&1
         rc=$?
         [ $rc -eq 0 ] || failed=1
-        echo "$t rc=$rc $(grep -E '^test result' "$OUT/$t.txt")"
-        grep -E "FAILED|panicked" "$OUT/$t.txt" | head -5
+        echo "$t rc=$rc $(grep -E '^test result' "$OUT/$log.txt")"
+        grep -E "FAILED|panicked" "$OUT/$log.txt" | head -5
         ;;
     esac
 done 2>&1 | tee -a "$OUT/summary.txt"
 
-grep -q "rc=[1-9]\|DIFFER\|not in the carried" "$OUT/summary.txt" && failed=1
+grep -q "rc=[1-9]\|DIFFER\|not in the carried\|no such suite" "$OUT/summary.txt" && failed=1
 [ -s "$OUT/skips.log" ] && { echo "skips recorded (should be none):"; cat "$OUT/skips.log"; failed=1; }
 echo "every log is in \$OUT ($OUT)"
 exit $failed

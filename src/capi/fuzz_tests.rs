@@ -1,5 +1,5 @@
 //! The C API's entry points fuzzed as a C program would call them, with the
-//! harness of `tests/fuzz_inputs.rs` (ADR 0020): model versions and model
+//! harness of `tests/api/fuzz_inputs.rs` (ADR 0020): model versions and model
 //! files, feature names with option dictionaries, and pictures whose
 //! fields were changed after allocation. Each call must return 0 or a
 //! negative errno with a message; a panic caught at the boundary (reported

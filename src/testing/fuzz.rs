@@ -1,5 +1,5 @@
 //! Seeded mutation fuzzing on the stable toolchain (ADR 0020), shared by
-//! `tests/fuzz_inputs.rs` and the C API's unit tests: real inputs mutated
+//! `tests/api/fuzz_inputs.rs` and the C API's unit tests: real inputs mutated
 //! by a deterministic generator, each mutant run under `catch_unwind`.
 //! `VMAFX_FUZZ_ITERATIONS=N` runs more, `VMAFX_FUZZ_SEED=S` another
 //! sequence; a failure prints the seed, the iteration and the input.

@@ -7,8 +7,8 @@
  *   api REF.y4m DIST.y4m OUT_PREFIX
  *
  * writes OUT_PREFIX.{xml,json,csv,sub} and OUT_PREFIX-b.json and prints
- * the scores it read back. Built with -fsanitize=address by tests/capi.rs,
- * so a leak on any path fails the run. */
+ * the scores it read back. Built with -fsanitize=address by
+ * tests/capi/c_clients.rs, so a leak on any path fails the run. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,10 +6,10 @@
  *
  * Without a CUDA driver or device, vmaf_cuda_state_init must refuse with
  * -ENOTSUP and a message naming CUDA; the program then prints
- * "SKIP: <message>" and exits 0 (tests/capi.rs records the skip). With a
- * device it prints the pooled vmaf, which tests/capi.rs compares with the
- * CPU engine's. The CUDA driver is loaded with dlopen, as a client would
- * have it from its own decoder. */
+ * "SKIP: <message>" and exits 0 (tests/capi/c_clients.rs records the
+ * skip). With a device it prints the pooled vmaf, which
+ * tests/capi/c_clients.rs compares with the CPU engine's. The CUDA driver
+ * is loaded with dlopen, as a client would have it from its own decoder. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>

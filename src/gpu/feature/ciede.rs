@@ -8,7 +8,7 @@
 //! The arithmetic is the CPU's operation by operation, but the C library
 //! functions (`pow`, `atan2`, `sin`, `cos`, `exp`) are CUDA's rather than
 //! glibc's and the sum's order differs, so values agree within a relative
-//! tolerance (tests/gpu_ciede.rs), not bit for bit.
+//! tolerance (tests/gpu/ciede.rs), not bit for bit.
 
 use super::float_common::{sample_suffix, FrameSums};
 use super::GpuExtractor;

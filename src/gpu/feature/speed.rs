@@ -10,7 +10,7 @@
 //!
 //! Every value is the CPU's bit for bit except the entropies' `log2`, which
 //! is CUDA's (within an ulp of glibc's) before rounding to float, so scores
-//! agree within a relative tolerance (tests/gpu_speed.rs).
+//! agree within a relative tolerance (tests/gpu/speed.rs).
 
 use super::float_common::{luma_scale, sample_suffix};
 use super::readback::Readback;

@@ -1,0 +1,420 @@
+//! Frames from real producers on the device, scored as frames: Vulkan
+//! allocations exported as opaque fds with timeline semaphores as acquire
+//! and release, GL textures of an EGL context, a refused dma-buf, and a soak
+//! through a small frame pool that must leak nothing. Each compares with
+//! the same pictures uploaded from the host. Without a GPU (or without the
+//! Vulkan/EGL loaders) each test records why it skipped (VMAFX_REQUIRE_GPU=1 fails instead).
+
+use crate::common;
+use crate::producers;
+
+use common::gpu::*;
+use producers::gl::Gl;
+use producers::vulkan::Vulkan;
+use std::time::Duration;
+use vmafx::error::Error;
+use vmafx::gpu::pool::FramePool;
+use vmafx::gpu::Gpu;
+use vmafx::import::pack::pack_plane;
+use vmafx::import::{
+    Acquire, Frame, FrameDesc, HostFence, Memory, PixelFormat, PlaneLayout, Release,
+};
+use vmafx::import::{GlTexture, VulkanMemoryFd};
+use vmafx::{HostPicture, PictureFormat};
+
+const FEATURES: &[(&str, &str)] = &[("psnr", "enable_chroma=true"), ("motion", ""), ("vif", "")];
+
+/// Planes of `layout` packed one after the other, each at a 256-byte
+/// aligned offset with a 256-byte aligned pitch: the bytes and layouts.
+fn packed(p: &HostPicture, layout: PixelFormat) -> (Vec<u8>, Vec<PlaneLayout>) {
+    let f = p.format();
+    let (mut bytes, mut layouts) = (Vec::new(), Vec::new());
+    for plane in 0..layout.memory_planes() {
+        let (row_bytes, _) = layout.plane_extent(plane, f.width, f.height);
+        let pitch = row_bytes.div_ceil(256) * 256;
+        bytes.resize(bytes.len().div_ceil(256) * 256, 0);
+        layouts.push(PlaneLayout::new(bytes.len() as u64, pitch as u64));
+        bytes.extend(pack_plane(p, layout, plane, pitch));
+    }
+    (bytes, layouts)
+}
+
+fn vulkan(gpu: &Gpu) -> Option<Vulkan> {
+    match Vulkan::new(Some(gpu.uuid())) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            vmafx::testing::skip(
+                vmafx::testing::REQUIRE_GPU,
+                format_args!("no Vulkan device matching the CUDA device ({e})"),
+            );
+            None
+        }
+    }
+}
+
+/// `p` as NV12 in an exportable Vulkan allocation, acquired by `written`
+/// (a timeline at `acquire`, or a binary semaphore for `None`) and released
+/// by signalling `value` on the timeline `read`.
+fn vulkan_nv12_frame(
+    vk: &Vulkan,
+    p: &HostPicture,
+    written: ash::vk::Semaphore,
+    acquire: Option<u64>,
+    read: ash::vk::Semaphore,
+    value: u64,
+) -> (Frame, producers::vulkan::ExportedBuffer) {
+    let format = p.format();
+    let (bytes, layouts) = packed(p, PixelFormat::Nv12);
+    let buffer = vk.exportable_buffer(bytes.len() as u64, true).unwrap();
+    vk.fill(&buffer, &bytes).unwrap();
+    let memory = Memory::VulkanFd(unsafe {
+        VulkanMemoryFd::new(
+            vk.memory_fd(&buffer).unwrap(),
+            buffer.allocation_size,
+            buffer.dedicated,
+        )
+    });
+    let desc = FrameDesc::new(
+        format.width,
+        format.height,
+        PixelFormat::Nv12,
+        memory,
+        &layouts,
+    );
+    let frame = Frame::new(
+        desc,
+        Acquire::VulkanSemaphoreFd {
+            fd: vk.semaphore_fd(written).unwrap(),
+            value: acquire,
+        },
+        vec![Release::VulkanSemaphoreFd {
+            fd: vk.semaphore_fd(read).unwrap(),
+            value: Some(value),
+        }],
+    )
+    .unwrap();
+    (frame, buffer)
+}
+
+/// A renderer that signals a binary semaphore per frame (queued before the
+/// frame is submitted, as Vulkan requires of binary semaphores): each is
+/// imported and waited on the library stream; the scores are the host
+/// upload's.
+#[test]
+fn vulkan_frames_with_binary_acquire_semaphores() {
+    let _alone = crate::one_at_a_time();
+    let Some(gpu) = cuda_gpu() else { return };
+    let Some(vk) = vulkan(&gpu) else { return };
+    let pair = pair("a_576x324_420p8_pan/x264_crf30");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let read = [vk.semaphore(true).unwrap(), vk.semaphore(true).unwrap()];
+    let mut ctx = builder(pair.format(), FEATURES, Some(&gpu))
+        .build()
+        .unwrap();
+    let (mut buffers, mut acquires) = (Vec::new(), Vec::new());
+    for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
+        let value = i as u64 + 1;
+        let frames = [(r, read[0]), (d, read[1])].map(|(p, read)| {
+            let written = vk.semaphore(false).unwrap();
+            vk.queue_signal(written).unwrap();
+            let (frame, buffer) = vulkan_nv12_frame(&vk, p, written, None, read, value);
+            buffers.push(buffer);
+            acquires.push(written);
+            frame
+        });
+        ctx.submit_frames(&frames[0], &frames[1]).unwrap();
+    }
+    let device = ctx.finish().unwrap();
+    let last = refs.len() as u64;
+    for r in read {
+        assert!(
+            vk.wait_value(r, last, 5000),
+            "release timeline at {}",
+            vk.counter(r).unwrap()
+        );
+    }
+    assert_identical(
+        "Vulkan NV12 frames, binary acquire",
+        &score_pictures(FEATURES, &refs, &dists, None),
+        &device,
+    );
+    println!("Vulkan NV12 frames with binary acquire semaphores: {last} bit-identical");
+    for b in buffers {
+        vk.destroy_buffer(b);
+    }
+    for s in acquires.into_iter().chain(read) {
+        vk.destroy_semaphore(s);
+    }
+}
+
+/// A producer that never signals its frame's timeline: the device's wait
+/// for it times out on the host with the fence named, the frame is not
+/// released (a queued read of it could still run; the stuck context leaks
+/// what it held).
+#[test]
+fn a_vulkan_acquire_never_signalled_times_out_naming_the_fence() {
+    let _alone = crate::one_at_a_time();
+    let Some(gpu) = cuda_gpu() else { return };
+    let Some(vk) = vulkan(&gpu) else { return };
+    let pair = pair("a_576x324_420p8_pan/x264_crf30");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let written = vk.semaphore(true).unwrap();
+    let read = vk.semaphore(true).unwrap();
+    let timeout = Duration::from_millis(300);
+    let mut ctx = builder(pair.format(), FEATURES, Some(&gpu))
+        .fence_timeout(timeout)
+        .build()
+        .unwrap();
+    let (r, rb) = vulkan_nv12_frame(&vk, &refs[0], written, Some(1), read, 1);
+    let (d, db) = vulkan_nv12_frame(&vk, &dists[0], written, Some(1), read, 1);
+    ctx.submit_frames(&r, &d).unwrap();
+    drop((r, d));
+    let started = std::time::Instant::now();
+    match ctx.finish() {
+        Err(Error::FenceTimeout { fence, waited_ms }) => {
+            assert_eq!(
+                fence,
+                "Vulkan timeline semaphore (acquire of frame 0, reference)"
+            );
+            assert_eq!(waited_ms, 300);
+        }
+        other => panic!("expected a fence timeout, got {other:?}"),
+    }
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(5), "finish took {waited:?}");
+    assert_eq!(vk.counter(read).unwrap(), 0, "released before it was read");
+    // The producer signals late: the device's wait ends (the stuck
+    // context's leaked work runs; nothing waits for it).
+    vk.signal(written, 1).unwrap();
+    println!(
+        "a never-signalled Vulkan timeline: FenceTimeout after {waited:?}, frame not released"
+    );
+    vk.destroy_buffer(rb);
+    vk.destroy_buffer(db);
+    vk.destroy_semaphore(written);
+    vk.destroy_semaphore(read);
+}
+
+/// A Vulkan renderer's frames: NV12 in exportable allocations, a timeline
+/// semaphore signalled after each submit (the library stream waits on the
+/// device, `submit_frames` does not block), a release timeline the producer
+/// waits on before reusing memory.
+#[test]
+fn vulkan_frames_with_timeline_semaphores() {
+    let _alone = crate::one_at_a_time();
+    let Some(gpu) = cuda_gpu() else { return };
+    let Some(vk) = vulkan(&gpu) else { return };
+    let pair = pair("a_576x324_420p8_pan/x264_crf30");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let format = pair.format();
+    let written = vk.semaphore(true).unwrap();
+    // One release timeline per side: a timeline only moves forward, and the
+    // two frames of a pair are released in either order.
+    let read = [vk.semaphore(true).unwrap(), vk.semaphore(true).unwrap()];
+    let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
+    let mut buffers = Vec::new();
+    for (i, (r, d)) in refs.iter().zip(&dists).enumerate() {
+        let value = i as u64 + 1;
+        let frames = [(r, read[0]), (d, read[1])].map(|(p, read)| {
+            let (frame, buffer) = vulkan_nv12_frame(&vk, p, written, Some(value), read, value);
+            buffers.push(buffer);
+            frame
+        });
+        if i < 3 {
+            println!("frame {i}: written");
+        }
+        ctx.submit_frames(&frames[0], &frames[1]).unwrap();
+        if i < 3 {
+            println!("frame {i}: submitted, signalling {value}");
+        }
+        // Not read yet: the device waits for `written`.
+        for r in read {
+            assert!(
+                vk.counter(r).unwrap() < value,
+                "frame {i} released before written"
+            );
+        }
+        vk.signal(written, value).unwrap();
+    }
+    let (counts, host_copies) = ctx.transfer_counts().unwrap();
+    let device = ctx.finish().unwrap();
+    let last = refs.len() as u64;
+    for r in read {
+        assert!(
+            vk.wait_value(r, last, 5000),
+            "release timeline at {}",
+            vk.counter(r).unwrap()
+        );
+    }
+    assert_eq!(host_copies, 0);
+    assert_identical(
+        "Vulkan NV12 frames",
+        &score_pictures(FEATURES, &refs, &dists, None),
+        &device,
+    );
+    println!(
+        "Vulkan ({}) NV12 frames: {} bit-identical, {counts:?}, release timeline at {last}",
+        vk.name,
+        refs.len()
+    );
+    for b in buffers {
+        vk.destroy_buffer(b);
+    }
+    vk.destroy_semaphore(written);
+    for r in read {
+        vk.destroy_semaphore(r);
+    }
+}
+
+/// A GL pipeline's frames: three R8 textures per picture (planar 4:2:0) of
+/// the EGL context current on this thread, copied once on the device.
+#[test]
+fn gl_textures_as_planes() {
+    let _alone = crate::one_at_a_time();
+    let Some(gpu) = cuda_gpu() else { return };
+    let gl = match Gl::new() {
+        Ok(gl) => gl,
+        Err(e) => {
+            vmafx::testing::skip(
+                vmafx::testing::REQUIRE_GPU,
+                format_args!("no EGL/GL context ({e})"),
+            );
+            return;
+        }
+    };
+    let pair = pair("e_321x179");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let format = pair.format();
+    let layout = PixelFormat::Planar {
+        subsampling: format.subsampling,
+        bit_depth: 8,
+    };
+    let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
+    let mut textures = Vec::new();
+    for (r, d) in refs.iter().zip(&dists) {
+        let frames = [r, d].map(|p| {
+            let planes = (0..3)
+                .map(|i| {
+                    let (w, h) = layout.plane_extent(i, format.width, format.height);
+                    let t = gl
+                        .r8_texture(w as i32, h as i32, &pack_plane(p, layout, i, w))
+                        .unwrap();
+                    textures.push(t);
+                    (
+                        Memory::GlTexture(unsafe { GlTexture::new(t.0.get()) }),
+                        PlaneLayout::new(0, w as u64),
+                    )
+                })
+                .collect();
+            let desc = FrameDesc::per_plane(format.width, format.height, layout, planes);
+            Frame::new(desc, Acquire::None, vec![]).unwrap()
+        });
+        ctx.submit_frames(&frames[0], &frames[1]).unwrap();
+    }
+    let (counts, host_copies) = ctx.transfer_counts().unwrap();
+    let device = ctx.finish().unwrap();
+    assert_eq!(host_copies, 0);
+    assert_identical(
+        "GL texture frames",
+        &score_pictures(FEATURES, &refs, &dists, None),
+        &device,
+    );
+    println!(
+        "GL textures (321x179 planar): {} frames bit-identical, {counts:?}",
+        refs.len()
+    );
+    for t in textures {
+        gl.delete_texture(t);
+    }
+}
+
+/// A dma-buf the CUDA driver cannot import is refused with its answer and
+/// the paths that work; the frame is released and its fd closed.
+#[test]
+fn dma_buf_refusal_names_the_driver_answer() {
+    let _alone = crate::one_at_a_time();
+    let Some(gpu) = cuda_gpu() else { return };
+    let format = PictureFormat::new(64, 32, vmafx::ChromaSubsampling::Yuv420, 8).unwrap();
+    let fd = nix::sys::memfd::memfd_create(
+        c"dmabuf-stand-in",
+        nix::sys::memfd::MemFdCreateFlag::MFD_CLOEXEC,
+    )
+    .unwrap();
+    nix::unistd::ftruncate(&fd, 64 * 48).unwrap();
+    let fence = HostFence::new();
+    let desc = FrameDesc::new(
+        64,
+        32,
+        PixelFormat::Nv12,
+        Memory::DmaBuf {
+            fd,
+            bytes: 64 * 48,
+            modifier: drm_fourcc::DrmModifier::Linear,
+        },
+        &[PlaneLayout::new(0, 64), PlaneLayout::new(64 * 32, 64)],
+    );
+    let frame = Frame::new(desc, Acquire::None, vec![Release::Host(fence.clone())]).unwrap();
+    let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
+    let err = ctx.submit_frames(&frame, &frame).unwrap_err();
+    drop(frame);
+    let msg = err.to_string();
+    println!("dma-buf refused: {msg}");
+    assert!(matches!(err, Error::Import { plane: Some(0), .. }), "{msg}");
+    assert!(
+        msg.contains("dma-buf memory (NV12, plane 0, modifier Linear)"),
+        "{msg}"
+    );
+    assert!(msg.contains("cuImportExternalMemory"), "{msg}");
+    assert!(fence.is_signalled());
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Many frames through a pool of 4: every frame released and reused, device
+/// memory and open fds the same before and after.
+#[test]
+fn soak_through_a_small_pool_leaks_nothing() {
+    let _alone = crate::one_at_a_time();
+    let Some(gpu) = cuda_gpu() else { return };
+    let pair = pair("a_576x324_420p8_pan/x264_crf18");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let format = pair.format();
+    // Warm up once (kernel modules, runtime pools), then measure.
+    let run = |frames: usize| {
+        let pool = FramePool::new(&gpu, format.width, format.height, PixelFormat::Nv12, 4).unwrap();
+        let producer = gpu.stream().unwrap();
+        let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
+        let mut events = Vec::new();
+        for i in 0..frames {
+            let k = i % refs.len();
+            let pair = [&refs[k], &dists[k]].map(|p| {
+                let slot = pool.take(Duration::from_secs(10)).unwrap();
+                slot.write_from_host(&producer, p).unwrap();
+                let written = gpu.event().unwrap();
+                written.record(&producer).unwrap();
+                producer.synchronize().unwrap();
+                let frame = slot
+                    .into_frame(Acquire::DeviceEvent(written.as_raw()), vec![])
+                    .unwrap();
+                events.push(written);
+                frame
+            });
+            ctx.submit_frames(&pair[0], &pair[1]).unwrap();
+            if events.len() > 64 {
+                events.drain(..32);
+            }
+        }
+        let scores = ctx.finish().unwrap();
+        assert_eq!(scores.frames.len(), frames);
+        assert_eq!(pool.free_count(), 4, "every frame back in the pool");
+    };
+    run(8);
+    let (fds, memory) = (open_fds(), gpu.memory_info().unwrap().free);
+    run(500);
+    let (fds_after, memory_after) = (open_fds(), gpu.memory_info().unwrap().free);
+    println!("soak: 500 frame pairs through 4 pool frames; fds {fds} -> {fds_after}, free device memory {memory} -> {memory_after}");
+    assert_eq!(fds, fds_after);
+    assert_eq!(memory, memory_after);
+}
