@@ -164,7 +164,7 @@ impl GpuEngine {
     pub(super) fn complete_older(&mut self, collector: &mut FeatureCollector) -> Result<()> {
         // The oldest queued frames' results follow their acquire waits:
         // those fences must have signalled (or time out) first.
-        self.imported.wait_acquired(IN_FLIGHT)?;
+        self.imported.wait_acquired(&self.gpu, IN_FLIGHT)?;
         let mut sink = FeatureSink::new();
         for x in &mut self.on_gpu {
             x.complete_down_to(IN_FLIGHT, &mut sink, collector)?;
@@ -175,7 +175,7 @@ impl GpuEngine {
     pub(super) fn finish(mut self, collector: &mut FeatureCollector) -> Result<()> {
         let result = self
             .imported
-            .wait_acquired(0)
+            .wait_acquired(&self.gpu, 0)
             .and_then(|()| self.finish_extractors(collector));
         if self.imported.stuck.is_some() {
             // Waiting for the device would never end (see `Drop`).
@@ -221,6 +221,8 @@ impl Drop for GpuEngine {
             std::mem::forget(std::mem::take(&mut self.imported.held));
             std::mem::forget(self.imported.graveyard.clone());
             std::mem::forget(self.imported.binder.take());
+            // Its wait for the timed-out fence never ends either.
+            std::mem::forget(self.imported.watch.take());
         } else {
             // SAFETY: dropped once, here, and not used after.
             unsafe {

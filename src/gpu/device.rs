@@ -6,7 +6,7 @@
 
 use super::args::KernelArgs;
 use super::driver::{
-    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, Memory, MemoryInfo,
+    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, HostFn, LaunchDims, Memory, MemoryInfo,
     ModuleHandle, StreamHandle,
 };
 use super::slice::DeviceSlice;
@@ -243,6 +243,13 @@ impl Stream {
     /// The runtime handle, for calls that take a producer's own objects.
     pub(crate) fn handle(&self) -> StreamHandle {
         self.handle
+    }
+
+    /// Calls `func` on a runtime thread once the work queued on this
+    /// stream so far has completed. `func` must not call the GPU runtime.
+    pub fn after_queued_work(&self, func: HostFn) -> Result<()> {
+        // SAFETY: our own live stream.
+        unsafe { self.gpu.driver.launch_host_func(self.handle, func) }
     }
 
     /// Waits on the host until all work queued so far has finished.

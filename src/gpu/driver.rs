@@ -20,11 +20,41 @@
 
 use super::args::KernelArgs;
 use crate::error::Result;
+use std::ffi::c_void;
 use std::fmt;
 use std::os::fd::OwnedFd;
 
 /// A device address.
 pub type DevicePtr = u64;
+
+/// A host callback queued on a stream ([`Driver::launch_host_func`]).
+pub type HostFn = Box<dyn FnOnce() + Send + 'static>;
+
+/// `func` as the user data of a runtime's host-function launch, for
+/// [`run_host_fn`].
+pub(crate) fn host_fn_into_raw(func: HostFn) -> *mut c_void {
+    Box::into_raw(Box::new(func)).cast()
+}
+
+/// Takes back a [`host_fn_into_raw`] pointer the runtime did not accept.
+///
+/// # Safety
+/// `user` came from [`host_fn_into_raw`] and was not passed to a runtime
+/// that will call [`run_host_fn`] with it.
+pub(crate) unsafe fn host_fn_from_raw(user: *mut c_void) -> HostFn {
+    // SAFETY: the caller's promise: a leaked Box<HostFn> nobody else owns.
+    *unsafe { Box::from_raw(user.cast::<HostFn>()) }
+}
+
+/// The function a runtime calls for a host-function launch: runs the
+/// [`HostFn`] behind `user` once. A panic stops here (it must not unwind
+/// into the runtime).
+pub(crate) unsafe extern "C" fn run_host_fn(user: *mut c_void) {
+    // SAFETY: the runtime calls this once with the pointer it was given,
+    // which came from host_fn_into_raw.
+    let func = unsafe { host_fn_from_raw(user) };
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(func));
+}
 
 /// Defines one opaque handle type per kind of runtime object, so that a
 /// handle of one kind cannot be passed where another is expected.
@@ -231,6 +261,12 @@ pub unsafe trait Driver: Interop + Send + Sync {
     /// True once the work before the event's record has completed.
     unsafe fn event_query(&self, event: EventHandle) -> Result<bool>;
     unsafe fn event_synchronize(&self, event: EventHandle) -> Result<()>;
+    /// Calls `func` on a runtime thread once the work queued on `stream`
+    /// before it has completed (`cuLaunchHostFunc`, `hipLaunchHostFunc`):
+    /// how the host hears of the device's progress without polling. `func`
+    /// must not call the runtime; it is dropped uncalled only if the
+    /// launch fails.
+    unsafe fn launch_host_func(&self, stream: StreamHandle, func: HostFn) -> Result<()>;
     /// An event that also takes a timestamp (profiling only: plain events
     /// skip timing, which makes recording them cheaper).
     fn timed_event_create(&self) -> Result<EventHandle>;

@@ -10,8 +10,8 @@ use super::args::KernelArgs;
 use super::device::Gpu;
 use super::driver::{
     ArrayHandle, Copy2d, DevicePtr, Driver, EventHandle, ExternalMemoryDesc, ExternalMemoryHandle,
-    FunctionHandle, GraphicsHandle, Interop, LaunchDims, MemoryInfo, ModuleHandle, SemaphoreHandle,
-    SemaphoreKind, StreamHandle,
+    FunctionHandle, GraphicsHandle, HostFn, Interop, LaunchDims, MemoryInfo, ModuleHandle,
+    SemaphoreHandle, SemaphoreKind, StreamHandle,
 };
 use crate::error::Result;
 use std::collections::HashMap;
@@ -128,6 +128,7 @@ unsafe impl Driver for TimedDriver {
         fn stream_wait_event(&self, stream: StreamHandle, event: EventHandle) -> Result<()>;
         fn event_query(&self, event: EventHandle) -> Result<bool>;
         fn event_synchronize(&self, event: EventHandle) -> Result<()>;
+        fn launch_host_func(&self, stream: StreamHandle, func: HostFn) -> Result<()>;
         fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32>;
         fn copy_2d(&self, copy: &Copy2d, stream: StreamHandle) -> Result<()>;
         fn copy_to_host(&self, dst: *mut u8, src: DevicePtr, bytes: usize, stream: StreamHandle)

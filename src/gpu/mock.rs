@@ -8,8 +8,8 @@
 use super::args::KernelArgs;
 use super::driver::{
     ArrayHandle, Copy2d, DevicePtr, Driver, EventHandle, ExternalMemoryDesc, ExternalMemoryHandle,
-    ExternalMemoryKind, FunctionHandle, GraphicsHandle, Interop, LaunchDims, Memory, MemoryInfo,
-    ModuleHandle, SemaphoreHandle, SemaphoreKind, StreamHandle,
+    ExternalMemoryKind, FunctionHandle, GraphicsHandle, HostFn, Interop, LaunchDims, Memory,
+    MemoryInfo, ModuleHandle, SemaphoreHandle, SemaphoreKind, StreamHandle,
 };
 use super::Gpu;
 use crate::error::{Error, GpuApi, GpuCode, Result};
@@ -157,6 +157,8 @@ struct State {
     /// Streams behind such a wait, and events recorded on them.
     stalled_streams: std::collections::HashSet<StreamHandle>,
     stalled_events: std::collections::HashSet<EventHandle>,
+    /// Host functions queued behind a stalled wait.
+    held_host_fns: Vec<HostFn>,
 }
 
 /// The recording driver; clone the `Arc` to read the log after use.
@@ -189,6 +191,22 @@ impl MockDriver {
     /// ("would wait for ever") instead of hanging the test.
     pub fn stall_semaphore_waits(&self) {
         self.state.lock().unwrap().stall_semaphores = true;
+    }
+
+    /// The stalled semaphores are signalled (and later waits end at
+    /// once): stalled streams and events complete, and the host functions
+    /// queued behind them run, on this thread, as a runtime runs them.
+    pub fn end_stalls(&self) {
+        let held = {
+            let mut state = self.state.lock().unwrap();
+            state.stall_semaphores = false;
+            state.stalled_streams.clear();
+            state.stalled_events.clear();
+            std::mem::take(&mut state.held_host_fns)
+        };
+        for func in held {
+            func();
+        }
     }
 
     fn stalled(&self, what: &str) -> Result<()> {
@@ -405,6 +423,20 @@ unsafe impl Driver for MockDriver {
         self.push(Call::EventSync(event));
         if self.state.lock().unwrap().stalled_events.contains(&event) {
             return self.stalled("event_synchronize");
+        }
+        Ok(())
+    }
+
+    unsafe fn launch_host_func(&self, stream: StreamHandle, func: HostFn) -> Result<()> {
+        self.check("launch_host_func")?;
+        let mut state = self.state.lock().unwrap();
+        if state.stalled_streams.contains(&stream) {
+            // Runs if the stall ends (never, in these tests): kept, as a
+            // runtime keeps a queued callback.
+            state.held_host_fns.push(func);
+        } else {
+            drop(state);
+            func();
         }
         Ok(())
     }

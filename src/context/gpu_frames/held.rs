@@ -6,9 +6,9 @@ use super::imports::Imports;
 use crate::error::Error;
 use crate::error::Result;
 use crate::gpu::bind::{BindCounts, Binder};
-use crate::gpu::device::{Event, Stream};
+use crate::gpu::device::{Event, Gpu, Stream};
 use crate::gpu::external::{ExternalMemory, ExternalSemaphore};
-use crate::import::Frame;
+use crate::import::{Frame, HostFence};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -38,11 +38,12 @@ pub(crate) struct Imported {
 }
 
 impl Held {
-    /// The first acquire fence the stream still waits for, if any.
-    fn pending_acquire(&self) -> Result<Option<&str>> {
+    /// The first acquire fence the stream still waits for (its name and
+    /// the event after the wait), if any.
+    fn pending_acquire(&self) -> Result<Option<(&str, &Event)>> {
         for (name, event) in &self.acquires {
             if !event.is_done()? {
-                return Ok(Some(name));
+                return Ok(Some((name, event)));
             }
         }
         Ok(None)
@@ -109,6 +110,11 @@ pub(crate) struct ImportedFrames {
     pub(crate) spare_events: Vec<Event>,
     /// The stream release signals are sent from (made at the first one).
     pub(crate) release_stream: Option<ReleaseStream>,
+    /// A stream that only waits for acquire events, each wait followed by
+    /// a host function that wakes the submitting thread (made at the first
+    /// wait): the host sleeps until the device passes the fence, no
+    /// polling.
+    pub(crate) watch: Option<Stream>,
 }
 
 /// A stream that only ever carries release signals (event records,
@@ -172,22 +178,34 @@ impl ImportedFrames {
         }
     }
 
-    /// Waits on the host, polling, until the device acquire fences of every
-    /// held pair but the newest `keep` have been signalled: before the host
-    /// blocks on work that runs after those waits. A fence not signalled
-    /// within the time limit (counted from the pair's submission) is named
-    /// in [`Error::FenceTimeout`], and the engine is stuck from then on.
-    pub(crate) fn wait_acquired(&mut self, keep: usize) -> Result<()> {
+    /// Waits on the host until the device acquire fences of every held
+    /// pair but the newest `keep` have been signalled: before the host
+    /// blocks on work that runs after those waits. The thread sleeps until
+    /// the device has passed the fence (a host function queued behind it
+    /// on the watch stream). A fence not signalled within the time limit
+    /// (counted from the pair's submission) is named in
+    /// [`Error::FenceTimeout`], and the engine is stuck from then on.
+    pub(crate) fn wait_acquired(&mut self, gpu: &Gpu, keep: usize) -> Result<()> {
         self.check_stuck()?;
         let waited = self.held.len().saturating_sub(keep);
         for held in self.held.iter().take(waited) {
-            while let Some(name) = held.pending_acquire()? {
+            while let Some((name, event)) = held.pending_acquire()? {
                 let elapsed = held.since.elapsed();
-                if elapsed >= self.fence_timeout {
+                let passed = elapsed < self.fence_timeout && {
+                    let watch = match &mut self.watch {
+                        Some(w) => w,
+                        w => w.insert(gpu.stream()?),
+                    };
+                    let woken = HostFence::new();
+                    let wake = woken.clone();
+                    watch.wait(event)?;
+                    watch.after_queued_work(Box::new(move || wake.signal()))?;
+                    woken.wait(self.fence_timeout - elapsed)
+                };
+                if !passed {
                     self.stuck = Some((name.to_string(), self.fence_timeout.as_millis() as u64));
                     return self.check_stuck();
                 }
-                std::thread::sleep((self.fence_timeout - elapsed).min(Duration::from_micros(200)));
             }
         }
         Ok(())

@@ -407,4 +407,51 @@ mod tests {
             Call::DestroyExternalMemory(_) | Call::Free(_) | Call::SignalSemaphore { .. }
         )));
     }
+
+    #[test]
+    fn a_device_fence_signalled_late_wakes_the_submitting_thread() {
+        let (mock, gpu) = MockDriver::gpu();
+        mock.stall_semaphore_waits();
+        let format =
+            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
+        let mut ctx = ContextBuilder::new(format)
+            .feature("psnr", Vec::new())
+            .gpu(gpu)
+            .fence_timeout(std::time::Duration::from_secs(30))
+            .build()
+            .unwrap();
+        let fence = HostFence::new();
+        let late = std::time::Duration::from_millis(60);
+        let started = std::time::Instant::now();
+        let producer = {
+            let mock = mock.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(late);
+                mock.end_stalls(); // the producer signals its semaphores
+            })
+        };
+        // The submit after IN_FLIGHT pairs waits for the first pair's
+        // acquire: it returns once the device has passed it, woken by the
+        // host function behind the wait (no timeout, no polling interval).
+        for _ in 0..=crate::gpu::feature::IN_FLIGHT {
+            let (r, d) = (vulkan_frame(&fence), vulkan_frame(&fence));
+            ctx.submit_frames(&r, &d).unwrap();
+        }
+        let waited = started.elapsed();
+        producer.join().unwrap();
+        assert!(
+            waited >= late,
+            "returned before the fence signalled: {waited:?}"
+        );
+        assert!(waited < std::time::Duration::from_secs(10), "{waited:?}");
+        // Asleep meanwhile: a poll every 200 µs would have asked ~300 times.
+        let queries = mock
+            .log()
+            .iter()
+            .filter(|c| matches!(c, Call::EventQuery(_)))
+            .count();
+        assert!(queries < 30, "{queries} event queries while waiting");
+        ctx.finish().unwrap();
+        assert!(fence.is_signalled(), "every frame released once read");
+    }
 }

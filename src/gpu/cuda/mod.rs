@@ -7,8 +7,8 @@ mod interop;
 
 use super::args::KernelArgs;
 use super::driver::{
-    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, Memory, MemoryInfo,
-    ModuleHandle, StreamHandle,
+    host_fn_from_raw, host_fn_into_raw, run_host_fn, Copy2d, DevicePtr, Driver, EventHandle,
+    FunctionHandle, HostFn, LaunchDims, Memory, MemoryInfo, ModuleHandle, StreamHandle,
 };
 use super::DeviceSelector;
 use crate::error::{Error, GpuApi, GpuCode, Result};
@@ -530,6 +530,19 @@ unsafe impl Driver for CudaDriver {
             self.bind()?;
             check(cu::cuEventSynchronize(event(e)), "cuEventSynchronize")
         }
+    }
+
+    unsafe fn launch_host_func(&self, s: StreamHandle, func: HostFn) -> Result<()> {
+        self.bind()?;
+        let user = host_fn_into_raw(func);
+        // SAFETY: a live stream (the caller's promise); the runtime calls
+        // run_host_fn once with `user`.
+        let r = unsafe { cu::cuLaunchHostFunc(stream(s), Some(run_host_fn), user) };
+        if r != cu::cudaError_enum::CUDA_SUCCESS {
+            // SAFETY: refused: the runtime will not call it.
+            drop(unsafe { host_fn_from_raw(user) });
+        }
+        check(r, "cuLaunchHostFunc")
     }
 
     fn timed_event_create(&self) -> Result<EventHandle> {

@@ -7,8 +7,8 @@ mod interop;
 
 use super::args::KernelArgs;
 use super::driver::{
-    Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, LaunchDims, Memory, MemoryInfo,
-    ModuleHandle, StreamHandle,
+    host_fn_from_raw, host_fn_into_raw, run_host_fn, Copy2d, DevicePtr, Driver, EventHandle,
+    FunctionHandle, HostFn, LaunchDims, Memory, MemoryInfo, ModuleHandle, StreamHandle,
 };
 use super::DeviceSelector;
 use crate::error::{Error, GpuApi, GpuCode, Result};
@@ -331,6 +331,19 @@ unsafe impl Driver for HipDriver {
             self.bind()?;
             check(hip::hipEventSynchronize(event(e)), "hipEventSynchronize")
         }
+    }
+
+    unsafe fn launch_host_func(&self, s: StreamHandle, func: HostFn) -> Result<()> {
+        self.bind()?;
+        let user = host_fn_into_raw(func);
+        // SAFETY: a live stream (the caller's promise); the runtime calls
+        // run_host_fn once with `user`.
+        let r = unsafe { hip::hipLaunchHostFunc(stream(s), Some(run_host_fn), user) };
+        if r != hip::hipError_t_hipSuccess {
+            // SAFETY: refused: the runtime will not call it.
+            drop(unsafe { host_fn_from_raw(user) });
+        }
+        check(r, "hipLaunchHostFunc")
     }
 
     fn timed_event_create(&self) -> Result<EventHandle> {
