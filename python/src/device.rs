@@ -100,6 +100,8 @@ enum After {
     Nothing,
     /// Work queued on the CUDA context's legacy default stream.
     LegacyStream,
+    /// Work queued on the producer's own stream (a `CUstream`).
+    Stream(usize),
 }
 
 /// One device plane: where its rows are, and what keeps it alive.
@@ -248,8 +250,8 @@ fn interface_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<
         return Err(bad(format!("{what}: data pointer is NULL")));
     }
     // Version 3's `stream`: None or absent, nothing to wait for; 1, the
-    // legacy default stream; another value names a stream vmafx cannot
-    // wait for from here (it would need the producer's context and thread).
+    // legacy default stream; another value, the producer's stream, whose
+    // queued work vmafx's stream waits for (an event recorded there).
     let stream: Option<usize> = match interface.get_item("stream") {
         Ok(s) => s.extract()?,
         Err(_) => None,
@@ -260,12 +262,7 @@ fn interface_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<
     let after = match stream {
         None => After::Nothing,
         Some(0 | 1) => After::LegacyStream,
-        Some(s) => {
-            return Err(bad(format!(
-                "{what}: __cuda_array_interface__ stream {s:#x}: vmafx waits for the legacy default stream (1) or nothing (None); \
-                 synchronize that stream first, or hand the array over through __dlpack__"
-            )))
-        }
+        Some(s) => After::Stream(s),
     };
     Ok(Plane {
         ptr: ptr as u64,
@@ -395,12 +392,32 @@ pub(crate) fn frame(
         }
         read.push(plane);
     }
-    let acquire = if read.iter().any(|p| p.after == After::LegacyStream) {
-        let event = gpu.event().map_err(err)?;
-        event.record_on_legacy_stream().map_err(err)?;
-        Acquire::DeviceEvent(event.as_raw())
-    } else {
-        Acquire::None
+    let mut after: Vec<After> = read
+        .iter()
+        .map(|p| p.after)
+        .filter(|a| *a != After::Nothing)
+        .collect();
+    after.dedup();
+    let acquire = match after.as_slice() {
+        [] => Acquire::None,
+        [one] => {
+            let event = gpu.event().map_err(err)?;
+            match *one {
+                After::Stream(s) => {
+                    // SAFETY: the stream the producer's interface names for
+                    // this array: a live stream of its device and context
+                    // for as long as the array is being handed over.
+                    unsafe { event.record_on_foreign_stream(s) }.map_err(err)?
+                }
+                _ => event.record_on_legacy_stream().map_err(err)?,
+            }
+            Acquire::DeviceEvent(event.as_raw())
+        }
+        _ => {
+            return Err(bad(format!(
+                "{side}: planes on different streams ({after:?}): hand over one side's planes on one stream"
+            )))
+        }
     };
     let device_ptr = |p: &Plane| {
         // SAFETY: the producer's array: `rows` rows of `pitch` bytes of

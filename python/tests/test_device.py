@@ -53,6 +53,11 @@ class Cuda:
     def check(result):
         assert result == 0, f"CUDA error {result}"
 
+    def stream(self):
+        s = ctypes.c_void_p()
+        self.check(self.lib.cuStreamCreate(ctypes.byref(s), 1))  # non-blocking
+        return s.value
+
     def upload(self, data):
         ptr = ctypes.c_uint64()
         self.check(self.lib.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(len(data))))
@@ -78,7 +83,7 @@ class InterfacePlane:
     `pitch`, rows are that many bytes apart (a multiple of 256 is read in
     place; compact rows of other widths are copied on the device)."""
 
-    def __init__(self, cuda, data, rows, cols, pitch=None, channels=None):
+    def __init__(self, cuda, data, rows, cols, pitch=None, channels=None, stream=None):
         strides = None
         if pitch:
             data = b"".join(data[r * cols:(r + 1) * cols].ljust(pitch, b"\0") for r in range(rows))
@@ -90,7 +95,7 @@ class InterfacePlane:
         self.cuda, self.ptr = cuda, cuda.upload(data)
         self.__cuda_array_interface__ = {
             "shape": shape, "typestr": "|u1", "data": (self.ptr, False),
-            "version": 3, "strides": strides, "stream": None,
+            "version": 3, "strides": strides, "stream": stream,
         }
 
     def __del__(self):
@@ -174,6 +179,7 @@ def test_dlpack_and_interface_planes_score_in_place_and_are_released():
     _, _, dists = y4m_frames(SAMPLE_DIST)
     cw, ch = (w + 1) // 2, (h + 1) // 2
     ctx = vmafx.Context(w, h, backend="cuda")
+    producer = cuda.stream()
     alive, dlpack = [], []
     for i, (r, d) in enumerate(zip(refs, dists)):
         # Reference: planar I420 through DLPack; distorted: NV12 through
@@ -183,8 +189,9 @@ def test_dlpack_and_interface_planes_score_in_place_and_are_released():
             (0, w * h, h, w), (w * h, w * h + cw * ch, ch, cw), (w * h + cw * ch, len(r), ch, cw)))
         uv = bytes(b for pair in zip(d[w * h:w * h + cw * ch], d[w * h + cw * ch:]) for b in pair)
         if i % 2:
-            dist = (InterfacePlane(cuda, d[:w * h], h, w, pitch=768),
-                    InterfacePlane(cuda, uv, ch, 2 * cw, pitch=768, channels=2))
+            # On the producer's own stream: vmafx waits for it on the device.
+            dist = (InterfacePlane(cuda, d[:w * h], h, w, pitch=768, stream=producer),
+                    InterfacePlane(cuda, uv, ch, 2 * cw, pitch=768, channels=2, stream=producer))
         else:
             dist = (InterfacePlane(cuda, d[:w * h] + uv, h + ch, w),)
         ctx.submit(ref, dist[0] if len(dist) == 1 else dist)
@@ -215,10 +222,12 @@ def test_bad_device_arrays_raise_naming_what_was_wrong():
     bad_type.__cuda_array_interface__ = dict(good.__cuda_array_interface__, typestr="<f4")
     with pytest.raises(vmafx.VmafxError, match="reference plane 0: element type <f4, expected uint8"):
         ctx.submit((bad_type, small, small), (good, small, small))
-    foreign = InterfacePlane(cuda, bytes(4096), 64, 64)
-    foreign.__cuda_array_interface__ = dict(good.__cuda_array_interface__, stream=0x1234)
-    with pytest.raises(vmafx.VmafxError, match="stream 0x1234"):
-        ctx.submit((foreign, small, small), (good, small, small))
+    legacy = InterfacePlane(cuda, bytes(4096), 64, 64)
+    legacy.__cuda_array_interface__ = dict(good.__cuda_array_interface__, stream=1)
+    other = InterfacePlane(cuda, bytes(1024), 32, 32)
+    other.__cuda_array_interface__ = dict(small.__cuda_array_interface__, stream=0x1234)
+    with pytest.raises(vmafx.VmafxError, match="reference: planes on different streams"):
+        ctx.submit((legacy, other, small), (good, small, small))
     other = DLPackPlane(cuda, bytes(4096), 64, 64)
     other.__dlpack_device__ = lambda: (2, 7)
     with pytest.raises(vmafx.VmafxError, match="a CUDA array of device 7; this context scores on device 0"):
