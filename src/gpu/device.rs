@@ -41,6 +41,11 @@ impl Gpu {
         self.driver.describe()
     }
 
+    /// The CUDA context this device works in (`None` on other runtimes).
+    pub fn cuda_context(&self) -> Option<usize> {
+        self.driver.cuda_context()
+    }
+
     pub(crate) fn driver(&self) -> &dyn Driver {
         &*self.driver
     }

@@ -253,6 +253,11 @@ pub unsafe trait Driver: Interop + Send + Sync {
     fn event_create(&self) -> Result<EventHandle>;
     unsafe fn event_destroy(&self, event: EventHandle);
     unsafe fn event_record(&self, event: EventHandle, stream: StreamHandle) -> Result<()>;
+    /// The CUDA context (`CUcontext`) the driver works in, to check that a
+    /// producer's CUDA objects belong to it; `None` for other runtimes.
+    fn cuda_context(&self) -> Option<usize> {
+        None
+    }
     /// The context's legacy default stream (CUDA's `CU_STREAM_LEGACY`, HIP's
     /// null stream): what a client's plain `cuMemcpy2D` is ordered on.
     fn legacy_stream(&self) -> StreamHandle;

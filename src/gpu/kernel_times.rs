@@ -113,6 +113,7 @@ unsafe impl Driver for TimedDriver {
         fn stream_create(&self) -> Result<StreamHandle>;
         fn event_create(&self) -> Result<EventHandle>;
         fn legacy_stream(&self) -> StreamHandle;
+        fn cuda_context(&self) -> Option<usize>;
         fn timed_event_create(&self) -> Result<EventHandle>;
         fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>>;
         fn caches_kernels(&self) -> bool;

@@ -9,11 +9,15 @@
 //! - [`fence`]: acquire fences, release signals, the host fence.
 //! - [`frame`]: the reference-counted [`Frame`] that fires its release
 //!   signals after its last reader.
+//! - `cudarc`: [`Frame::from_cuda_slice`], frames from cudarc device
+//!   buffers without `unsafe` (feature `cuda`).
 //! - `wait`, `waiter`, `gl_sync`: host waits on acquire fences (off the
 //!   producer's thread, except GL syncs, which belong to its GL context).
 //! - `mapping`, `host_read`: reading host-mappable frames into pictures for
 //!   the CPU engines.
 
+#[cfg(feature = "cuda")]
+mod cudarc;
 pub mod fence;
 pub mod frame;
 pub(crate) mod gl_sync;

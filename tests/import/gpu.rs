@@ -406,3 +406,70 @@ fn a_frame_read_by_two_contexts_is_released_after_both() {
     );
     println!("one frame pair, two GPU contexts: released after both, scores identical");
 }
+
+/// cudarc device buffers as frames with no `unsafe`: each written on a
+/// producer stream of cudarc's, taken by its frame, scored in place as the
+/// same pictures uploaded from the host, and handed back once read.
+#[test]
+fn cudarc_buffers_are_frames_without_unsafe_and_come_back_once_read() {
+    let Some(gpu) = cuda_gpu() else { return };
+    let cuda = cudarc::driver::CudaContext::new(0).unwrap();
+    let producer = cuda.new_stream().unwrap();
+    let pair = pair("a_576x324_420p8_pan/x264_crf30");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let format = *refs[0].format();
+    // Rows 768 bytes apart: addresses and pitches the kernels read in place.
+    const PITCH: usize = 768;
+    let (_, ch) = format.plane_size(PlaneId::Cb);
+    let h = format.height as usize;
+    let planes = [
+        PlaneLayout::new(0, PITCH as u64),
+        PlaneLayout::new((h * PITCH) as u64, PITCH as u64),
+        PlaneLayout::new(((h + ch) * PITCH) as u64, PITCH as u64),
+    ];
+    let padded = |p: &HostPicture| -> Vec<u8> {
+        let mut bytes = vec![0u8; (h + 2 * ch) * PITCH];
+        let mut row = 0;
+        for plane in PlaneId::ALL {
+            let src = p.plane_u8(plane);
+            let (w, rows) = (src.width, src.height);
+            for y in 0..rows {
+                bytes[(row + y) * PITCH..][..w].copy_from_slice(src.row(y));
+            }
+            row += rows;
+        }
+        bytes
+    };
+    let (back, returned) = std::sync::mpsc::channel();
+    let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
+    for (r, d) in refs.iter().zip(&dists) {
+        let [r, d] = [r, d].map(|p| {
+            let buffer = producer.clone_htod(&padded(p)).unwrap();
+            let back = back.clone();
+            let layout = PixelFormat::Planar {
+                subsampling: ChromaSubsampling::Yuv420,
+                bit_depth: 8,
+            };
+            Frame::from_cuda_slice(
+                &gpu,
+                format.width,
+                format.height,
+                layout,
+                &planes,
+                buffer,
+                move |b| back.send(b.len()).unwrap(),
+            )
+            .unwrap()
+        });
+        ctx.submit_frames(&r, &d).unwrap();
+    }
+    let (counts, host_copies) = ctx.transfer_counts().unwrap();
+    assert_eq!((host_copies, counts.copies), (0, 0), "read in place");
+    let device = ctx.finish().unwrap();
+    let host = score_pictures(FEATURES, &refs, &dists, None);
+    assert_identical("cudarc buffers", &host, &device);
+    drop(back);
+    let lens: Vec<usize> = returned.iter().collect();
+    assert_eq!(lens.len(), 2 * refs.len(), "every buffer handed back");
+    assert!(lens.iter().all(|&n| n == (h + 2 * ch) * PITCH));
+}

@@ -532,6 +532,10 @@ unsafe impl Driver for CudaDriver {
         }
     }
 
+    fn cuda_context(&self) -> Option<usize> {
+        Some(self.context as usize)
+    }
+
     unsafe fn launch_host_func(&self, s: StreamHandle, func: HostFn) -> Result<()> {
         self.bind()?;
         let user = host_fn_into_raw(func);
