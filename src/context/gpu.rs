@@ -177,7 +177,7 @@ impl GpuEngine {
             .imported
             .wait_acquired(&self.gpu, 0)
             .and_then(|()| self.finish_extractors(collector));
-        if self.imported.stuck.is_some() {
+        if self.imported.is_stuck() {
             // Waiting for the device would never end (see `Drop`).
             return result;
         }
@@ -216,13 +216,9 @@ impl Drop for GpuEngine {
     /// which waits for that fence for good, and the producer's frames must
     /// not be released while a queued read of them may still run.
     fn drop(&mut self) {
-        if self.imported.stuck.is_some() {
+        if self.imported.is_stuck() {
             std::mem::forget(std::mem::take(&mut self.on_gpu));
-            std::mem::forget(std::mem::take(&mut self.imported.held));
-            std::mem::forget(self.imported.graveyard.clone());
-            std::mem::forget(self.imported.binder.take());
-            // Its wait for the timed-out fence never ends either.
-            std::mem::forget(self.imported.watch.take());
+            self.imported.leak();
         } else {
             // SAFETY: dropped once, here, and not used after.
             unsafe {

@@ -248,8 +248,9 @@ impl ContextBuilder {
         }
         let engine = if let Some(gpu) = &self.gpu {
             let mut engine = GpuEngine::start(gpu, &slots, &self.format, self.threads)?;
-            engine.imported.allow_device_copy = self.allow_device_copy;
-            engine.imported.fence_timeout = self.fence_timeout;
+            engine
+                .imported
+                .configure(self.fence_timeout, self.allow_device_copy);
             Engine::Gpu(Box::new(engine))
         } else if self.threads <= 1 {
             Engine::Inline(

@@ -5,23 +5,25 @@
 //! Nothing is copied on the CPU on this path (host-memory frames are
 //! transferred by the device).
 //!
-//! - [`held`]: frames in flight, their imports, and when imports may go.
+//! - [`imported`]: the import half as one type with private fields
+//!   (`ImportedFrames`): import a pair, bind it, hold it, wait for its
+//!   fences.
+//! - [`held`]: a pair in flight, its imports, and when imports may go.
 //! - [`imports`]: a frame's memory as linear device planes.
 //! - [`fences`]: device acquire waits and device release signals.
 
 mod fences;
 mod held;
+mod imported;
 mod imports;
 
-pub(crate) use held::ImportedFrames;
+pub(crate) use imported::ImportedFrames;
 
 use super::gpu::{enqueue_all, GpuEngine, HostSide};
 use super::*;
-use crate::gpu::bind::{Binder, DeviceFrame};
+use crate::gpu::bind::DeviceFrame;
 use crate::import::host_read::{device_only_part, read_frame};
 use crate::import::{Frame, Memory};
-use fences::{acquire_wait, signal_from_device, DeviceWait};
-use held::{Held, Imported};
 
 /// Whether the engine binds the frame on the device: device memory of any
 /// kind, and host memory (transferred plane by plane by the device) when no
@@ -125,79 +127,20 @@ impl GpuEngine {
             // released at once.
             return Ok(());
         }
-        self.imported.empty_graveyard_if_idle()?;
-        self.imported.imports.pending = Imported::default();
-        self.imported.imports.bases.clear();
-        // Every import before the first queued wait: the runtime may
-        // synchronize the device inside an import, and a queued wait for a
-        // producer's semaphore would then never end (it signals after
-        // `submit` returns).
-        // The layout kernels load before the waits too (a module load may
-        // synchronize the device as well).
-        if self.imported.binder.is_none() {
-            self.imported.binder = Some(Binder::new(&self.gpu)?);
-        }
-        let mut waits = Vec::new();
-        for (side, frame) in frames.iter().enumerate() {
-            waits.extend(acquire_wait(&self.gpu, frame, index, side)?);
-            signal_from_device(
-                &self.gpu,
-                frame,
-                &self.imported.graveyard,
-                &mut self.imported.release_stream,
-            )?;
-            self.imported
-                .imports
-                .import_memory(&self.gpu, side, frame.desc())?;
-        }
-        // An event after each wait tells which fence a stalled frame is
-        // still waiting for (`ImportedFrames::wait_acquired`).
-        let mut acquires = Vec::new();
-        for (wait, name) in waits {
-            match wait {
-                // SAFETY: the producer's event of this device, alive until
-                // the frame is released (its contract); the stream is ours.
-                DeviceWait::Event(raw) => unsafe {
-                    self.gpu
-                        .driver()
-                        .stream_wait_event(self.lanes.entry().handle(), raw.handle())?
-                },
-                DeviceWait::Semaphore(semaphore, value) => {
-                    self.lanes.entry().wait_semaphore(&semaphore, value)?;
-                    // Kept until the frame's reads are done.
-                    self.imported.imports.pending.semaphores.push(semaphore);
-                }
-            }
-            let waited = self.gpu.event()?;
-            waited.record(self.lanes.entry())?;
-            acquires.push((name, waited));
-        }
-        let mut sources = [Vec::new(), Vec::new()];
-        for (side, frame) in frames.iter().enumerate() {
-            sources[side] =
-                self.imported
-                    .imports
-                    .planes(&self.gpu, self.lanes.entry(), side, frame.desc())?;
-        }
+        let entry = self.lanes.entry();
+        let pair = self.imported.import_pair(&self.gpu, entry, index, frames)?;
         let device = [0, 1].map(|side| DeviceFrame {
             format: frames[side].desc().format,
-            planes: &sources[side],
+            planes: &pair.sources[side],
         });
-        // Taken here (the closure below holds the binder); a failure is
-        // handled with the closure's.
-        let done = self.imported.done_event(&self.gpu);
-        let binder = self
-            .imported
-            .binder
-            .as_mut()
-            .expect("loaded before the waits");
+        let (binder, allow_device_copy, done) = self.imported.for_binding(&self.gpu);
         let queued = (|| {
             let done = done?;
             let planes = self.planes.bind(
                 binder,
                 self.lanes.entry(),
                 [&device[0], &device[1]],
-                self.imported.allow_device_copy,
+                allow_device_copy,
                 &|side| frames[side].desc().error(0),
             )?;
             let set = planes.set();
@@ -212,21 +155,11 @@ impl GpuEngine {
                 // Some reads may be queued: the frames are released only
                 // once they have finished.
                 let _ = self.lanes.synchronize();
-                self.imported.imports.pending = Imported::default();
-                self.imported.release_all();
+                self.imported.abandon_pair();
                 return Err(e);
             }
         };
-        let imports = std::mem::take(&mut self.imported.imports.pending);
-        self.imported.held.push_back(Held {
-            acquires,
-            since: std::time::Instant::now(),
-            done: Some(done),
-            _frames: [frames[0].clone(), frames[1].clone()],
-            imports,
-            graveyard: self.imported.graveyard.clone(),
-        });
-        self.imported.release_finished()?;
+        self.imported.hold(frames, pair.acquires, done)?;
         self.complete_older(collector)
     }
 }
