@@ -21,15 +21,16 @@
 //!   the last column with unmirrored taps when the half width is 1 modulo
 //!   its vector block (see `dwt`).
 
-pub(crate) mod cm;
+mod cm;
 pub(crate) mod csf;
-pub(crate) mod decouple;
-pub(crate) mod den;
-pub(crate) mod dwt;
+mod decouple;
+mod den;
+mod dwt;
 pub(crate) mod output;
-pub(crate) mod pipeline;
-pub(crate) mod region;
+mod pipeline;
+mod region;
 mod tables;
+pub(crate) mod twin;
 
 use super::common::format_check::check_frame_format;
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};

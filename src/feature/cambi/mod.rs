@@ -10,13 +10,14 @@
 //! (`cambi_source`) and `cambi_full_reference` is the banding the encode
 //! added. No state carries from frame to frame.
 
-pub(crate) mod c_values;
+mod c_values;
 mod filter_mode;
 mod luminance;
 mod plane;
-pub(crate) mod pooling;
-pub(crate) mod preprocess;
-pub(crate) mod spatial_mask;
+mod pooling;
+mod preprocess;
+mod spatial_mask;
+pub(crate) mod twin;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};

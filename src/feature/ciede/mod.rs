@@ -18,6 +18,7 @@
 pub mod chroma;
 pub mod delta_e;
 pub mod lab;
+pub(crate) mod twin;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};

@@ -9,6 +9,7 @@
 pub mod blocks;
 pub mod csf;
 pub mod dct;
+pub(crate) mod twin;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, Options};
 use crate::error::{Error, Result};

@@ -12,14 +12,15 @@
 //! Every step keeps libvmaf's `f32`/`f64` types and operation order, so the
 //! scores are bit-identical to its own.
 
-pub(crate) mod config;
+mod config;
 pub(crate) mod convolve;
-pub(crate) mod core;
-pub(crate) mod estimate;
-pub(crate) mod geometry;
+mod core;
+mod estimate;
+mod geometry;
 mod kernels;
 mod linalg;
 pub(crate) mod resample;
 
 pub mod chroma;
 pub mod temporal;
+pub(crate) mod twin;

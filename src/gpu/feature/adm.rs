@@ -15,14 +15,11 @@ use super::readback::Readback;
 use super::{single_twin, GpuTwin};
 use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::Result;
-use crate::feature::adm::cm::ScaleKernel;
-use crate::feature::adm::decouple::cos_1deg_sq;
-use crate::feature::adm::den::{fine_row_shift, CoarseShifts};
-use crate::feature::adm::dwt::{coarse_simd_reads_past_row, simd_reads_past_row, COARSE_ROUNDING};
-use crate::feature::adm::output::{self, Names, Pooling};
-use crate::feature::adm::pipeline::{band_sizes, ScaleSums, Scoring, SCALES};
-use crate::feature::adm::region::Region;
-use crate::feature::adm::Config;
+use crate::feature::adm::twin::{
+    band_sizes, coarse_simd_reads_past_row, cos_1deg_sq, fine_row_shift, output,
+    simd_reads_past_row, CoarseShifts, Config, Names, Pooling, Region, ScaleKernel, ScaleSums,
+    Scoring, COARSE_ROUNDING, SCALES,
+};
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::args::KernelArgs;
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};

@@ -21,11 +21,10 @@ use super::readback::Readback;
 use super::GpuExtractor;
 use super::{single_twin, GpuTwin};
 use crate::error::Result;
-use crate::feature::cambi::c_values::CONTRAST_WEIGHTS;
-use crate::feature::cambi::pooling::{combine_scales, top_k_count};
-use crate::feature::cambi::preprocess::{nearest_indices, Requantize};
-use crate::feature::cambi::spatial_mask::mask_threshold;
-use crate::feature::cambi::{out_of_range_error, setup, Config, Geometry, NUM_SCALES};
+use crate::feature::cambi::twin::{
+    combine_scales, mask_threshold, nearest_indices, out_of_range_error, setup, top_k_count,
+    Config, Geometry, Requantize, CONTRAST_WEIGHTS, NUM_SCALES,
+};
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};

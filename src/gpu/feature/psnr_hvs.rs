@@ -11,9 +11,9 @@ use super::readback::Readback;
 use super::{single_twin, GpuTwin};
 use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::{Error, Result};
-use crate::feature::psnr_hvs::blocks::{block_count, score_of_total};
-use crate::feature::psnr_hvs::csf::Weights;
-use crate::feature::psnr_hvs::{emit_scores, plane_weights, scored_sizes};
+use crate::feature::psnr_hvs::twin::{
+    block_count, emit_scores, plane_weights, score_of_total, scored_sizes, Weights,
+};
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};

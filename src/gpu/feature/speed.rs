@@ -17,13 +17,10 @@ use super::readback::Readback;
 use super::GpuExtractor;
 use super::{single_twin, GpuTwin};
 use crate::error::Result;
-use crate::feature::speed::chroma::{ChromaOutputs, ChromaSetup};
-use crate::feature::speed::config::SpeedConfig;
-use crate::feature::speed::core::{combine, filters, prescaler, SpeedScore};
-use crate::feature::speed::estimate::BlockStats;
-use crate::feature::speed::geometry::{Geometry, BLOCK_AREA};
-use crate::feature::speed::resample::ScaleMethod;
-use crate::feature::speed::temporal::TemporalSetup;
+use crate::feature::speed::twin::{
+    combine, filters, prescaler, BlockStats, ChromaOutputs, ChromaSetup, Geometry, ScaleMethod,
+    SpeedConfig, SpeedScore, TemporalSetup, BLOCK_AREA,
+};
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::args::{KernelArg, KernelArgs};
 use crate::gpu::device::{DeviceBuffer, Function, Gpu, Stream};
