@@ -7,6 +7,9 @@
  *
  *   cuda_frames REF.y4m DIST.y4m     (8-bit 4:2:0 .y4m)
  *
+ * Surfaces are pitched as decoders pitch them (rows 256-byte aligned), so
+ * vmafx reads them in place.
+ *
  * Build: cc cuda_frames.c $(pkg-config --cflags --libs libvmaf) -ldl
  * The CUDA driver (libcuda.so.1) is loaded with dlopen and the few calls
  * used are declared below, so no CUDA toolkit is needed to build it.
@@ -112,6 +115,15 @@ static void on_frame(void *user, unsigned index, const char *const *names, const
         if (!strcmp(names[i], "vmaf")) printf("frame %u: vmaf %.6f\n", index, values[i]);
 }
 
+#define ALIGN(n) (((size_t)(n) + 255) / 256 * 256)
+
+/* Copies `rows` rows of `width` bytes `src_pitch` apart into rows `dst_pitch` apart. */
+static void pitch_rows(unsigned char *dst, size_t dst_pitch, const unsigned char *src,
+                       size_t src_pitch, size_t width, size_t rows)
+{
+    for (size_t y = 0; y < rows; y++) memcpy(dst + y * dst_pitch, src + y * src_pitch, width);
+}
+
 #define CHECK(call) do { if ((call) != 0) { \
     fprintf(stderr, "%s failed: %s\n", #call, vmafx_error_message()); return 1; } } while (0)
 #define CU(call) do { CUresult e_ = (call); if (e_) { \
@@ -126,6 +138,11 @@ int main(int argc, char **argv)
     }
     const unsigned w = r.w, h = r.h, cw = (w + 1) / 2, ch = (h + 1) / 2;
     const size_t luma = (size_t)w * h, chroma = (size_t)cw * ch, bytes = luma + 2 * chroma;
+    /* Device rows start 256 bytes apart at least, as a decoder's do: what
+     * vmafx's kernels read in place (a compact 576-byte pitch would be
+     * refused, naming the plane, address and pitch). */
+    const size_t yp = ALIGN(w), cp = ALIGN(cw), uvp = ALIGN(2 * cw);
+    const size_t ref_bytes = yp * h + 2 * cp * ch, dist_bytes = yp * h + uvp * ch;
 
     const char *models[] = { "version=vmaf_v0.6.1" };
     VmafxConfig cfg = {
@@ -157,13 +174,13 @@ int main(int argc, char **argv)
     CU(cu.stream_create(&upload, CU_STREAM_NON_BLOCKING));
     Surface surfaces[SURFACES];
     for (int i = 0; i < SURFACES; i++) {
-        CU(cu.mem_alloc(&surfaces[i].ref, bytes));
-        CU(cu.mem_alloc(&surfaces[i].dist, bytes));
+        CU(cu.mem_alloc(&surfaces[i].ref, ref_bytes));
+        CU(cu.mem_alloc(&surfaces[i].dist, dist_bytes));
         CU(cu.event_create(&surfaces[i].written, CU_EVENT_DISABLE_TIMING));
         atomic_init(&surfaces[i].busy, 0);
     }
 
-    unsigned char *planar = malloc(bytes), *nv12 = malloc(bytes);
+    unsigned char *planar = malloc(bytes), *staged = calloc(1, ref_bytes + dist_bytes);
     unsigned n = 0;
     for (;; n++) {
         if (!y4m_read(&r, planar, bytes)) break;
@@ -176,36 +193,41 @@ int main(int argc, char **argv)
         }
         /* The upload is queued on our stream; the host copy is done when
          * cuMemcpyHtoDAsync returns for pageable memory, so `planar` and
-         * `nv12` are free again before the next frame is read. */
-        CU(cu.memcpy_htod_async(s->ref, planar, bytes, upload));
+         * `staged` are free again before the next frame is read. */
+        unsigned char *ref = staged, *nv12 = staged + ref_bytes;
+        pitch_rows(ref, yp, planar, w, w, h);
+        pitch_rows(ref + yp * h, cp, planar + luma, cw, cw, ch);
+        pitch_rows(ref + yp * h + cp * ch, cp, planar + luma + chroma, cw, cw, ch);
+        CU(cu.memcpy_htod_async(s->ref, ref, ref_bytes, upload));
         if (!y4m_read(&d, planar, bytes)) break;
-        memcpy(nv12, planar, luma); /* NV12: Y, then Cb and Cr interleaved */
-        for (size_t i = 0; i < chroma; i++) {
-            nv12[luma + 2 * i] = planar[luma + i];
-            nv12[luma + 2 * i + 1] = planar[luma + chroma + i];
-        }
-        CU(cu.memcpy_htod_async(s->dist, nv12, bytes, upload));
+        pitch_rows(nv12, yp, planar, w, w, h); /* NV12: Y, then Cb and Cr interleaved */
+        for (size_t y = 0; y < ch; y++)
+            for (size_t x = 0; x < cw; x++) {
+                nv12[yp * h + y * uvp + 2 * x] = planar[luma + y * cw + x];
+                nv12[yp * h + y * uvp + 2 * x + 1] = planar[luma + chroma + y * cw + x];
+            }
+        CU(cu.memcpy_htod_async(s->dist, nv12, dist_bytes, upload));
         CU(cu.event_record(s->written, upload));
 
         atomic_store(&s->busy, 2);
         VmafxFrame rf = {
             .size = sizeof rf, .width = w, .height = h, .pixel_format = VMAFX_PIXEL_FORMAT_PLANAR,
-            .memory = VMAFX_MEMORY_DEVICE, .device_ptr = s->ref, .bytes = bytes,
-            .planes = { { 0, w }, { luma, cw }, { luma + chroma, cw } },
+            .memory = VMAFX_MEMORY_DEVICE, .device_ptr = s->ref, .bytes = ref_bytes,
+            .planes = { { 0, yp }, { yp * h, cp }, { yp * h + cp * ch, cp } },
             .acquire = VMAFX_ACQUIRE_DEVICE_EVENT, .acquire_event = (uintptr_t)s->written,
             .release = on_release, .release_user_data = s,
         };
         VmafxFrame df = {
             .size = sizeof df, .width = w, .height = h, .pixel_format = VMAFX_PIXEL_FORMAT_NV12,
-            .memory = VMAFX_MEMORY_DEVICE, .device_ptr = s->dist, .bytes = bytes,
-            .planes = { { 0, w }, { luma, 2 * cw } },
+            .memory = VMAFX_MEMORY_DEVICE, .device_ptr = s->dist, .bytes = dist_bytes,
+            .planes = { { 0, yp }, { yp * h, uvp } },
             .acquire = VMAFX_ACQUIRE_DEVICE_EVENT, .acquire_event = (uintptr_t)s->written,
             .release = on_release, .release_user_data = s,
         };
         CHECK(vmafx_submit(ctx, &rf, &df));
     }
     free(planar);
-    free(nv12);
+    free(staged);
     fclose(r.f);
     fclose(d.f);
     CHECK(vmafx_finish(ctx));
