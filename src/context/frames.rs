@@ -248,6 +248,7 @@ impl Context {
                     unreachable!("frames are handed on unread to GPU engines only")
                 };
                 let scored = index.is_multiple_of(self.subsample);
+                self.collector.submitted(index);
                 g.submit_frames(
                     index,
                     r,
@@ -256,7 +257,9 @@ impl Context {
                     &self.slots,
                     &mut self.collector,
                     &mut self.error,
-                )
+                )?;
+                // Frames complete as results come in: as for pictures.
+                self.publish()
             }
             _ => unreachable!("a pair's sides are both pictures or both frames"),
         }

@@ -387,4 +387,37 @@ mod tests {
         ctx.finish().unwrap();
         assert!(fence.is_signalled(), "every frame released once read");
     }
+
+    #[test]
+    fn device_frames_are_published_as_they_finish() {
+        let (_mock, gpu) = MockDriver::gpu();
+        let format =
+            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
+        let mut ctx = ContextBuilder::new(format)
+            .feature("psnr", Vec::new())
+            .gpu(gpu)
+            .build()
+            .unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let s = seen.clone();
+        ctx.on_frame(move |index, _| s.lock().unwrap().push(index));
+        let fence = HostFence::new();
+        let frames = 6;
+        for _ in 0..frames {
+            let (r, d) = (vulkan_frame(&fence), vulkan_frame(&fence));
+            ctx.submit_frames(&r, &d).unwrap();
+        }
+        // Frames older than those in flight are complete before the end.
+        let during = seen.lock().unwrap().len();
+        assert!(
+            during >= frames - 1 - crate::gpu::feature::IN_FLIGHT,
+            "{during}"
+        );
+        assert_eq!(ctx.frames_complete() as usize, during);
+        ctx.finish().unwrap();
+        assert_eq!(
+            *seen.lock().unwrap(),
+            (0..frames as u32).collect::<Vec<_>>()
+        );
+    }
 }
