@@ -17,7 +17,8 @@ tar xJf .gpu-carry/bin.tar.xz -C $C --strip-components 1 bin/gpu_bench
 python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],"wb"))' \
     .gpu-carry/gpu_bench-before.xz $C/gpu_bench-before
 mv $C/gpu_bench $C/gpu_bench-after; chmod +x $C/gpu_bench-*
-export VMAFX_KERNEL_CACHE=/tmp/vmafx-kc-bench
+# Both builds read examples/data from this checkout.
+export VMAFX_KERNEL_CACHE=/tmp/vmafx-kc-bench VMAFX_TEST_ROOT=$PWD
 echo "== before $(cat .gpu-carry/before 2>/dev/null), after $(cat .gpu-carry/commit 2>/dev/null)"
 for b in before after; do  # warm each build's kernel cache
     timeout 120 $C/gpu_bench-$b --frames 20 --sizes 1080 --depths 8 --feeds planar > /dev/null 2>&1

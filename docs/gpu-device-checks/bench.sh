@@ -20,7 +20,7 @@ mkdir -p "$OUT"
 C=/tmp/vmafx-bin
 rm -rf "$C" && mkdir -p "$C"
 tar xJf .gpu-carry/bin.tar.xz -C "$C" --strip-components 1 || { echo "no .gpu-carry/bin.tar.xz: run build-for-device.sh and carry .gpu-carry"; exit 1; }
-export VMAFX_KERNEL_CACHE=/tmp/vmafx-kc
+export VMAFX_KERNEL_CACHE=/tmp/vmafx-kc VMAFX_TEST_ROOT=$PWD # examples/data of this checkout
 B=$C/gpu_bench
 
 PARTS=(models targets sizes host extractors)
