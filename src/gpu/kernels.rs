@@ -24,7 +24,7 @@ const HEADERS: &[(&str, &str)] = &[
 ];
 
 /// One kernel module: a file of `kernels/`, compiled on its own. Each lives
-/// beside the code that launches it ([`kernel_source!`]); the GPU twins'
+/// beside the code that launches it (`kernel_source!`); the GPU twins'
 /// registry records name theirs ([`crate::gpu::feature::GpuTwin::modules`]).
 #[derive(Debug)]
 pub struct KernelSource {
