@@ -40,16 +40,15 @@
 
 use std::time::{Duration, Instant};
 use vmafx::feature::{self, FeatureSink, Options};
-use vmafx::gpu::driver::{Copy2d, Memory as CopySource};
-use vmafx::gpu::kernel_times::{KernelTime, KernelTimes};
-use vmafx::gpu::planes::{PairPlanes, SharedPlanes};
 use vmafx::gpu::pool::FramePool;
 use vmafx::gpu::{self, DeviceSelector, Gpu, GpuBackend};
+use vmafx::gpu::{Copy2d, CopySource, KernelTime, KernelTimes};
 use vmafx::import::pack::pack_plane;
 use vmafx::import::DevicePtr;
 use vmafx::import::{Acquire, Frame, FrameDesc, Memory, PixelFormat, PlaneLayout};
 use vmafx::io::open;
 use vmafx::model::{Model, ModelSpec};
+use vmafx::testing::gpu::{PairPlanes, SharedPlanes};
 use vmafx::{ChromaSubsampling, ContextBuilder, HostPicture, PictureFormat, PlaneId};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;

@@ -11,6 +11,13 @@
 
 pub mod fuzz;
 
+/// The GPU layer's internals that tests and benchmarks drive directly (the
+/// kernel sources, the shared planes); `pub(crate)` in the library.
+pub mod gpu {
+    pub use crate::gpu::kernels::{modules, source, KernelSource};
+    pub use crate::gpu::planes::{FramePlanes, PairPlanes, SharedPlanes};
+}
+
 use std::fmt::Display;
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,8 +1,8 @@
 //! The backend-neutral device layer: a [`Gpu`] handle and RAII resources
 //! (device buffers, pinned host buffers, streams, events, modules) that
 //! release themselves on drop, so error paths cannot leak. Buffers are
-//! addressed in parts through [`DeviceSlice`] views; kernels are launched
-//! with [`KernelArgs`].
+//! addressed in parts through `DeviceSlice` views; kernels are launched
+//! with `KernelArgs`.
 
 use super::args::KernelArgs;
 use super::driver::{
@@ -164,7 +164,7 @@ impl DeviceBuffer {
 
     /// The buffer's values `range` as `T`s (`..` for all that fit): a view
     /// for kernel arguments and copies. Panics outside the buffer (see
-    /// [`super::slice`]).
+    /// `super::slice`).
     pub fn slice<T>(&self, range: impl RangeBounds<usize>) -> DeviceSlice<T> {
         let whole = DeviceSlice::<u8>::from_raw_parts(self.ptr, self.bytes);
         whole.cast::<T>().slice(range)

@@ -20,6 +20,7 @@
 
 use super::args::KernelArgs;
 use crate::error::Result;
+#[cfg(any(feature = "cuda", feature = "hip"))]
 use std::ffi::c_void;
 use std::fmt;
 use std::os::fd::OwnedFd;
@@ -30,12 +31,14 @@ pub type DevicePtr = u64;
 /// A host callback queued on a stream ([`Driver::launch_host_func`]).
 pub type HostFn = Box<dyn FnOnce() + Send + 'static>;
 
+#[cfg(any(feature = "cuda", feature = "hip"))]
 /// `func` as the user data of a runtime's host-function launch, for
 /// [`run_host_fn`].
 pub(crate) fn host_fn_into_raw(func: HostFn) -> *mut c_void {
     Box::into_raw(Box::new(func)).cast()
 }
 
+#[cfg(any(feature = "cuda", feature = "hip"))]
 /// Takes back a [`host_fn_into_raw`] pointer the runtime did not accept.
 ///
 /// # Safety
@@ -46,6 +49,7 @@ pub(crate) unsafe fn host_fn_from_raw(user: *mut c_void) -> HostFn {
     *unsafe { Box::from_raw(user.cast::<HostFn>()) }
 }
 
+#[cfg(any(feature = "cuda", feature = "hip"))]
 /// The function a runtime calls for a host-function launch: runs the
 /// [`HostFn`] behind `user` once. A panic stops here (it must not unwind
 /// into the runtime).
@@ -65,6 +69,9 @@ macro_rules! handles {
         #[repr(transparent)]
         pub struct $name(usize);
 
+        // Used by the runtime adapters and test drivers; a CPU-only build
+        // has neither.
+        #[allow(dead_code)]
         impl $name {
             /// Wraps the runtime's value (a `CUstream`, `hipEvent_t`, ...).
             /// Making one is harmless: every call that uses it is unsafe

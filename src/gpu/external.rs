@@ -10,9 +10,11 @@
 
 use super::device::{Gpu, Stream};
 use super::driver::{
-    ArrayHandle, DevicePtr, ExternalMemoryDesc, ExternalMemoryHandle, GraphicsHandle,
-    SemaphoreHandle, SemaphoreKind,
+    ArrayHandle, DevicePtr, ExternalMemoryHandle, GraphicsHandle, SemaphoreHandle,
 };
+/// How a producer describes what it hands over (`Gpu::import_memory`,
+/// `Gpu::import_semaphore`).
+pub use super::driver::{ExternalMemoryDesc, ExternalMemoryKind, SemaphoreKind};
 use crate::error::{Error, Result};
 use std::marker::PhantomData;
 use std::os::fd::OwnedFd;

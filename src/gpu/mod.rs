@@ -1,30 +1,30 @@
 //! GPU backends: CUDA (NVIDIA) and HIP (AMD) behind one backend-neutral
 //! device layer.
 //!
-//! * [`driver`]: the small trait a vendor runtime implements; [`cuda`] and
+//! * `driver`: the small trait a vendor runtime implements; [`cuda`] and
 //!   [`hip`] are the only files that call FFI, and load their runtime at run
 //!   time (a machine without it gets [`Error::BackendUnavailable`]).
 //! * [`device`]: RAII buffers, pinned buffers, streams, events, modules;
 //!   [`Gpu::upload`] for tables.
-//! * [`args`]: [`args::KernelArgs`], a launch's typed arguments.
-//! * [`slice`](mod@slice): [`slice::DeviceSlice`], bounds-checked views of device
+//! * `args`: `args::KernelArgs`, a launch's typed arguments.
+//! * `slice`: `slice::DeviceSlice`, bounds-checked views of device
 //!   memory (sub-ranges, kernel arguments).
 //! * [`external`]: RAII imports of a producer's frames: external memory and
 //!   semaphores (Vulkan), registered host memory, GL textures.
-//! * [`kernels`]: kernels/*.cu compiled at run time, cached on disk.
-//! * [`kernel_times`]: device time per kernel, for tuning: a driver that
+//! * `kernels`: kernels/*.cu compiled at run time, cached on disk.
+//! * `kernel_times`: device time per kernel, for tuning: a driver that
 //!   wraps the device's and times each launch.
-//! * [`planes`]: a frame's planes uploaded once into context-owned buffers.
+//! * `planes`: a frame's planes uploaded once into context-owned buffers.
 //! * [`feature`]: GPU extractors, same names and outputs as the CPU ones.
 
-pub mod args;
-pub mod bind;
+pub(crate) mod args;
+pub(crate) mod bind;
 #[cfg(test)]
 mod contract_tests;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod device;
-pub mod driver;
+pub(crate) mod driver;
 #[cfg(test)]
 pub(crate) mod emu;
 #[cfg(test)]
@@ -35,16 +35,20 @@ pub mod feature;
 pub mod hip;
 #[cfg(test)]
 mod import_contract_tests;
-pub mod kernel_times;
-pub mod kernels;
-pub mod lanes;
+pub(crate) mod kernel_times;
+pub(crate) mod kernels;
+pub(crate) mod lanes;
 #[cfg(test)]
 pub(crate) mod mock;
-pub mod planes;
+pub(crate) mod planes;
 pub mod pool;
-pub mod slice;
+pub(crate) mod slice;
 
 pub use device::Gpu;
+/// A 2D copy a producer queues on a [`device::Stream`] (`Stream::copy_2d`).
+pub use driver::{Copy2d, Memory as CopySource};
+/// What [`Gpu::with_kernel_times`] measures.
+pub use kernel_times::{KernelTime, KernelTimes};
 
 use crate::error::{Error, Result};
 use std::fmt;

@@ -11,8 +11,8 @@ use common::Pair;
 use vmafx::feature::options::parse_key_values;
 use vmafx::feature::{find, FeatureSink, Options};
 use vmafx::gpu::feature::create;
-use vmafx::gpu::planes::{PairPlanes, SharedPlanes};
 use vmafx::gpu::Gpu;
+use vmafx::testing::gpu::{PairPlanes, SharedPlanes};
 use vmafx::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId, PlaneMask};
 
 #[test]

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use vmafx::gpu::kernels::{modules, source};
+use vmafx::testing::gpu::{modules, source};
 use vmafx::testing::skip;
 
 /// (target, what it stands for)

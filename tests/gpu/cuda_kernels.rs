@@ -3,7 +3,8 @@
 //! elsewhere, without NVRTC, it prints why it skips.
 
 use std::path::Path;
-use vmafx::gpu::{cuda, kernels};
+use vmafx::gpu::cuda;
+use vmafx::testing::gpu as kernels;
 
 /// Architectures to check: the oldest CUDA 13 supports and a recent one.
 const ARCHES: &[&str] = &["compute_75", "compute_90"];

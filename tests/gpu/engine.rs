@@ -300,7 +300,7 @@ fn devices_are_selected_by_uuid() {
 
 #[test]
 fn device_layer_copies_streams_and_events() {
-    use vmafx::gpu::driver::{Copy2d, Memory};
+    use vmafx::gpu::{Copy2d, CopySource as Memory};
     let Some(gpu) = cuda_gpu() else { return };
     // A 37x5 "plane" with a host pitch of 40, uploaded to a device pitch of
     // 256, copied device to device into a tight buffer on a second stream

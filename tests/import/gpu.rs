@@ -11,9 +11,9 @@ use common::Pair;
 use std::time::Duration;
 use vmafx::error::Error;
 use vmafx::feature::options::parse_key_values;
-use vmafx::gpu::driver::{Copy2d, Memory as CopySource};
 use vmafx::gpu::pool::FramePool;
 use vmafx::gpu::Gpu;
+use vmafx::gpu::{Copy2d, CopySource};
 use vmafx::import::pack::pack_plane;
 use vmafx::import::DevicePtr;
 use vmafx::import::{

@@ -15,11 +15,10 @@ use producers::vulkan::{ExportedBuffer, Vulkan};
 use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 use vmafx::gpu::device::{DeviceBuffer, Stream};
-use vmafx::gpu::driver::{
-    Copy2d, DevicePtr, ExternalMemoryDesc, ExternalMemoryKind, Memory, SemaphoreKind,
-};
 use vmafx::gpu::external::GL_TEXTURE_2D;
+use vmafx::gpu::external::{ExternalMemoryDesc, ExternalMemoryKind, SemaphoreKind};
 use vmafx::gpu::{self, cuda, DeviceSelector, Gpu, GpuBackend};
+use vmafx::gpu::{Copy2d, CopySource as Memory};
 
 fn cuda_gpu() -> Option<Gpu> {
     if !cuda::driver_present() {
@@ -279,7 +278,7 @@ fn vulkan_memory_imports_and_copies_at_any_offset_and_pitch() {
         // Odd byte offset, odd width and destination pitch: a crop.
         let (x, y, width, height, dst_pitch) = (3, 5, 1917, 1071, 1923);
         let crop = gpu.buffer(dst_pitch * height).unwrap();
-        let src: DevicePtr = frame1.ptr() + (y * PITCH + x) as u64;
+        let src: u64 = frame1.ptr() + (y * PITCH + x) as u64;
         copy(
             &stream,
             Memory::Device(src),

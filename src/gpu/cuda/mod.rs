@@ -1,7 +1,7 @@
-//! CUDA driver: the [`Driver`] calls through the CUDA driver API and NVRTC,
+//! CUDA driver: the `Driver` calls through the CUDA driver API and NVRTC,
 //! both loaded at run time (cudarc's `dynamic-loading`). FFI only: all
 //! logic lives in the backend-neutral layer. The import calls
-//! ([`super::driver::Interop`]) are in `interop.rs`.
+//! (`super::driver::Interop`) are in `interop.rs`.
 
 mod interop;
 

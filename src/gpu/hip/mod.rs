@@ -1,7 +1,7 @@
-//! HIP driver (AMD ROCm): the [`Driver`] calls through the HIP runtime and
+//! HIP driver (AMD ROCm): the `Driver` calls through the HIP runtime and
 //! hiprtc, loaded at run time by `cubecl-hip-sys` (ADR 0006). FFI only: the
 //! logic is the backend-neutral layer's, shared with CUDA. The import calls
-//! ([`super::driver::Interop`]) are in `interop.rs`.
+//! (`super::driver::Interop`) are in `interop.rs`.
 
 mod interop;
 
