@@ -160,10 +160,46 @@ impl Result {
     }
 }
 
+/// The GPU that `backend` and `device` name (`None`: the CPU engine), and
+/// the device selector.
+fn open_gpu(backend: &str, device: &str) -> PyResult<(Option<Gpu>, DeviceSelector)> {
+    let selector = DeviceSelector::parse(device).map_err(err)?;
+    let gpu = match backend {
+        "cpu" => None,
+        "cuda" => Some(vmafx::gpu::open(GpuBackend::Cuda, &selector).map_err(err)?),
+        "hip" => Some(vmafx::gpu::open(GpuBackend::Hip, &selector).map_err(err)?),
+        "auto" => vmafx::gpu::open_any(&selector).ok(),
+        other => {
+            return Err(bad(format!(
+                "backend '{other}': expected \"cpu\", \"cuda\", \"hip\" or \"auto\""
+            )))
+        }
+    };
+    Ok((gpu, selector))
+}
+
+/// Reads and drops the first `n` frames of `source`, as the command line's
+/// `--frame_skip_ref`/`--frame_skip_dist`.
+fn skip(source: &mut dyn vmafx::io::FrameSource, n: u64) -> PyResult<()> {
+    let mut scratch = HostPicture::new(source.format());
+    for _ in 0..n {
+        if !source.read_into(&mut scratch).map_err(err)? {
+            return Err(bad(format!(
+                "{}: ended while skipping {n} frames",
+                source.path().display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Scores two files (.y4m, or .yuv with `width`, `height`, `pix_fmt`,
-/// `bit_depth`) as the command line does.
+/// `bit_depth`) as the command line does: on the CPU, or on a GPU with
+/// `backend` and `device` as `Context`'s; `frame_skip_ref`,
+/// `frame_skip_dist` and `frame_cnt` as the command line's (the first
+/// scored frame is index 0).
 #[pyfunction]
-#[pyo3(signature = (reference, distorted, model=None, models=None, features=None, threads=0, subsample=1, width=None, height=None, pix_fmt=None, bit_depth=None))]
+#[pyo3(signature = (reference, distorted, model=None, models=None, features=None, threads=0, subsample=1, width=None, height=None, pix_fmt=None, bit_depth=None, backend="cpu", device="0", frame_skip_ref=0, frame_skip_dist=0, frame_cnt=None))]
 #[allow(clippy::too_many_arguments)]
 fn score(
     py: Python<'_>,
@@ -178,6 +214,11 @@ fn score(
     height: Option<u32>,
     pix_fmt: Option<String>,
     bit_depth: Option<u8>,
+    backend: &str,
+    device: &str,
+    frame_skip_ref: u64,
+    frame_skip_dist: u64,
+    frame_cnt: Option<u64>,
 ) -> PyResult<Result> {
     let raw = match (width, height) {
         (Some(w), Some(h)) => {
@@ -205,10 +246,16 @@ fn score(
                 d.format()
             )));
         }
-        let mut ctx = builder(r.format(), &all_models, &features, threads, subsample)?
-            .build()
-            .map_err(err)?;
-        loop {
+        let mut b = builder(r.format(), &all_models, &features, threads, subsample)?;
+        if let (Some(g), _) = open_gpu(backend, device)? {
+            b = b.gpu(g);
+        }
+        let mut ctx = b.build().map_err(err)?;
+        skip(r.as_mut(), frame_skip_ref)?;
+        skip(d.as_mut(), frame_skip_dist)?;
+        let mut count: u64 = 0;
+        while frame_cnt.is_none_or(|n| count < n) {
+            count += 1;
             // The context's pictures: reused, and read in place on a GPU.
             let (mut rp, mut dp) = (ctx.picture().map_err(err)?, ctx.picture().map_err(err)?);
             if !(r.read_into(&mut rp).map_err(err)? && d.read_into(&mut dp).map_err(err)?) {
@@ -479,18 +526,7 @@ impl Context {
         if models.is_empty() && features.is_empty() {
             models.push("vmaf_v0.6.1".into());
         }
-        let selector = DeviceSelector::parse(device).map_err(err)?;
-        let gpu = match backend {
-            "cpu" => None,
-            "cuda" => Some(vmafx::gpu::open(GpuBackend::Cuda, &selector).map_err(err)?),
-            "hip" => Some(vmafx::gpu::open(GpuBackend::Hip, &selector).map_err(err)?),
-            "auto" => vmafx::gpu::open_any(&selector).ok(),
-            other => {
-                return Err(bad(format!(
-                    "backend '{other}': expected \"cpu\", \"cuda\", \"hip\" or \"auto\""
-                )))
-            }
-        };
+        let (gpu, selector) = open_gpu(backend, device)?;
         let mut b = builder(format, &models, &features, threads, subsample)?;
         if let Some(g) = &gpu {
             // Arrays whose address or row pitch the kernels cannot read in

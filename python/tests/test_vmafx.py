@@ -167,6 +167,8 @@ def frames_of_sample():
         (lambda: vmafx.Context(576, 324, "411"), "411"),
         (lambda: vmafx.Context(576, 324, bit_depth=7), "bit depth 7"),
         (lambda: vmafx.score(SAMPLE_REF, SAMPLE_DIST).pooled("nothing"), "no value 'nothing'"),
+        (lambda: vmafx.score(SAMPLE_REF, SAMPLE_DIST, frame_skip_ref=11), "ended while skipping 11 frames"),
+        (lambda: vmafx.score(SAMPLE_REF, SAMPLE_DIST, backend="metal"), "backend 'metal'"),
     ],
 )
 def test_bad_arguments_raise_naming_what_was_wrong(call, message):
@@ -183,6 +185,23 @@ def test_a_finished_context_refuses_more_frames():
     assert ctx.finish().pooled("vmaf")["mean"] == pytest.approx(97.428, abs=1e-3)
     with pytest.raises(vmafx.VmafxError, match="finished"):
         ctx.submit((y, u, v), (y, u, v))
+
+
+def test_a_frame_range_scores_as_the_command_line(tmp_path):
+    """frame_skip_ref, frame_skip_dist and frame_cnt are the command line's:
+    the range is scored as a run of its own (frame 0: no motion)."""
+    r = vmafx.score(SAMPLE_REF, SAMPLE_DIST, frame_skip_ref=3, frame_skip_dist=2, frame_cnt=4)
+    out = tmp_path / "o.json"
+    subprocess.run(
+        [sys.executable, "-m", "vmafx", "-r", str(SAMPLE_REF), "-d", str(SAMPLE_DIST), "--frame_skip_ref", "3",
+         "--frame_skip_dist", "2", "--frame_cnt", "4", "--json", "--precision", "max", "-q", "-o", str(out)],
+        check=True,
+    )
+    cli = json.loads(out.read_text())
+    assert r.indices == [0, 1, 2, 3] and r.frames == [f["metrics"] for f in cli["frames"]]
+    assert r.pooled("vmaf") == cli["pooled_metrics"]["vmaf"]
+    # Past the end: what is there.
+    assert len(vmafx.score(SAMPLE_REF, SAMPLE_DIST, frame_skip_ref=8, frame_skip_dist=8, frame_cnt=5)) == 2
 
 
 def test_python_m_vmafx_is_the_command_line(tmp_path):

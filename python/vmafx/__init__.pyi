@@ -30,6 +30,11 @@ def score(
     height: Optional[int] = None,
     pix_fmt: Optional[str] = None,
     bit_depth: Optional[int] = None,
+    backend: str = "cpu",  # "cpu", "cuda", "hip", "auto", as Context's
+    device: str = "0",  # GPU index or UUID
+    frame_skip_ref: int = 0,  # frames of the reference read and dropped first
+    frame_skip_dist: int = 0,
+    frame_cnt: Optional[int] = None,  # at most this many frames scored
 ) -> Result: ...
 
 Planes = Union[Tuple[object, ...], List[object]]
