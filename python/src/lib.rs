@@ -318,18 +318,23 @@ impl ArrayView {
                 if item == 2 { "9- to 16-bit" } else { "8-bit" }
             )));
         }
-        let shape: Vec<usize> = interface.get_item("shape")?.extract()?;
+        let mut shape: Vec<usize> = interface.get_item("shape")?.extract()?;
+        // Optional in the protocol (absent or None: compact rows).
+        let mut strides: Option<Vec<isize>> = match interface.get_item("strides") {
+            Ok(s) => s.extract()?,
+            Err(_) => None,
+        };
+        if shape.len() == 1 {
+            // One row (a whole packed picture, split by the caller).
+            shape.insert(0, 1);
+            strides = strides.map(|s| [vec![(shape[1] * item) as isize], s].concat());
+        }
         if shape.len() != 2 {
             return Err(bad(format!(
                 "{what}: shape {shape:?}: expected a 2-D array (rows, columns)"
             )));
         }
         let (rows, cols) = (shape[0], shape[1]);
-        // Optional in the protocol (absent or None: compact rows).
-        let strides: Option<Vec<isize>> = match interface.get_item("strides") {
-            Ok(s) => s.extract()?,
-            Err(_) => None,
-        };
         let row_pitch = match strides {
             None => cols * item,
             Some(s) if s.len() == 2 && s[1] == item as isize && s[0] >= (cols * item) as isize => s[0] as usize,
@@ -350,6 +355,18 @@ impl ArrayView {
             row_pitch,
             item,
         })
+    }
+
+    /// `rows` rows of `cols` samples from `offset` bytes in, each `pitch`
+    /// bytes apart (a part of a packed picture).
+    fn part(&self, offset: usize, rows: usize, cols: usize, pitch: usize) -> Self {
+        Self {
+            data: self.data + offset,
+            rows,
+            cols,
+            row_pitch: pitch,
+            item: self.item,
+        }
     }
 
     fn check_shape(&self, what: &str, rows: usize, cols: usize) -> PyResult<()> {
@@ -390,11 +407,11 @@ fn planes_of<'py>(planes: &Bound<'py, PyAny>, side: &str) -> PyResult<Vec<Bound<
         Ok(t.iter().collect())
     } else if let Ok(l) = planes.downcast::<PyList>() {
         Ok(l.iter().collect())
-    } else if device::is_device_array(planes) {
+    } else if device::is_device_array(planes) || planes.hasattr("__array_interface__")? {
         Ok(vec![planes.clone()])
     } else {
         Err(bad(format!(
-            "{side}: a tuple or list of planes (Y, Cb, Cr), or (Y, CbCr) semi-planar, or one semi-planar device surface"
+            "{side}: a tuple or list of planes (Y, Cb, Cr), or (Y, CbCr) semi-planar, or one array"
         )))
     }
 }
@@ -410,22 +427,60 @@ impl Context {
         // packed: stride = width).
         let mut pic = self.pictures.picture().map_err(err)?;
         let n = f.plane_count();
-        let semi = planes.len() == 2 && n == 3;
-        if planes.len() != n && !semi {
-            return Err(bad(format!(
-                "{side}: {} planes for a {f} picture (expected {n}, or 2 semi-planar)",
-                planes.len()
-            )));
-        }
+        let (cw, ch) = f.plane_size(PlaneId::Cb);
+        let (w, h) = (f.width as usize, f.height as usize);
+        let item = f.bytes_per_sample();
+        let (views, semi) = match planes.len() {
+            1 if n == 3 => {
+                // One array: a packed planar picture (1-D, Y then Cb then
+                // Cr), or a semi-planar surface (Y rows, then CbCr rows).
+                let what = format!("{side} (one array)");
+                let v = ArrayView::new(&planes[0], &what, item)?;
+                let packed = w * h + 2 * cw * ch;
+                if (v.rows, v.cols) == (1, packed) {
+                    let (y, c) = (w * h * item, cw * ch * item);
+                    let parts = vec![
+                        v.part(0, h, w, w * item),
+                        v.part(y, ch, cw, cw * item),
+                        v.part(y + c, ch, cw, cw * item),
+                    ];
+                    (parts, false)
+                } else if (v.rows, v.cols) == (h + ch, w) && 2 * cw == w {
+                    let parts = vec![
+                        v.part(0, h, w, v.row_pitch),
+                        v.part(h * v.row_pitch, ch, w, v.row_pitch),
+                    ];
+                    (parts, true)
+                } else {
+                    return Err(bad(format!(
+                        "{what}: shape ({}, {}): one array is a packed planar picture ({packed},) \
+                         or a semi-planar surface ({}, {w}) of an even width",
+                        v.rows,
+                        v.cols,
+                        h + ch
+                    )));
+                }
+            }
+            k if k == n || (k == 2 && n == 3) => {
+                let mut views = Vec::with_capacity(k);
+                for (i, plane) in planes.iter().enumerate() {
+                    views.push(ArrayView::new(plane, &format!("{side} plane {i}"), item)?);
+                }
+                (views, k == 2)
+            }
+            k => {
+                return Err(bad(format!(
+                    "{side}: {k} planes for a {f} picture (expected {n}, 2 semi-planar, or one array)"
+                )))
+            }
+        };
         let shift = if semi && f.bit_depth > 8 {
             16 - f.bit_depth as u32
         } else {
             0
         };
-        let (cw, ch) = f.plane_size(PlaneId::Cb);
-        let item = f.bytes_per_sample();
         let cstride = pic.stride(PlaneId::Cb);
-        for (i, plane) in planes.iter().enumerate() {
+        for (i, view) in views.iter().enumerate() {
             let id = PlaneId::ALL[i];
             let what = format!("{side} plane {i}");
             let (w, h) = if semi && i == 1 {
@@ -433,7 +488,6 @@ impl Context {
             } else {
                 f.plane_size(id)
             };
-            let view = ArrayView::new(plane, &what, item)?;
             view.check_shape(&what, h, w)?;
             let stride = pic.stride(id);
             match (item, semi && i == 1) {

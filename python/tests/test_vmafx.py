@@ -100,6 +100,35 @@ def test_semi_planar_frames_score_as_planar(tmp_path):
     assert_golden(ctx.finish(), gold)
 
 
+def test_one_array_per_side_scores_as_its_planes():
+    """A packed planar picture (1-D: Y, Cb, Cr) or a semi-planar surface
+    (Y rows, then CbCr rows), as decoders and raw files give them."""
+    ref = SAMPLE_REF
+    w, h = 576, 324
+    data = ref.read_bytes()
+    frames = data.split(b"FRAME\n")[1:3]
+    size = w * h * 3 // 2
+    pics = [np.frombuffer(f[:size], dtype=np.uint8) for f in frames]
+    y = [p[: w * h].reshape(h, w) for p in pics]
+    u = [p[w * h : w * h + size // 6].reshape(h // 2, w // 2) for p in pics]
+    v = [p[w * h + size // 6 :].reshape(h // 2, w // 2) for p in pics]
+
+    def run(side):
+        ctx = vmafx.Context(w, h, features=["psnr"])
+        ctx.submit(side(0), side(1))
+        return ctx.finish().frames
+
+    planes = run(lambda i: (y[i], u[i], v[i]))
+    assert run(lambda i: pics[i]) == planes
+    def surface(i):
+        uv = np.empty((h // 2, w), dtype=np.uint8)
+        uv[:, 0::2], uv[:, 1::2] = u[i], v[i]
+        return np.vstack([y[i], uv])
+    assert run(surface) == planes
+    with pytest.raises(vmafx.VmafxError, match=r"one array is a packed planar picture \(279936,\)"):
+        run(lambda i: y[i])
+
+
 def test_array_interface_without_strides_reads_compact_rows():
     """`strides` is optional in the array interface (absent: compact rows)."""
 
@@ -133,8 +162,10 @@ def test_features_with_options_and_aggregates():
         (lambda y, u, v: (y[:, ::2], u, v), "strides [576, 2] (bytes): rows must be contiguous"),
         (lambda y, u, v: (np.asfortranarray(y), u, v), "strides [1, 324]"),
         (lambda y, u, v: (y, u), "plane 1: shape (162, 288), expected (162, 576)"),
-        (lambda y, u, v: (y,), "1 planes for a 576x324 4:2:0 8-bit picture"),
-        (lambda y, u, v: y, "a tuple or list of planes"),
+        (lambda y, u, v: (y,), "shape (324, 576): one array is a packed planar picture (279936,)"),
+        (lambda y, u, v: y, "shape (324, 576): one array is a packed planar picture"),
+        (lambda y, u, v: (y, u, v, v), "4 planes for a 576x324 4:2:0 8-bit picture"),
+        (lambda y, u, v: 42, "a tuple or list of planes"),
     ],
 )
 def test_bad_frames_raise_naming_what_was_wrong(make, message):
