@@ -5,8 +5,8 @@
 //! (`float_ssim_stats_*`, kernels/float_ssim.cu), and one reduction adds
 //! them up. The host combines the scales with the CPU extractor's code.
 //!
-//! [`MsSsimPyramid`] holds what does not depend on the halving: the
-//! levels, the stats of each, their means.
+//! [`MsSsimPyramid`] (the levels, the stats of each, their means) is
+//! shared with `integer_ms_ssim`, whose halving differs.
 //!
 //! Per-position values and pyramid samples are the CPU's bit for bit; the
 //! sums differ in double rounding only (tolerance in docs/gpu-testing.md).

@@ -4,8 +4,9 @@
 //! (kernels/float_ssim.cu), then the partials' reduction. The host turns
 //! the sums into the CPU extractor's outputs with its own code.
 //!
-//! [`SsimKernels`], [`Pair`], [`FloatPair`] and [`Variants`] are shared
-//! with `float_ms_ssim`.
+//! [`SsimKernels`] is shared with `float_ms_ssim` and `integer_ms_ssim`,
+//! [`Pair`], [`FloatPair`] and [`Variants`] with `integer_ms_ssim`'s
+//! halving.
 //!
 //! Per-position values are the CPU's bit for bit; both add them in double,
 //! in another order, so the means agree within double rounding (tolerance
@@ -160,6 +161,31 @@ impl FloatPair {
             height: self.height,
             raw: false,
         }
+    }
+
+    pub(super) fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+
+    /// Both planes' samples, packed rows (after `stream`'s work).
+    #[cfg(test)]
+    pub(super) fn download(&self, gpu: &Gpu, stream: &Stream) -> [Vec<f32>; 2] {
+        [&self.reference, &self.distorted].map(|plane| {
+            let mut host = gpu.pinned(self.pitch * self.height * 4).unwrap();
+            // SAFETY: read after the synchronize below.
+            unsafe { stream.copy_to_pinned(&mut host, plane).unwrap() };
+            stream.synchronize().unwrap();
+            let samples: Vec<f32> = host
+                .as_slice()
+                .chunks_exact(4)
+                .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
+                .collect();
+            samples
+                .chunks_exact(self.pitch)
+                .flat_map(|row| &row[..self.width])
+                .copied()
+                .collect()
+        })
     }
 
     /// Appends the arguments the decimation kernels take last, as the
