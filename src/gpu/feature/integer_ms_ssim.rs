@@ -115,8 +115,9 @@ impl GpuExtractor for GpuIntegerMsSsim {
         "integer_ms_ssim"
     }
 
-    /// Frames are independent, as `float_ms_ssim`'s (same kernels but the
-    /// halving): spread as it is.
+    /// Frames are independent and the work is `float_ms_ssim`'s but for
+    /// the halving, so it spreads as `float_ms_ssim` does (measured for
+    /// that twin; not yet for this one).
     fn instances(&self, format: &PictureFormat) -> usize {
         spread_up_to_1440p(format)
     }
