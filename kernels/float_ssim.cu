@@ -1,5 +1,7 @@
 // Float SSIM and MS-SSIM (libvmaf 3.2.0's `float_ssim` and `float_ms_ssim`,
-// as src/feature/common/iqa_ssim.rs and iqa_filter.rs reproduce IQA):
+// as src/feature/common/iqa_ssim.rs and iqa_filter.rs reproduce IQA, and
+// VMAFx's `integer_ms_ssim`, which differs from `float_ms_ssim` in its
+// halving only):
 //
 // - float_ssim_stats_*: for a tile of SSIM's "valid" window positions, the
 //   11x11 Gaussian moments (horizontal pass over the tile's input rows,
@@ -11,14 +13,21 @@
 //   thread: a square kernel at every `factor`-th position, samples outside
 //   the picture mirrored (KBND_SYMMETRIC), an f64 sum of f32 products.
 //   float_ssim's box pre-filter and each level of float_ms_ssim's pyramid.
+// - float_ssim_decimate_97_*: integer_ms_ssim's halving (VMAFx's
+//   `decimate_97`, src/feature/integer_ms_ssim.rs): the separable 9/7
+//   low-pass at even columns, then at even rows, in float with fused
+//   multiply-adds, the edge sample repeated at borders; a block per tile
+//   of outputs, the horizontal pass through shared memory.
 //
 // The _u8/_u16 variants read the shared planes and convert each sample as
 // picture_copy does (offset 0); the _f32 ones read decimated planes.
 //
-// Exactness: every float operation in the CPU's order, none fused, so
-// per-position values are bit-identical to the CPU's; the CPU adds the
-// terms in double row after row, here in double per block (fixed order,
-// see float_common.cuh), so the means differ by double rounding only.
+// Exactness: every float operation in the CPU's order, none fused but
+// the 9/7 halving's, which are fused where the CPU fuses (`__fmaf_rn` for
+// each `mul_add`), so per-position values and pyramid samples are
+// bit-identical to the CPU's; the CPU adds the terms in double row after
+// row, here in double per block (fixed order, see float_common.cuh), so
+// the means differ by double rounding only.
 
 #include "common.cuh"
 #include "float_common.cuh"
@@ -241,4 +250,90 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 extern "C" __global__ void __launch_bounds__(THREADS)
     float_ssim_decimate_f32(DECIMATE_PARAMS(float)) {
     decimate<float>(DECIMATE_ARGS);
+}
+
+// integer_ms_ssim's 9/7 low-pass (LOW_PASS_97, passed by the host).
+#define TAPS_97 9
+// float_ssim_decimate_97_*'s block: DEC_W x DEC_H outputs, from the
+// horizontal pass of DEC_IN_H input rows.
+#define DEC_H (THREADS / DEC_W)
+#define DEC_IN_H (2 * (DEC_H - 1) + TAPS_97)
+
+struct Taps97 {
+    float k[TAPS_97];
+};
+
+// One DEC_W x DEC_H tile of the halved pair (decimate_97): the horizontal
+// pass at the tile's even columns over the input rows its outputs read
+// (into shared memory), then the vertical pass at even rows. Each pass
+// starts from 0 and adds tap 0 to 8 as `fma(sample, tap, acc)`, single
+// rounding, as the CPU's `mul_add`. Rows and columns mirror with the edge
+// sample repeated (mirror_symmetric is the CPU's `mirror` there); the
+// tile's margin past the output is filtered from clamped samples and
+// never written.
+template <typename T>
+__device__ __forceinline__ void decimate_97(const T *ref, unsigned ref_pitch, const T *dis,
+                                            unsigned dis_pitch, int width, int height,
+                                            float scale, const Taps97 &taps, float *out_ref,
+                                            float *out_dis, unsigned out_pitch, int out_w,
+                                            int out_h) {
+    __shared__ float hz_ref[DEC_IN_H][DEC_W];
+    __shared__ float hz_dis[DEC_IN_H][DEC_W];
+    const int tid = threadIdx.x;
+    const int x0 = blockIdx.x * DEC_W, y0 = blockIdx.y * DEC_H;
+    const int before = TAPS_97 / 2;
+
+    // Shared row r is input row 2 * y0 - before + r, column c output
+    // column x0 + c.
+    for (int i = tid; i < DEC_IN_H * DEC_W; i += THREADS) {
+        const int r = i / DEC_W, c = i % DEC_W;
+        const int sy = mirror_symmetric(2 * y0 - before + r, height);
+        const T *rr = row_of(ref, ref_pitch, sy);
+        const T *dr = row_of(dis, dis_pitch, sy);
+        const int x = 2 * (x0 + c) - before;
+        float a = 0.0f, b = 0.0f;
+#pragma unroll
+        for (int k = 0; k < TAPS_97; k++) {
+            const int sx = mirror_symmetric(x + k, width);
+            a = __fmaf_rn(Sample<T>::value(rr[sx], scale), taps.k[k], a);
+            b = __fmaf_rn(Sample<T>::value(dr[sx], scale), taps.k[k], b);
+        }
+        hz_ref[r][c] = a;
+        hz_dis[r][c] = b;
+    }
+    __syncthreads();
+
+    // Output (x0 + c, y0 + r) reads shared rows 2 * r to 2 * r + 8.
+    const int r = tid / DEC_W, c = tid % DEC_W;
+    const int x = x0 + c, y = y0 + r;
+    if (x >= out_w || y >= out_h) return;
+    float a = 0.0f, b = 0.0f;
+#pragma unroll
+    for (int k = 0; k < TAPS_97; k++) {
+        a = __fmaf_rn(hz_ref[2 * r + k][c], taps.k[k], a);
+        b = __fmaf_rn(hz_dis[2 * r + k][c], taps.k[k], b);
+    }
+    out_ref[(u64)y * out_pitch + x] = a;
+    out_dis[(u64)y * out_pitch + x] = b;
+}
+
+#define DECIMATE_97_PARAMS(T)                                                                \
+    const T *ref, unsigned ref_pitch, const T *dis, unsigned dis_pitch, int width, int height, \
+        float scale, Taps97 taps, float *out_ref, float *out_dis, unsigned out_pitch,          \
+        int out_w, int out_h
+#define DECIMATE_97_ARGS                                                                     \
+    ref, ref_pitch, dis, dis_pitch, width, height, scale, taps, out_ref, out_dis, out_pitch,   \
+        out_w, out_h
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    float_ssim_decimate_97_u8(DECIMATE_97_PARAMS(unsigned char)) {
+    decimate_97<unsigned char>(DECIMATE_97_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(THREADS)
+    float_ssim_decimate_97_u16(DECIMATE_97_PARAMS(unsigned short)) {
+    decimate_97<unsigned short>(DECIMATE_97_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(THREADS)
+    float_ssim_decimate_97_f32(DECIMATE_97_PARAMS(float)) {
+    decimate_97<float>(DECIMATE_97_ARGS);
 }

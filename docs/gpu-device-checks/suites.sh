@@ -66,6 +66,7 @@ declare -A SUITE_TESTS=(
     [gpu_import_layer]="import_serial gpu_layer::"
     [gpu_import_producers]="import_serial gpu_producers::"
     [gpu_kernels]="gpu cuda_kernels::"
+    [gpu_ms_ssim]="gpu integer_ms_ssim::"
     [gpu_models]="gpu models::"
     [gpu_psnr_hvs]="gpu psnr_hvs::"
     [gpu_speed]="gpu speed::"
@@ -74,7 +75,7 @@ declare -A SUITE_TESTS=(
 )
 SUITES=(capi gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
         gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models
-        gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif examples cli)
+        gpu_ms_ssim gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif examples cli)
 [ $# -gt 0 ] && SUITES=("$@")
 
 {

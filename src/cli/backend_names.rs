@@ -54,17 +54,22 @@ mod tests {
             "float_psnr"
         );
         assert_eq!(resolve("psnr_hip", Some("HIP")).unwrap(), "psnr");
-        // VMAFx's ssim has a GPU twin (by name or alias), integer_ms_ssim not.
+        // VMAFx's ssim (by name or alias) and integer_ms_ssim have GPU
+        // twins; float_ansnr has none.
         assert_eq!(resolve("ssim_cuda", Some("CUDA")).unwrap(), "ssim");
         assert_eq!(
             resolve("integer_ssim_hip", Some("HIP")).unwrap(),
             "integer_ssim"
         );
         assert_eq!(
-            resolve("integer_ms_ssim_cuda", Some("CUDA"))
+            resolve("integer_ms_ssim_cuda", Some("CUDA")).unwrap(),
+            "integer_ms_ssim"
+        );
+        assert_eq!(
+            resolve("float_ansnr_cuda", Some("CUDA"))
                 .unwrap_err()
                 .to_string(),
-            "invalid argument: feature 'integer_ms_ssim_cuda': integer_ms_ssim has no CUDA version"
+            "invalid argument: feature 'float_ansnr_cuda': float_ansnr has no CUDA version"
         );
         assert_eq!(
             resolve("motion_v2_cuda", Some("CUDA")).unwrap(),

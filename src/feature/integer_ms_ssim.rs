@@ -51,7 +51,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &[],
     create: create as CreateFn,
     joint: None,
-    gpu: None,
+    gpu: Some(&crate::gpu::feature::integer_ms_ssim::TWIN),
 };
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {

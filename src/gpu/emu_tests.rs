@@ -52,6 +52,16 @@ const PAN_422_10BIT: Pair = (
     10,
 );
 const PAIRS: [Pair; 4] = [PAN_8BIT, ZOOM_10BIT, ODD_8BIT, PAN_422_10BIT];
+/// 4:4:4: chroma planes as large as luma (integer_ms_ssim's
+/// `enable_chroma` needs them at least 176x176; 4:2:2 352x288 has 176x288).
+const PAN_444_8BIT: Pair = (
+    "d_352x288_444p8_pan",
+    "x264_444_crf32",
+    352,
+    288,
+    ChromaSubsampling::Yuv444,
+    8,
+);
 
 /// The emulated device, or None (printed) when g++ is missing and not
 /// required.
@@ -431,6 +441,7 @@ fn float_kernels_are_within_tolerance() {
         ("float_motion", "debug=true"),
         ("float_ssim", "enable_lcs=true"),
         ("float_ms_ssim", "enable_lcs=true"),
+        ("integer_ms_ssim", "enable_lcs=true"),
         ("ciede", ""),
     ];
     for feature in close {
@@ -449,27 +460,111 @@ fn float_kernels_are_within_tolerance() {
     }
 }
 
-/// The largest relative difference of any per-frame value; names, order
-/// and frame count must match.
-fn worst_relative_difference(cpu: &FeatureScores, gpu: &FeatureScores) -> f64 {
+/// `integer_ms_ssim` (VMAFx's MS-SSIM) with every option on every pair it
+/// takes, chroma on the 4:2:2 and 4:4:4 pairs (on 4:2:0 pairs this small
+/// both engines refuse it, with the same reason): within the float twins'
+/// 1e-5. Its pyramid is the CPU's bit for bit (the halving's fused
+/// multiply-adds included: `gpu::feature::integer_ms_ssim`'s tests), its
+/// sums differ in double rounding only; measured here: 0 (every output,
+/// every pair).
+#[test]
+fn integer_ms_ssim_kernels_are_within_tolerance() {
+    const TOL: f64 = 1e-5;
+    let Some(gpu) = device(&[], &[]) else { return };
+    let chroma = "enable_chroma=true:enable_lcs=true";
+    let runs: [(&str, &[Pair]); 4] = [
+        ("", &PAIRS),
+        ("enable_db=true", &[PAN_8BIT, ODD_8BIT]),
+        ("enable_db=true:clip_db=true", &[ZOOM_10BIT, PAN_444_8BIT]),
+        (chroma, &[PAN_422_10BIT, PAN_444_8BIT]),
+    ];
+    let mut worst = std::collections::BTreeMap::<String, (f64, f64)>::new();
+    for (options, pairs) in runs {
+        let feature = [("integer_ms_ssim", options)];
+        for pair in pairs {
+            let cpu = score(pair, &feature, 1, None).unwrap();
+            let emulated = score(pair, &feature, 1, Some(&gpu)).unwrap();
+            for (name, (abs, rel)) in differences(&cpu, &emulated) {
+                assert!(
+                    rel <= TOL,
+                    "{}/{} {options:?} {name}: relative difference {rel:.3e} > {TOL:e}",
+                    pair.0,
+                    pair.1
+                );
+                let w = worst.entry(name).or_insert((0.0, 0.0));
+                *w = (w.0.max(abs), w.1.max(rel));
+            }
+        }
+    }
+    assert!(worst.contains_key("float_ms_ssim_cr") && worst.contains_key("float_ms_ssim_s_scale4"));
+    for (name, (abs, rel)) in &worst {
+        println!("integer_ms_ssim {name}: worst absolute {abs:.3e}, relative {rel:.3e}");
+    }
+    // The kernels scored it: four 9/7 halvings and five stats launches a
+    // plane a frame (the CPU's 9x9 one never ran).
+    let (timed, times) = gpu.with_kernel_times();
+    score(
+        &PAN_444_8BIT,
+        &[("integer_ms_ssim", chroma)],
+        1,
+        Some(&timed),
+    )
+    .unwrap();
+    let times = times.take().unwrap();
+    let launches = |prefix: &str| -> u32 {
+        times
+            .iter()
+            .filter(|t| t.name.starts_with(prefix))
+            .map(|t| t.launches)
+            .sum()
+    };
+    let planes_frames = 3 * FRAMES as u32;
+    assert_eq!(launches("float_ssim_decimate_97_"), 4 * planes_frames);
+    assert_eq!(launches("float_ssim_stats_"), 5 * planes_frames);
+    assert_eq!(launches("float_ssim_decimate_u"), 0);
+    // Chroma below 176x176 (4:2:0 at 576x324: 288x162) is refused by the
+    // CPU's set-up, which the twin shares.
+    let cpu = score(&PAN_8BIT, &[("integer_ms_ssim", chroma)], 1, None).unwrap_err();
+    let emulated = score(&PAN_8BIT, &[("integer_ms_ssim", chroma)], 1, Some(&gpu)).unwrap_err();
+    assert_eq!(cpu.to_string(), emulated.to_string());
+    assert!(cpu.to_string().contains("288x162"), "{cpu}");
+}
+
+/// Per output name, the largest absolute and relative difference of any
+/// frame; names, order and frame count must match.
+fn differences(
+    cpu: &FeatureScores,
+    gpu: &FeatureScores,
+) -> std::collections::BTreeMap<String, (f64, f64)> {
     assert_eq!(cpu.frames.len(), gpu.frames.len(), "frame count");
-    let mut worst = 0.0f64;
+    let mut worst = std::collections::BTreeMap::<String, (f64, f64)>::new();
     for ((ci, cv), (gi, gv)) in cpu.frames.iter().zip(&gpu.frames) {
         assert_eq!(ci, gi, "frame index");
         assert!(!cv.is_empty());
         assert_eq!(cv.len(), gv.len(), "frame {ci}: feature count");
         for ((cn, c), (gn, g)) in cv.iter().zip(gv) {
             assert_eq!(cn, gn, "frame {ci}: feature names");
-            let d = if c == g {
-                0.0
+            let (abs, rel) = if c == g {
+                (0.0, 0.0)
             } else {
-                (c - g).abs() / c.abs().max(g.abs())
+                let abs = (c - g).abs();
+                (abs, abs / c.abs().max(g.abs()))
             };
-            assert!(!d.is_nan(), "frame {ci} {cn}: CPU {c} emulated GPU {g}");
-            worst = worst.max(d);
+            assert!(!rel.is_nan(), "frame {ci} {cn}: CPU {c} emulated GPU {g}");
+            let w = worst.entry(cn.clone()).or_insert((0.0, 0.0));
+            *w = (w.0.max(abs), w.1.max(rel));
         }
     }
     worst
+}
+
+/// The largest relative difference of any per-frame value; names, order
+/// and frame count must match.
+fn worst_relative_difference(cpu: &FeatureScores, gpu: &FeatureScores) -> f64 {
+    differences(cpu, gpu)
+        .values()
+        .map(|&(_, rel)| rel)
+        .fold(0.0, f64::max)
 }
 
 // The emulation catches bugs: a changed constant, a missing barrier, lanes

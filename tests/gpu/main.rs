@@ -25,6 +25,7 @@ mod engine;
 mod float;
 mod float_adm;
 mod float_ssim;
+mod integer_ms_ssim;
 mod models;
 mod psnr_hvs;
 mod speed;

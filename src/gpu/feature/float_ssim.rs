@@ -4,7 +4,9 @@
 //! (kernels/float_ssim.cu), then the partials' reduction. The host turns
 //! the sums into the CPU extractor's outputs with its own code.
 //!
-//! [`SsimKernels`] is shared with `float_ms_ssim`.
+//! [`SsimKernels`] is shared with `float_ms_ssim` and `integer_ms_ssim`,
+//! [`Pair`], [`FloatPair`] and [`Variants`] with `integer_ms_ssim`'s
+//! halving.
 //!
 //! Per-position values are the CPU's bit for bit; both add them in double,
 //! in another order, so the means agree within double rounding (tolerance
@@ -104,7 +106,7 @@ pub(super) struct Pair {
 impl Pair {
     /// Appends the arguments every kernel takes first: both planes and
     /// their pitches, then the width and height.
-    fn args(self, args: &mut KernelArgs) -> &mut KernelArgs {
+    pub(super) fn args(self, args: &mut KernelArgs) -> &mut KernelArgs {
         args.arg(self.reference)
             .arg(self.pitch_ref)
             .arg(self.distorted)
@@ -160,15 +162,91 @@ impl FloatPair {
             raw: false,
         }
     }
+
+    pub(super) fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+
+    /// Both planes' samples, packed rows (after `stream`'s work).
+    #[cfg(test)]
+    pub(super) fn download(&self, gpu: &Gpu, stream: &Stream) -> [Vec<f32>; 2] {
+        [&self.reference, &self.distorted].map(|plane| {
+            let mut host = gpu.pinned(self.pitch * self.height * 4).unwrap();
+            // SAFETY: read after the synchronize below.
+            unsafe { stream.copy_to_pinned(&mut host, plane).unwrap() };
+            stream.synchronize().unwrap();
+            let samples: Vec<f32> = host
+                .as_slice()
+                .chunks_exact(4)
+                .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
+                .collect();
+            samples
+                .chunks_exact(self.pitch)
+                .flat_map(|row| &row[..self.width])
+                .copied()
+                .collect()
+        })
+    }
+
+    /// Appends the arguments the decimation kernels take last, as the
+    /// pair they write: both planes, the pitch in samples, the width and
+    /// height.
+    pub(super) fn out_args<'a>(&self, args: &'a mut KernelArgs) -> &'a mut KernelArgs {
+        args.arg(self.reference.ptr())
+            .arg(self.distorted.ptr())
+            .arg(self.pitch as u32)
+            .arg(self.width as i32)
+            .arg(self.height as i32)
+    }
+
+    /// The grid of the decimation kernels writing this pair: a block per
+    /// DEC_W x (THREADS / DEC_W) outputs.
+    pub(super) fn decimate_dims(&self) -> LaunchDims {
+        let rows = THREADS / DEC_W;
+        LaunchDims {
+            grid: (
+                (self.width as u32).div_ceil(DEC_W),
+                (self.height as u32).div_ceil(rows),
+                1,
+            ),
+            block: (THREADS, 1, 1),
+            shared_bytes: 0,
+        }
+    }
+}
+
+/// One kernel of kernels/float_ssim.cu in its variant for the format's
+/// raw samples (`_u8`/`_u16`) and its `_f32` one, for decimated levels.
+pub(super) struct Variants {
+    raw: Function,
+    float: Function,
+}
+
+impl Variants {
+    /// `NAME_u8` or `NAME_u16` (the format's samples) and `NAME_f32`.
+    pub(super) fn new(module: &Arc<Module>, name: &str, format: &PictureFormat) -> Result<Self> {
+        let suffix = sample_suffix(format.bytes_per_sample());
+        Ok(Self {
+            raw: module.function(&format!("{name}_{suffix}"))?,
+            float: module.function(&format!("{name}_f32"))?,
+        })
+    }
+
+    /// The variant reading `pair`.
+    pub(super) fn of(&self, pair: Pair) -> &Function {
+        if pair.raw {
+            &self.raw
+        } else {
+            &self.float
+        }
+    }
 }
 
 /// The stats and decimation kernels for raw samples of one width and for
 /// floats, and what they need from the format.
 pub(super) struct SsimKernels {
-    stats_raw: Function,
-    stats_float: Function,
-    decimate_raw: Function,
-    decimate_float: Function,
+    stats: Variants,
+    decimate: Variants,
     /// `1 / divisor` of the float conversion.
     sample_scale: f32,
     constants: SsimConstants,
@@ -176,13 +254,10 @@ pub(super) struct SsimKernels {
 
 impl SsimKernels {
     pub(super) fn new(module: &Arc<Module>, format: &PictureFormat) -> Result<Self> {
-        let suffix = sample_suffix(format.bytes_per_sample());
         let (c1, c2, c3) = constants();
         Ok(Self {
-            stats_raw: module.function(&format!("float_ssim_stats_{suffix}"))?,
-            stats_float: module.function("float_ssim_stats_f32")?,
-            decimate_raw: module.function(&format!("float_ssim_decimate_{suffix}"))?,
-            decimate_float: module.function("float_ssim_decimate_f32")?,
+            stats: Variants::new(module, "float_ssim_stats", format)?,
+            decimate: Variants::new(module, "float_ssim_decimate", format)?,
             sample_scale: 1.0 / power_of_two_divisor(format.bit_depth),
             constants: SsimConstants { c1, c2, c3 },
         })
@@ -224,15 +299,10 @@ impl SsimKernels {
             block: (THREADS, 1, 1),
             shared_bytes: 0,
         };
-        let f = if pair.raw {
-            &self.stats_raw
-        } else {
-            &self.stats_float
-        };
         // SAFETY: the arguments match float_ssim_stats_*; the planes and
         // the partials stay alive until the stream ran (the shared planes
         // are context-owned, the rest is ours); the stride covers the grid.
-        unsafe { stream.launch(f, &dims, &mut args) }
+        unsafe { stream.launch(self.stats.of(pair), &dims, &mut args) }
     }
 
     /// Queues the decimation of `pair` by `factor` with `filter` into
@@ -258,31 +328,12 @@ impl SsimKernels {
             .arg(factor as i32)
             .arg(filter.size as i32)
             .arg(i32::from(filter.uniform))
-            .arg(filter.taps)
-            .arg(out.reference.ptr())
-            .arg(out.distorted.ptr())
-            .arg(out.pitch as u32)
-            .arg(out.width as i32)
-            .arg(out.height as i32);
-        let rows = THREADS / DEC_W;
-        let dims = LaunchDims {
-            grid: (
-                (out.width as u32).div_ceil(DEC_W),
-                (out.height as u32).div_ceil(rows),
-                1,
-            ),
-            block: (THREADS, 1, 1),
-            shared_bytes: 0,
-        };
-        let f = if pair.raw {
-            &self.decimate_raw
-        } else {
-            &self.decimate_float
-        };
+            .arg(filter.taps);
+        out.out_args(&mut args);
         // SAFETY: the arguments match float_ssim_decimate_*; `out` holds
         // its width x height samples at its pitch; every buffer stays alive
         // until the stream ran.
-        unsafe { stream.launch(f, &dims, &mut args) }
+        unsafe { stream.launch(self.decimate.of(pair), &out.decimate_dims(), &mut args) }
     }
 }
 

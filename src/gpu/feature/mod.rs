@@ -21,6 +21,7 @@ pub(crate) mod float_ms_ssim;
 pub(crate) mod float_psnr;
 pub(crate) mod float_ssim;
 pub(crate) mod float_vif;
+pub(crate) mod integer_ms_ssim;
 pub(crate) mod integer_ssim;
 pub(crate) mod motion;
 pub(crate) mod psnr;
