@@ -14,6 +14,8 @@ pub mod fuzz;
 /// The GPU layer's internals that tests and benchmarks drive directly (the
 /// kernel sources, the shared planes); `pub(crate)` in the library.
 pub mod gpu {
+    pub use crate::gpu::args::KernelArgs;
+    pub use crate::gpu::driver::{Driver, EventHandle, StreamHandle};
     pub use crate::gpu::kernels::{modules, source, KernelSource};
     pub use crate::gpu::planes::{FramePlanes, PairPlanes, SharedPlanes};
 }

@@ -67,7 +67,7 @@ struct Storage([MaybeUninit<u8>; MAX_BYTES]);
 /// A kernel's arguments, in order, built with [`KernelArgs::arg`]:
 ///
 /// ```
-/// use vmafx::gpu::args::KernelArgs;
+/// use vmafx::testing::gpu::KernelArgs;
 /// let mut args = KernelArgs::new();
 /// args.arg(0x1000u64).arg(1920u32).arg(0.5f32);
 /// assert_eq!(args.len(), 3);
@@ -77,7 +77,7 @@ struct Storage([MaybeUninit<u8>; MAX_BYTES]);
 /// Only plain data goes in:
 ///
 /// ```compile_fail,E0277
-/// let mut args = vmafx::gpu::args::KernelArgs::new();
+/// let mut args = vmafx::testing::gpu::KernelArgs::new();
 /// args.arg(&[1u8, 2, 3]);
 /// ```
 pub struct KernelArgs {

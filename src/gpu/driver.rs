@@ -94,7 +94,7 @@ handles! {
     /// Each kind of handle is its own type: a stream is not an event.
     ///
     /// ```compile_fail,E0308
-    /// use vmafx::gpu::driver::{Driver, StreamHandle};
+    /// use vmafx::testing::gpu::{Driver, StreamHandle};
     /// unsafe fn wait(driver: &dyn Driver, stream: StreamHandle) {
     ///     let _ = unsafe { driver.event_synchronize(stream) };
     /// }
@@ -103,7 +103,7 @@ handles! {
     /// while the right kind compiles:
     ///
     /// ```
-    /// use vmafx::gpu::driver::{Driver, EventHandle};
+    /// use vmafx::testing::gpu::{Driver, EventHandle};
     /// unsafe fn wait(driver: &dyn Driver, event: EventHandle) {
     ///     let _ = unsafe { driver.event_synchronize(event) };
     /// }
