@@ -83,7 +83,10 @@ pub(crate) struct Graveyard(Arc<Mutex<Vec<Keep>>>);
 
 impl Graveyard {
     fn bury(&self, keep: Vec<Keep>) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend(keep);
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(keep);
     }
 
     /// Drops what was released (the caller holds the GIL).
@@ -141,7 +144,12 @@ fn want(item: usize) -> &'static str {
 
 /// Reads a plane through `__dlpack__` (preferred: its stream argument is
 /// defined for every producer) or `__cuda_array_interface__`.
-fn plane_of(obj: &Bound<'_, PyAny>, what: &str, item: usize, device: Option<i32>) -> PyResult<Plane> {
+fn plane_of(
+    obj: &Bound<'_, PyAny>,
+    what: &str,
+    item: usize,
+    device: Option<i32>,
+) -> PyResult<Plane> {
     if let Some((kind, id)) = dlpack_device(obj) {
         if kind == DL_CUDA || kind == DL_CUDA_MANAGED {
             if let Some(ours) = device {
@@ -207,8 +215,11 @@ fn dlpack_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<Pla
     // (NULL: compact row-major).
     let (shape, strides) = unsafe {
         let shape: Vec<i64> = (0..ndim).map(|i| *t.shape.add(i)).collect();
-        let strides = (!t.strides.is_null())
-            .then(|| (0..ndim).map(|i| *t.strides.add(i) * item as i64).collect::<Vec<_>>());
+        let strides = (!t.strides.is_null()).then(|| {
+            (0..ndim)
+                .map(|i| *t.strides.add(i) * item as i64)
+                .collect::<Vec<_>>()
+        });
         (shape, strides)
     };
     let shape: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
@@ -275,28 +286,32 @@ fn interface_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<
 }
 
 /// Rows, samples per row and row pitch (bytes) of an array of `shape`:
-/// 2-D (rows, columns) or 3-D (rows, columns, channels: an interleaved
-/// CbCr plane as (rows, columns, 2)), with optional `strides` in bytes.
-/// Each row's samples must be contiguous.
-fn row_layout(
+/// 1-D (one row: a whole packed picture), 2-D (rows, columns) or 3-D
+/// (rows, columns, channels: an interleaved CbCr plane as (rows, columns,
+/// 2)), with optional `strides` in bytes. Each row's samples must be
+/// contiguous. Host and device arrays alike.
+pub(crate) fn row_layout(
     what: &str,
     shape: &[usize],
     strides: Option<Vec<i64>>,
     item: usize,
 ) -> PyResult<(usize, usize, usize)> {
     let (rows, cols, compact) = match *shape {
+        [n] => (1, n, vec![n * item]),
         [rows, cols] => (rows, cols, vec![cols * item, item]),
         [rows, cols, ch] => (rows, cols * ch, vec![cols * ch * item, ch * item, item]),
         _ => {
             return Err(bad(format!(
-                "{what}: shape {shape:?}: expected 2-D (rows, columns) or 3-D (rows, columns, channels)"
+                "{what}: shape {shape:?}: expected a 2-D array (rows, columns), or 3-D (rows, columns, channels)"
             )))
         }
     };
     let pitch = match strides {
         None => compact[0],
+        Some(s) if shape.len() == 1 && s == [item as i64] => compact[0],
         Some(s)
-            if s.len() == compact.len()
+            if shape.len() > 1
+                && s.len() == compact.len()
                 && s[1..].iter().zip(&compact[1..]).all(|(&a, &b)| a == b as i64)
                 && s[0] >= compact[0] as i64 =>
         {
@@ -304,7 +319,7 @@ fn row_layout(
         }
         Some(s) => {
             return Err(bad(format!(
-                "{what}: strides {s:?} (bytes): each row's samples must be contiguous ({item}-byte samples, rows in order)"
+                "{what}: strides {s:?} (bytes): rows must be contiguous ({item}-byte samples, rows in order)"
             )))
         }
     };
@@ -431,7 +446,13 @@ pub(crate) fn frame(
         let pitch = surface.pitch as u64;
         let chroma = PlaneLayout::new(extent(0).0 as u64 * pitch, pitch);
         let planes = [PlaneLayout::new(0, pitch), chroma];
-        FrameDesc::new(format.width, format.height, pixel_format, device_ptr(surface), &planes)
+        FrameDesc::new(
+            format.width,
+            format.height,
+            pixel_format,
+            device_ptr(surface),
+            &planes,
+        )
     } else {
         let memory = read
             .iter()

@@ -318,32 +318,13 @@ impl ArrayView {
                 if item == 2 { "9- to 16-bit" } else { "8-bit" }
             )));
         }
-        let mut shape: Vec<usize> = interface.get_item("shape")?.extract()?;
+        let shape: Vec<usize> = interface.get_item("shape")?.extract()?;
         // Optional in the protocol (absent or None: compact rows).
-        let mut strides: Option<Vec<isize>> = match interface.get_item("strides") {
+        let strides: Option<Vec<i64>> = match interface.get_item("strides") {
             Ok(s) => s.extract()?,
             Err(_) => None,
         };
-        if shape.len() == 1 {
-            // One row (a whole packed picture, split by the caller).
-            shape.insert(0, 1);
-            strides = strides.map(|s| [vec![(shape[1] * item) as isize], s].concat());
-        }
-        if shape.len() != 2 {
-            return Err(bad(format!(
-                "{what}: shape {shape:?}: expected a 2-D array (rows, columns)"
-            )));
-        }
-        let (rows, cols) = (shape[0], shape[1]);
-        let row_pitch = match strides {
-            None => cols * item,
-            Some(s) if s.len() == 2 && s[1] == item as isize && s[0] >= (cols * item) as isize => s[0] as usize,
-            Some(s) => {
-                return Err(bad(format!(
-                    "{what}: strides {s:?} (bytes): rows must be contiguous ({item}-byte columns, rows in order)"
-                )))
-            }
-        };
+        let (rows, cols, row_pitch) = device::row_layout(what, &shape, strides, item)?;
         let (data, _readonly): (usize, bool) = interface.get_item("data")?.extract()?;
         if data == 0 && rows * cols > 0 {
             return Err(bad(format!("{what}: data pointer is NULL")));
@@ -468,11 +449,9 @@ impl Context {
                 }
                 (views, k == 2)
             }
-            k => {
-                return Err(bad(format!(
-                    "{side}: {k} planes for a {f} picture (expected {n}, 2 semi-planar, or one array)"
-                )))
-            }
+            k => return Err(bad(format!(
+                "{side}: {k} planes for a {f} picture (expected {n}, 2 semi-planar, or one array)"
+            ))),
         };
         let shift = if semi && f.bit_depth > 8 {
             16 - f.bit_depth as u32
@@ -537,8 +516,22 @@ impl Context {
                 )));
             }
         }
-        let r = device::frame(reference, "reference", &self.format, gpu, *index, &self.released)?;
-        let d = device::frame(distorted, "distorted", &self.format, gpu, *index, &self.released)?;
+        let r = device::frame(
+            reference,
+            "reference",
+            &self.format,
+            gpu,
+            *index,
+            &self.released,
+        )?;
+        let d = device::frame(
+            distorted,
+            "distorted",
+            &self.format,
+            gpu,
+            *index,
+            &self.released,
+        )?;
         let mut guard = self.lock();
         let ctx = guard
             .as_mut()
@@ -615,7 +608,10 @@ impl Context {
         distorted: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         self.released.empty(py);
-        let (rp, dp) = (planes_of(reference, "reference")?, planes_of(distorted, "distorted")?);
+        let (rp, dp) = (
+            planes_of(reference, "reference")?,
+            planes_of(distorted, "distorted")?,
+        );
         let on_device = |p: &[Bound<'_, PyAny>]| p.first().is_some_and(device::is_device_array);
         if on_device(&rp) || on_device(&dp) {
             return self.submit_device(py, &rp, &dp);
