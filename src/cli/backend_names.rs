@@ -6,17 +6,17 @@ use crate::error::{Error, Result};
 use crate::feature::registry;
 use crate::gpu::GpuBackend;
 
-/// The suffixes, with the backend name `Gpu::backend` gives and the
-/// `--backend` value that selects it.
-const SUFFIXES: [(&str, &str, &str); 2] = [("_cuda", "CUDA", "cuda"), ("_hip", "HIP", "hip")];
+/// The suffixes and the backend each names (its `--backend` value is the
+/// backend's `Display`).
+const SUFFIXES: [(&str, GpuBackend); 2] = [("_cuda", GpuBackend::Cuda), ("_hip", GpuBackend::Hip)];
 
 /// The extractor name to ask the context for. `gpu`: the backend this run
 /// scores on (`None`: the CPU).
-pub fn resolve<'a>(name: &'a str, gpu: Option<&str>) -> Result<&'a str> {
+pub fn resolve(name: &str, gpu: Option<GpuBackend>) -> Result<&str> {
     if registry::find(name).is_ok() {
         return Ok(name);
     }
-    for (suffix, backend, flag) in SUFFIXES {
+    for (suffix, backend) in SUFFIXES {
         let Some(base) = name.strip_suffix(suffix) else {
             continue;
         };
@@ -24,17 +24,17 @@ pub fn resolve<'a>(name: &'a str, gpu: Option<&str>) -> Result<&'a str> {
             continue;
         };
         if gpu != Some(backend) {
-            let now = gpu.unwrap_or("the CPU");
+            let now = gpu.map_or("the CPU", GpuBackend::runtime_name);
             return Err(Error::InvalidArgument(format!(
-                "feature '{name}' needs --backend {flag} (this run scores on {now})"
+                "feature '{name}' needs --backend {backend} (this run scores on {now})"
             )));
         }
-        let on_backend = GpuBackend::of_runtime(backend);
-        let twin = info.gpu.is_some_and(|t| t.backends.contains(&on_backend));
+        let twin = info.gpu.is_some_and(|t| t.backends.contains(&backend));
         if !twin {
             return Err(Error::InvalidArgument(format!(
-                "feature '{name}': {} has no {backend} version",
-                info.name
+                "feature '{name}': {} has no {} version",
+                info.name,
+                backend.runtime_name()
             )));
         }
         return Ok(base);
@@ -45,34 +45,35 @@ pub fn resolve<'a>(name: &'a str, gpu: Option<&str>) -> Result<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::resolve;
+    use crate::gpu::GpuBackend;
 
     #[test]
     fn suffixes_pick_the_gpu_twin_or_say_what_is_needed() {
         assert_eq!(resolve("float_psnr", None).unwrap(), "float_psnr");
         assert_eq!(
-            resolve("float_psnr_cuda", Some("CUDA")).unwrap(),
+            resolve("float_psnr_cuda", Some(GpuBackend::Cuda)).unwrap(),
             "float_psnr"
         );
-        assert_eq!(resolve("psnr_hip", Some("HIP")).unwrap(), "psnr");
+        assert_eq!(resolve("psnr_hip", Some(GpuBackend::Hip)).unwrap(), "psnr");
         // VMAFx's ssim (by name or alias) and integer_ms_ssim have GPU
         // twins; float_ansnr has none.
-        assert_eq!(resolve("ssim_cuda", Some("CUDA")).unwrap(), "ssim");
+        assert_eq!(resolve("ssim_cuda", Some(GpuBackend::Cuda)).unwrap(), "ssim");
         assert_eq!(
-            resolve("integer_ssim_hip", Some("HIP")).unwrap(),
+            resolve("integer_ssim_hip", Some(GpuBackend::Hip)).unwrap(),
             "integer_ssim"
         );
         assert_eq!(
-            resolve("integer_ms_ssim_cuda", Some("CUDA")).unwrap(),
+            resolve("integer_ms_ssim_cuda", Some(GpuBackend::Cuda)).unwrap(),
             "integer_ms_ssim"
         );
         assert_eq!(
-            resolve("float_ansnr_cuda", Some("CUDA"))
+            resolve("float_ansnr_cuda", Some(GpuBackend::Cuda))
                 .unwrap_err()
                 .to_string(),
             "invalid argument: feature 'float_ansnr_cuda': float_ansnr has no CUDA version"
         );
         assert_eq!(
-            resolve("motion_v2_cuda", Some("CUDA")).unwrap(),
+            resolve("motion_v2_cuda", Some(GpuBackend::Cuda)).unwrap(),
             "motion_v2"
         );
         assert_eq!(
@@ -81,17 +82,17 @@ mod tests {
              (this run scores on the CPU)"
         );
         assert_eq!(
-            resolve("psnr_hip", Some("CUDA")).unwrap_err().to_string(),
+            resolve("psnr_hip", Some(GpuBackend::Cuda)).unwrap_err().to_string(),
             "invalid argument: feature 'psnr_hip' needs --backend hip (this run scores on CUDA)"
         );
         assert_eq!(
-            resolve("ssimulacra2_cuda", Some("CUDA"))
+            resolve("ssimulacra2_cuda", Some(GpuBackend::Cuda))
                 .unwrap_err()
                 .to_string(),
             "invalid argument: feature 'ssimulacra2_cuda': ssimulacra2 has no CUDA version"
         );
         assert_eq!(
-            resolve("cambi_hip", Some("HIP")).unwrap_err().to_string(),
+            resolve("cambi_hip", Some(GpuBackend::Hip)).unwrap_err().to_string(),
             "invalid argument: feature 'cambi_hip': cambi has no HIP version"
         );
         // Unknown names pass through: the context names what it knows.

@@ -600,7 +600,7 @@ fn failure_sweep(from_pool: bool) {
         total > 50,
         "only {total} fallible calls: the sweep would prove little"
     );
-    let mut failed_runs = 0;
+    let (mut failed_runs, mut in_the_run) = (0, 0);
     for n in 1..=total {
         let (driver, gpu) = MockDriver::gpu();
         driver.fail_call(n);
@@ -610,6 +610,12 @@ fn failure_sweep(from_pool: bool) {
         let result = outcome.unwrap_or_else(|_| {
             panic!("pool pictures {from_pool}: a failure at call {n} of {total} panicked")
         });
+        // A host function queued by a drop (`gpu::retire`) that cannot be
+        // launched is handled there (the stream is waited for on the
+        // host): a drop has no one to report to.
+        if driver.injected_failure() != Some("launch_host_func") {
+            in_the_run += 1;
+        }
         if let Err(e) = result {
             failed_runs += 1;
             assert!(
@@ -632,8 +638,8 @@ fn failure_sweep(from_pool: bool) {
     // Failures whose results are ignored on purpose (a release signal with
     // no one to report to) may let a run complete; most must surface.
     assert!(
-        failed_runs * 10 >= total * 9,
-        "{failed_runs} of {total} failures surfaced"
+        failed_runs * 10 >= in_the_run * 9,
+        "{failed_runs} of {in_the_run} failures in the run surfaced ({total} calls)"
     );
 }
 

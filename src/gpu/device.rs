@@ -9,6 +9,7 @@ use super::driver::{
     Copy2d, DevicePtr, Driver, EventHandle, FunctionHandle, HostFn, LaunchDims, Memory, MemoryInfo,
     ModuleHandle, StreamHandle,
 };
+use super::retire::{Release, Retirement};
 use super::slice::DeviceSlice;
 use crate::error::Result;
 use bytemuck::NoUninit;
@@ -20,19 +21,42 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Gpu {
     driver: Arc<dyn Driver>,
+    /// Streams, and what waits for them before it is freed.
+    retirement: Arc<Retirement>,
 }
 
 impl Gpu {
     #[cfg_attr(not(any(feature = "cuda", feature = "hip", test)), allow(dead_code))]
     pub(crate) fn new(driver: Arc<dyn Driver>) -> Self {
-        Self { driver }
+        Self {
+            retirement: Arc::new(Retirement::new(driver.clone())),
+            driver,
+        }
+    }
+
+    /// The same device through another driver over the same runtime
+    /// objects (the timed view): streams and retired resources are shared,
+    /// so objects of either work with the other.
+    pub(super) fn with_driver(&self, driver: Arc<dyn Driver>) -> Self {
+        Self {
+            driver,
+            retirement: self.retirement.clone(),
+        }
+    }
+
+    /// Retired resources still waiting for a stream to pass their drop.
+    #[cfg(test)]
+    pub(crate) fn retired_waiting(&self) -> usize {
+        self.retirement.reap();
+        self.retirement.waiting()
     }
 
     pub(super) fn driver_arc(&self) -> Arc<dyn Driver> {
         self.driver.clone()
     }
 
-    pub fn backend(&self) -> &'static str {
+    /// The runtime it works through (`runtime_name()` for messages).
+    pub fn backend(&self) -> super::GpuBackend {
         self.driver.backend()
     }
 
@@ -56,12 +80,15 @@ impl Gpu {
         self.driver.uuid()
     }
 
-    /// Free and total device memory now.
+    /// Free and total device memory now (after freeing what the streams
+    /// have finished with).
     pub fn memory_info(&self) -> Result<MemoryInfo> {
+        self.retirement.reap();
         self.driver.memory_info()
     }
 
     pub fn buffer(&self, bytes: usize) -> Result<DeviceBuffer> {
+        self.retirement.reap();
         Ok(DeviceBuffer {
             ptr: self.driver.alloc(bytes)?,
             bytes,
@@ -94,6 +121,7 @@ impl Gpu {
     }
 
     pub fn pinned(&self, bytes: usize) -> Result<PinnedBuffer> {
+        self.retirement.reap();
         Ok(PinnedBuffer {
             ptr: self.driver.alloc_pinned(bytes)?,
             bytes,
@@ -102,8 +130,10 @@ impl Gpu {
     }
 
     pub fn stream(&self) -> Result<Stream> {
+        let handle = self.driver.stream_create()?;
+        self.retirement.stream_created(handle);
         Ok(Stream {
-            handle: self.driver.stream_create()?,
+            handle,
             gpu: self.clone(),
         })
     }
@@ -141,7 +171,8 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
-/// Device memory, freed on drop.
+/// Device memory, freed once the device's streams have run the work queued
+/// before its drop (`super::retire`).
 pub struct DeviceBuffer {
     gpu: Gpu,
     ptr: DevicePtr,
@@ -176,13 +207,12 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
-        // SAFETY: allocated by this driver; users finish their streams
-        // before dropping (the owners synchronise in their Drop).
-        unsafe { self.gpu.driver.free(self.ptr) }
+        self.gpu.retirement.retire(Release::Device(self.ptr));
     }
 }
 
-/// Page-locked host memory, freed on drop.
+/// Page-locked host memory, freed once the device's streams have run the
+/// work queued before its drop (copies may still read it).
 pub struct PinnedBuffer {
     gpu: Gpu,
     ptr: *mut u8,
@@ -226,8 +256,7 @@ impl crate::picture::PictureBuffer for PinnedBuffer {
 
 impl Drop for PinnedBuffer {
     fn drop(&mut self) {
-        // SAFETY: allocated by this driver.
-        unsafe { self.gpu.driver.free_pinned(self.ptr) }
+        self.gpu.retirement.retire(Release::Pinned(self.ptr));
     }
 }
 
@@ -330,11 +359,8 @@ impl Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        // SAFETY: ours; pending work finishes first so buffers outlive it.
-        unsafe {
-            let _ = self.gpu.driver.stream_synchronize(self.handle);
-            self.gpu.driver.stream_destroy(self.handle);
-        }
+        // Its work drains first: what it reads may be freed once it is gone.
+        self.gpu.retirement.destroy_stream(self.handle);
     }
 }
 
@@ -469,8 +495,9 @@ impl Module {
 
 impl Drop for Module {
     fn drop(&mut self) {
-        // SAFETY: ours; Functions hold an Arc, so none is left.
-        unsafe { self.gpu.driver.module_unload(self.handle) }
+        // Functions hold an Arc, so none is left; launches of them may
+        // still be queued.
+        self.gpu.retirement.retire(Release::Module(self.handle));
     }
 }
 

@@ -19,6 +19,7 @@
 //! semaphores, host frames and GL textures); every [`Driver`] has it.
 
 use super::args::KernelArgs;
+use super::GpuBackend;
 use crate::error::Result;
 #[cfg(any(feature = "cuda", feature = "hip"))]
 use std::ffi::c_void;
@@ -235,8 +236,8 @@ pub struct MemoryInfo {
 /// That contract covers every `unsafe fn` below.
 #[allow(clippy::missing_safety_doc)]
 pub unsafe trait Driver: Interop + Send + Sync {
-    /// `CUDA` or `HIP`, for messages.
-    fn backend(&self) -> &'static str;
+    /// Which runtime this is (the test drivers act as CUDA).
+    fn backend(&self) -> GpuBackend;
     /// Device name, index and UUID, for messages and logs.
     fn describe(&self) -> String;
     /// The device's UUID (what Vulkan's `deviceUUID` holds for the same GPU).

@@ -169,8 +169,8 @@ impl Drop for EmuDriver {
 // SAFETY: "device" pointers are host allocations of this driver; every
 // operation completes before its call returns.
 unsafe impl Driver for EmuDriver {
-    fn backend(&self) -> &'static str {
-        "emu"
+    fn backend(&self) -> crate::gpu::GpuBackend {
+        crate::gpu::GpuBackend::Cuda
     }
     fn describe(&self) -> String {
         "emulated device (kernels built by g++)".into()

@@ -103,7 +103,7 @@ macro_rules! forward_unsafe {
 // events added around launches are `inner`'s, made and destroyed here.
 unsafe impl Driver for TimedDriver {
     forward! {
-        fn backend(&self) -> &'static str;
+        fn backend(&self) -> super::GpuBackend;
         fn describe(&self) -> String;
         fn uuid(&self) -> [u8; 16];
         fn memory_info(&self) -> Result<MemoryInfo>;
@@ -253,6 +253,6 @@ impl Gpu {
     /// driver), but only launches through the returned one are timed.
     pub fn with_kernel_times(&self) -> (Gpu, KernelTimes) {
         let timed = Arc::new(TimedDriver::new(self.driver_arc()));
-        (Gpu::new(timed.clone()), KernelTimes(timed))
+        (self.with_driver(timed.clone()), KernelTimes(timed))
     }
 }

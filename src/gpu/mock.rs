@@ -150,6 +150,8 @@ struct State {
     /// Fallible calls made so far, and the one (1-based) that fails.
     checked: usize,
     fail_at: Option<usize>,
+    /// The operation the injected failure hit.
+    injected: Option<&'static str>,
     /// Streams created and not yet destroyed.
     live_streams: usize,
     /// Semaphore waits never end (a producer that never signals).
@@ -230,6 +232,11 @@ impl MockDriver {
         self.state.lock().unwrap().fail_at = Some(n);
     }
 
+    /// The operation the injected failure hit, once it has.
+    pub fn injected_failure(&self) -> Option<&'static str> {
+        self.state.lock().unwrap().injected
+    }
+
     /// Fallible calls made so far.
     pub fn checked_calls(&self) -> usize {
         self.state.lock().unwrap().checked
@@ -276,6 +283,7 @@ impl MockDriver {
         s.checked += 1;
         if s.fail == Some(operation) || s.fail_at == Some(s.checked) {
             s.fail = None;
+            s.injected = Some(operation);
             return Err(Error::gpu(
                 GpuApi::Mock,
                 operation,
@@ -313,8 +321,8 @@ impl MockDriver {
 
 // SAFETY: the mock touches no device; pinned memory is its own.
 unsafe impl Driver for MockDriver {
-    fn backend(&self) -> &'static str {
-        "mock"
+    fn backend(&self) -> crate::gpu::GpuBackend {
+        crate::gpu::GpuBackend::Cuda
     }
     fn describe(&self) -> String {
         "mock device".into()

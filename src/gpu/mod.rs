@@ -41,6 +41,7 @@ pub(crate) mod lanes;
 #[cfg(test)]
 pub(crate) mod mock;
 pub(crate) mod planes;
+mod retire;
 pub mod pool;
 pub(crate) mod slice;
 
@@ -61,12 +62,11 @@ pub enum GpuBackend {
 }
 
 impl GpuBackend {
-    /// The backend of a runtime named as [`Gpu::backend`] names it (`HIP`;
-    /// the test drivers count as CUDA).
-    pub fn of_runtime(name: &str) -> Self {
-        match name {
-            "HIP" => Self::Hip,
-            _ => Self::Cuda,
+    /// The runtime's own name (`CUDA`, `HIP`), for messages.
+    pub fn runtime_name(self) -> &'static str {
+        match self {
+            Self::Cuda => "CUDA",
+            Self::Hip => "HIP",
         }
     }
 }

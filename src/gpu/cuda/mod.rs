@@ -16,8 +16,6 @@ use cudarc::driver::sys as cu;
 use cudarc::nvrtc::{result as nvrtc_result, sys as nvrtc_sys};
 use std::ffi::{c_void, CStr, CString};
 
-const BACKEND: &str = "CUDA";
-
 /// Is the NVRTC library loadable (kernels can be compiled)?
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen the library.
@@ -362,8 +360,8 @@ unsafe fn cubin_of(
 
 // SAFETY: each method calls the CUDA driver API on the handles the engine passes, as the trait's per-method contracts require.
 unsafe impl Driver for CudaDriver {
-    fn backend(&self) -> &'static str {
-        BACKEND
+    fn backend(&self) -> super::GpuBackend {
+        super::GpuBackend::Cuda
     }
 
     fn describe(&self) -> String {

@@ -138,7 +138,7 @@ impl GpuTwin {
     /// Whether it runs on `gpu`'s backend (the test drivers act as CUDA).
     pub fn runs_on(&self, gpu: &Gpu) -> bool {
         self.backends
-            .contains(&GpuBackend::of_runtime(gpu.backend()))
+            .contains(&gpu.backend())
     }
 }
 

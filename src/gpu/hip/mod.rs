@@ -15,8 +15,6 @@ use crate::error::{Error, GpuApi, GpuCode, Result};
 use cubecl_hip_sys as hip;
 use std::ffi::{c_void, CStr, CString};
 
-const BACKEND: &str = "HIP";
-
 /// HIP 6.2, as `hipRuntimeGetVersion` encodes it (major * 10^7 + minor * 10^5 + patch).
 const MIN_RUNTIME_VERSION: i32 = 60_200_000;
 
@@ -169,8 +167,8 @@ fn rtc_check(r: hip::hiprtcResult, what: &str) -> std::result::Result<(), String
 
 // SAFETY: each method calls the HIP runtime on the handles the engine passes, as the trait's per-method contracts require.
 unsafe impl Driver for HipDriver {
-    fn backend(&self) -> &'static str {
-        BACKEND
+    fn backend(&self) -> super::GpuBackend {
+        super::GpuBackend::Hip
     }
 
     fn describe(&self) -> String {
