@@ -36,7 +36,7 @@
 // c-values scale by scale ("exact" mode). Otherwise every scale is
 // filtered into its own planes and one launch scores all five.
 //
-// C-values design: a block owns TW = 64 adjacent columns and a run of rows
+// C-values design: a block owns TW adjacent columns and a run of rows
 // of one scale; each thread owns one column's histogram hist[value][column]
 // over the window around its pixel (u16 counts in dynamic shared memory,
 // laid out so a warp's accesses fall in distinct banks whatever the
@@ -57,15 +57,16 @@
 // Three barriers per batch. Cost ~ (2 pad + 1) shared loads per pixel plus
 // two shared read-modify-writes per run of changed pairs; the first row of
 // a block builds its window from scratch (amortized over 4 windows of
-// rows). Occupancy is bounded by the histograms: band * 128 bytes per block
-// (bt1886 defaults: band 564, ~100 KB with the ring: 2 blocks per SM).
+// rows). Occupancy is bounded by the histograms: band * 2 TW bytes per block
+// (bt1886 defaults: band 564, ~100 KB with the ring at TW = 64: 2 blocks
+// per SM). TW is 64 where a block may have that much shared memory (CUDA),
+// 32 where it may have 64 KiB (AMD: ~60 KB at the defaults); the results
+// do not depend on it.
 
 #include "common.cuh"
 #include "float_common.cuh"
 
 #define UNCOUNTED 0xFFFFu
-// Columns (and threads) of a c-values block.
-#define TW 64
 // Threads of the other kernels.
 #define MASK_TX 32
 #define MASK_TY 8
@@ -275,22 +276,27 @@ __device__ __forceinline__ int rows_hi(int i, int pad, int h, int key_rows) {
 }
 
 // hist[value][column] as u16 counts: a warp's threads (consecutive columns
-// t) touch distinct 32-bit words in distinct banks (32 banks assumed for
-// speed only; any count of banks gives the same results).
+// t) touch distinct 32-bit words in distinct banks at TW = 64 (columns t and
+// t + 32 share a word), neighbouring halves of 16 words at TW = 32 (32
+// banks assumed for speed only; any count of banks gives the same results).
+template <int TW>
 __device__ __forceinline__ unsigned hist_index(unsigned v, unsigned t) {
-    return v * TW + ((t & 31u) << 1) + (t >> 5);
+    static_assert(TW == 32 || TW == 64, "c-values blocks are 32 or 64 columns wide");
+    if (TW == 64) return v * TW + ((t & 31u) << 1) + (t >> 5);
+    return v * TW + t;
 }
 
 extern __shared__ unsigned int cambi_shared[];
 
 // Applies a run of `run` equal (leaving, entering) key pairs to the column's
 // histogram.
+template <int TW>
 __device__ __forceinline__ void apply_pair(unsigned short *hist, unsigned t, unsigned pair,
                                            unsigned run) {
     const unsigned out = pair & 0xFFFFu, in = pair >> 16;
     if (out == in) return;
-    if (out != UNCOUNTED) hist[hist_index(out, t)] -= (unsigned short)run;
-    if (in != UNCOUNTED) hist[hist_index(in, t)] += (unsigned short)run;
+    if (out != UNCOUNTED) hist[hist_index<TW>(out, t)] -= (unsigned short)run;
+    if (in != UNCOUNTED) hist[hist_index<TW>(in, t)] += (unsigned short)run;
 }
 
 // libvmaf's row order as a walk: steps that move the histograms' rows by
@@ -345,9 +351,10 @@ struct CLaunch {
 // block owns TW columns and rows_per_block rows of one scale. Dynamic
 // shared memory: band * TW u16 counts, ring * (TW + 2 pad) u16 keys
 // (rounded up to words), BATCH * (TW + 2 pad) staged pairs (+ 8 words the
-// unrolled scan may read past them), BINS1 pooling counts.
-extern "C" __global__ void __launch_bounds__(TW)
-    cambi_c_values(CLaunch launch, Tables tables) {
+// unrolled scan may read past them), BINS1 pooling counts. Entry points
+// below, one per block width.
+template <int TW>
+__device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &tables) {
     int si = 0;
     while (si + 1 < launch.scales && (int)blockIdx.x >= launch.s[si + 1].first) ++si;
     const CScale &sc = launch.s[si];
@@ -471,13 +478,13 @@ extern "C" __global__ void __launch_bounds__(TW)
                         if (v[k] == prev) {
                             ++run;
                         } else {
-                            apply_pair(hist, t, prev, run);
+                            apply_pair<TW>(hist, t, prev, run);
                             prev = v[k];
                             run = 1;
                         }
                     }
                 }
-                apply_pair(hist, t, prev, run);
+                apply_pair<TW>(hist, t, prev, run);
                 ++b;
                 continue;
             }
@@ -488,14 +495,15 @@ extern "C" __global__ void __launch_bounds__(TW)
                 const unsigned key = keys[(i % ring) * staged + (int)t + pad];
                 float c_value = 0.0f;
                 if (key != UNCOUNTED) {
-                    const unsigned p0 = hist[hist_index(key, t)];
+                    const unsigned p0 = hist[hist_index<TW>(key, t)];
                     unsigned steps = tables.active[key];
                     while (steps != 0) {
                         const unsigned d = __ffs(steps) - 1;
                         steps &= steps - 1;
                         const unsigned up = key + d + 1;
-                        const unsigned above = up < tables.band ? hist[hist_index(up, t)] : 0u;
-                        const unsigned below = key > d ? hist[hist_index(key - d - 1, t)] : 0u;
+                        const unsigned above =
+                            up < tables.band ? hist[hist_index<TW>(up, t)] : 0u;
+                        const unsigned below = key > d ? hist[hist_index<TW>(key - d - 1, t)] : 0u;
                         const unsigned p = above > below ? above : below;
                         const unsigned product = (unsigned)tables.weights[d] * p0 * p;
                         const float value =
@@ -522,6 +530,15 @@ extern "C" __global__ void __launch_bounds__(TW)
     for (unsigned i = t; i < BINS1; i += TW) {
         if (local_bins[i] != 0) atomicAdd(&sc.bins[i], local_bins[i]);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(64) cambi_c_values(CLaunch launch, Tables tables) {
+    c_values<64>(launch, tables);
+}
+
+extern "C" __global__ void __launch_bounds__(32)
+    cambi_c_values_tw32(CLaunch launch, Tables tables) {
+    c_values<32>(launch, tables);
 }
 
 // ---------------------------------------------------------------------------

@@ -13,9 +13,12 @@
 
 // Lanes per warp: 32 as NVIDIA runs them; with EMU_WAVE64, 64 as AMD's
 // CDNA wavefronts, and the kernels take their AMD branches (HIP's
-// shuffles, wave barriers).
+// shuffles, wave barriers). EMU_HIP: AMD at 32 lanes (RDNA's wave32).
 #ifdef EMU_WAVE64
 #define EMU_WARP 64
+#define __HIP_PLATFORM_AMD__ 1
+#elif defined(EMU_HIP)
+#define EMU_WARP 32
 #define __HIP_PLATFORM_AMD__ 1
 #else
 #define EMU_WARP 32
@@ -36,7 +39,13 @@
 // `extern __shared__ T name[];` is rewritten by emu.rs to this static
 // buffer (all of a kernel's dynamic shared memory, checked at launch).
 #define EMU_DYNAMIC_SHARED static __attribute__((aligned(16)))
+// What a block may have: 227 KiB on NVIDIA's H100/H200 class, AMD's 64 KiB
+// of LDS.
+#ifdef __HIP_PLATFORM_AMD__
+#define EMU_DYNAMIC_SHARED_BYTES (64 * 1024)
+#else
 #define EMU_DYNAMIC_SHARED_BYTES (228 * 1024)
+#endif
 
 // ---------------------------------------------------------------------
 // Vector types

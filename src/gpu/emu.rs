@@ -169,8 +169,15 @@ impl Drop for EmuDriver {
 // SAFETY: "device" pointers are host allocations of this driver; every
 // operation completes before its call returns.
 unsafe impl Driver for EmuDriver {
+    /// HIP where the kernels are built as for AMD (`EMU_WAVE64`,
+    /// `EMU_HIP`): the engine then makes HIP's choices (block sizes, twins).
     fn backend(&self) -> crate::gpu::GpuBackend {
-        crate::gpu::GpuBackend::Cuda
+        let amd = self.defines.iter().any(|d| d == "EMU_WAVE64" || d == "EMU_HIP");
+        if amd {
+            crate::gpu::GpuBackend::Hip
+        } else {
+            crate::gpu::GpuBackend::Cuda
+        }
     }
     fn describe(&self) -> String {
         "emulated device (kernels built by g++)".into()

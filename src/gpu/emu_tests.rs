@@ -316,6 +316,34 @@ const OTHER_EXACT: [(&str, &str); 7] = [
     ("float_moment", ""),
 ];
 
+/// On AMD (HIP's choices: `EMU_HIP` at 32 lanes as RDNA, `EMU_WAVE64` at
+/// 64 as CDNA, 64 KiB of shared memory per block, checked at launch)
+/// cambi's c-values run in 32-column blocks, on the device, with the CPU's
+/// bits.
+#[test]
+fn cambi_fits_amd_shared_memory_with_the_cpu_bits() {
+    for defines in [&["EMU_HIP"][..], &["EMU_WAVE64"][..]] {
+        let Some(gpu) = device(defines, &[]) else { return };
+        let (timed, times) = gpu.with_kernel_times();
+        for options in ["", "full_ref=true"] {
+            let features = [("cambi", options)];
+            for pair in [PAN_8BIT, ZOOM_10BIT, ODD_8BIT] {
+                let cpu = score(&pair, &features, 1, None).unwrap();
+                let amd = score(&pair, &features, 1, Some(&timed)).unwrap();
+                if let Some(d) = difference(&cpu, &amd) {
+                    panic!("{defines:?} cambi {options:?} {}/{}: {d}", pair.0, pair.1);
+                }
+            }
+        }
+        let names: Vec<String> = times.take().unwrap().into_iter().map(|t| t.name).collect();
+        assert!(
+            names.iter().any(|n| n == "cambi_c_values_tw32")
+                && !names.iter().any(|n| n == "cambi_c_values"),
+            "{defines:?}: c-values kernels launched: {names:?}"
+        );
+    }
+}
+
 #[test]
 fn other_exact_kernels_match_the_cpu() {
     for feature in OTHER_EXACT {

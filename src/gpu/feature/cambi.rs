@@ -19,7 +19,7 @@
 use super::float_common::{doubles, sample_suffix};
 use super::readback::Readback;
 use super::GpuExtractor;
-use super::{single_twin, GpuTwin};
+use super::GpuTwin;
 use crate::error::Result;
 use crate::feature::cambi::twin::{
     combine_scales, mask_threshold, nearest_indices, out_of_range_error, setup, top_k_count,
@@ -41,10 +41,43 @@ use std::ops::Range;
 pub(crate) static KERNELS: KernelSource = kernel_source!("cambi.cu");
 
 /// The GPU version named by the CPU extractor's registry record.
-pub(crate) static TWIN: GpuTwin = single_twin!(GpuCambi, &[&KERNELS], &[GpuBackend::Cuda]);
+/// `None` (the CPU scores it) where a c-values block would need more shared
+/// memory than the backend gives one (options far from the defaults on AMD).
+pub(crate) static TWIN: GpuTwin = GpuTwin {
+    create: |requests, format, gpu| {
+        let [(_, options)] = requests else {
+            return None;
+        };
+        GpuCambi::create(options, format, gpu)
+            .transpose()
+            .map(|made| made.map(|x| Box::new(x) as Box<dyn GpuExtractor>))
+    },
+    modules: &[&KERNELS],
+    backends: super::EVERY_BACKEND,
+};
 
-/// Columns and threads of a c-values block (`TW`).
-const TW: u32 = 64;
+/// Columns and threads of a c-values block (the kernel's `TW`) and its
+/// entry point: 64 where a block may use more than 64 KiB of shared
+/// memory (CUDA), 32 where it may not (AMD's LDS).
+fn block_width(backend: GpuBackend) -> (u32, &'static str) {
+    match backend {
+        GpuBackend::Cuda => (64, "cambi_c_values"),
+        GpuBackend::Hip => (32, "cambi_c_values_tw32"),
+    }
+}
+
+/// What AMD GPUs give one block (and what HIP's backend plans for).
+const HIP_SHARED_BYTES: u32 = 64 * 1024;
+
+/// Dynamic shared memory of a c-values block (see the kernel): the
+/// histograms, the ring of keys, the staged pairs (+ 8 words the unrolled
+/// scan may read past them), the level-1 pooling bins.
+fn c_values_shared_bytes(band: u32, pad: u32, tw: u32) -> u32 {
+    let staged = tw + 2 * pad;
+    let ring = 2 * pad + 1 + BATCH;
+    let words = band * (tw / 2) + (ring * staged).div_ceil(2) + BATCH * staged + 8 + BINS[0] as u32;
+    words * 4
+}
 /// Histogram steps staged at once by a c-values block (`BATCH`).
 const BATCH: u32 = 8;
 /// Threads of the select kernels (`SELECT_THREADS`).
@@ -236,6 +269,8 @@ struct Kernels {
 }
 
 pub(super) struct GpuCambi {
+    /// Columns (and threads) of a c-values block, see [`block_width`].
+    tw: u32,
     config: Config,
     bit_depth: u32,
     /// Input luma size.
@@ -264,8 +299,26 @@ pub(super) struct GpuCambi {
 }
 
 impl GpuCambi {
-    pub(super) fn create(options: &Options, format: &PictureFormat, gpu: &Gpu) -> Result<Self> {
+    /// `Ok(None)` where the c-values blocks would not fit the backend's
+    /// shared memory.
+    pub(super) fn create(
+        options: &Options,
+        format: &PictureFormat,
+        gpu: &Gpu,
+    ) -> Result<Option<Self>> {
         let (config, tables) = setup(options, format)?;
+        let (tw, c_values_entry) = block_width(gpu.backend());
+        let band = tables.band_size();
+        let widest_pad = [config.encode, config.source]
+            .iter()
+            .map(|g| g.window as u32 >> 1)
+            .max()
+            .unwrap_or(0);
+        if gpu.backend() == GpuBackend::Hip
+            && c_values_shared_bytes(band as u32, widest_pad, tw) > HIP_SHARED_BYTES
+        {
+            return Ok(None);
+        }
         let module = kernels::load(gpu, &KERNELS)?;
         let input = format.plane_size(PlaneId::Y);
         let (stride, rows) = config.buffer_size();
@@ -306,7 +359,6 @@ impl GpuCambi {
         let c_values_len = plans.iter().map(Plan::c_values_len).max().unwrap_or(0);
 
         // Tables: active steps (band words), reciprocals, weights.
-        let band = tables.band_size();
         let mut table_words: Vec<u32> = tables.active_steps().to_vec();
         let reciprocal_at = table_words.len();
         table_words.extend(tables.reciprocal().iter().map(|r| r.to_bits()));
@@ -347,14 +399,15 @@ impl GpuCambi {
             preprocess: module.function(&format!("cambi_preprocess_{suffix}"))?,
             mask: module.function("cambi_spatial_mask")?,
             prep: module.function("cambi_prep")?,
-            c_values: module.function("cambi_c_values")?,
+            c_values: module.function(c_values_entry)?,
             level2: module.function("cambi_select_level2")?,
             level3: module.function("cambi_select_level3")?,
             finish: module.function("cambi_select_finish")?,
         };
         let mut plans = plans.into_iter();
         let encode = plans.next().expect("the encode geometry");
-        Ok(Self {
+        Ok(Some(Self {
+            tw,
             bit_depth: u32::from(format.bit_depth),
             input,
             stride,
@@ -373,7 +426,7 @@ impl GpuCambi {
             kernels,
             results: Readback::new(gpu, RESULT_WORDS)?,
             config,
-        })
+        }))
     }
 
     /// Queues the scoring of `luma` with `plan`: per-scale top-k sums into
@@ -546,7 +599,7 @@ impl GpuCambi {
             // A block builds its first row's window from scratch: give it
             // about four windows of rows to amortize that.
             let rows_per_block = (4 * (2 * pad + 1)).max(32).min(scale.height);
-            let col_blocks = (scale.width as u32).div_ceil(TW);
+            let col_blocks = (scale.width as u32).div_ceil(self.tw);
             *c = CScale {
                 img: img.ptr(),
                 msk: msk.ptr(),
@@ -563,13 +616,10 @@ impl GpuCambi {
             };
             blocks += col_blocks * scale.height.div_ceil(rows_per_block) as u32;
         }
-        let staged = TW + 2 * pad as u32;
-        let ring_words = (launch.ring as u32 * staged).div_ceil(2);
-        let shared_words = self.band * (TW / 2) + ring_words + BATCH * staged + 8 + BINS[0] as u32;
         let dims = LaunchDims {
             grid: (blocks, 1, 1),
-            block: (TW, 1, 1),
-            shared_bytes: shared_words * 4,
+            block: (self.tw, 1, 1),
+            shared_bytes: c_values_shared_bytes(self.band, pad as u32, self.tw),
         };
         let mut args = KernelArgs::new();
         args.arg(launch).arg(self.tables);
@@ -687,5 +737,22 @@ impl GpuExtractor for GpuCambi {
             .map(|plan| self.score(plan, &sums[SUMS_SOURCE..SUMS_SOURCE + NUM_SCALES]));
         self.config.emit(index, distorted, source, sink);
         Ok(Some(index))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{block_width, c_values_shared_bytes, HIP_SHARED_BYTES};
+    use crate::gpu::GpuBackend;
+
+    /// bt1886 defaults: band 564, window 65 (pad 32).
+    #[test]
+    fn c_values_blocks_fit_each_backend_at_the_defaults() {
+        let (cuda, _) = block_width(GpuBackend::Cuda);
+        let (hip, _) = block_width(GpuBackend::Hip);
+        assert_eq!(c_values_shared_bytes(564, 32, cuda), 103_200);
+        let on_amd = c_values_shared_bytes(564, 32, hip);
+        assert_eq!(on_amd, 61_408);
+        assert!(on_amd <= HIP_SHARED_BYTES);
     }
 }
