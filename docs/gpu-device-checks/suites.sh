@@ -12,11 +12,12 @@
 # device tool with carry [".gpu-carry", ".gl"] and the command
 #   bash docs/gpu-device-checks/suites.sh [SUITE ...]
 # SUITE names a suite of SUITE_TESTS below (gpu, gpu_vif, ...: the tests of
-# one module of a test binary), `examples` or `cli`, or is a test binary and
+# one module of a test binary), `examples`, `cli` or `reruns`, or is a test binary and
 # a name prefix in one argument ("gpu vif::"); none runs them all (about 5
 # minutes; split the list over two calls if the per-call limit is near).
 # Each suite's output goes to $OUT/SUITE.txt. Extra test-binary arguments
-# go in $TEST_ARGS (e.g. TEST_ARGS=--nocapture for every per-pair line).
+# go in $TEST_ARGS (e.g. TEST_ARGS=--nocapture for every per-pair line);
+# SUITE_TIMEOUT (200 s) bounds each suite, VMAFX_SOAK_FRAMES sizes the soaks.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/vmafx-out}
@@ -75,7 +76,7 @@ declare -A SUITE_TESTS=(
 )
 SUITES=(capi gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
         gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models
-        gpu_ms_ssim gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif examples cli)
+        gpu_ms_ssim gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif examples cli reruns)
 [ $# -gt 0 ] && SUITES=("$@")
 
 {
@@ -113,6 +114,29 @@ for t in "${SUITES[@]}"; do
             fi
         done 2>&1 | tee "$OUT/cli.txt"
         ;;
+    reruns)
+        # The same run again and again gives the same bytes (#17): RERUNS
+        # (100) runs per backend and model, eight at a time, on the sample
+        # pair; every JSON but its fps line must hash alike.
+        n=${RERUNS:-100}
+        for m in vmaf_float_v0.6.1 vmaf_v0.6.1; do
+            for b in cpu cuda; do
+                mkdir -p "$OUT/reruns"
+                seq "$n" | xargs -P 8 -I{} timeout 120 $C/vmafx \
+                    -r examples/data/ref_576x324.y4m -d examples/data/dist_576x324_x264_crf30.y4m \
+                    --model version=$m --feature float_ssim --feature float_ms_ssim \
+                    --json --precision max -q --backend $b -o "$OUT/reruns/$m-$b-{}.json"
+                hashes=$(for f in "$OUT"/reruns/$m-$b-*.json; do grep -v '"fps"' "$f" | sha256sum; done | sort | uniq -c)
+                runs=$(ls "$OUT"/reruns/$m-$b-*.json | wc -l)
+                if [ "$runs" -eq "$n" ] && [ "$(echo "$hashes" | wc -l)" -eq 1 ]; then
+                    echo "reruns $m $b: $runs runs, one JSON (fps aside)"
+                else
+                    echo "reruns $m $b: $runs runs, JSON DIFFER: $hashes"; failed=1
+                fi
+                rm -f "$OUT"/reruns/$m-$b-*.json
+            done
+        done 2>&1 | tee "$OUT/reruns.txt"
+        ;;
     *)
         spec=${SUITE_TESTS[$t]:-}
         [ -z "$spec" ] && [[ $t == *" "* ]] && spec=$t
@@ -126,7 +150,7 @@ for t in "${SUITES[@]}"; do
             | sed -n 's/: test$//p' | awk -v p="$prefix" 'index($0, p) == 1')
         [ ${#names[@]} -gt 0 ] || { echo "$t: no such suite (no test of $bin starts with $prefix)"; failed=1; continue; }
         # shellcheck disable=SC2086
-        timeout 200 "$C/$bin" --exact "${names[@]}" --test-threads 4 ${TEST_ARGS:-} > "$OUT/$log.txt" 2>&1
+        timeout "${SUITE_TIMEOUT:-200}" "$C/$bin" --exact "${names[@]}" --test-threads 4 ${TEST_ARGS:-} > "$OUT/$log.txt" 2>&1
         rc=$?
         [ $rc -eq 0 ] || failed=1
         echo "$t rc=$rc $(grep -E '^test result' "$OUT/$log.txt")"

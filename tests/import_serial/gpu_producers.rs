@@ -372,6 +372,15 @@ fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
 
+/// Frame pairs of a soak: 500, or `VMAFX_SOAK_FRAMES` (the H200 runs
+/// 100,000; docs/gpu-testing.md).
+fn soak_frames() -> usize {
+    std::env::var("VMAFX_SOAK_FRAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500)
+}
+
 /// Many frames through a pool of 4: every frame released and reused, device
 /// memory and open fds the same before and after.
 #[test]
@@ -412,9 +421,80 @@ fn soak_through_a_small_pool_leaks_nothing() {
     };
     run(8);
     let (fds, memory) = (open_fds(), gpu.memory_info().unwrap().free);
-    run(500);
+    let frames = soak_frames();
+    run(frames);
     let (fds_after, memory_after) = (open_fds(), gpu.memory_info().unwrap().free);
-    println!("soak: 500 frame pairs through 4 pool frames; fds {fds} -> {fds_after}, free device memory {memory} -> {memory_after}");
+    println!("soak: {frames} frame pairs through 4 pool frames; fds {fds} -> {fds_after}, free device memory {memory} -> {memory_after}");
+    assert_eq!(fds, fds_after);
+    assert_eq!(memory, memory_after);
+}
+
+/// Four contexts on four threads share one device, host pictures and pool
+/// frames mixed; one context is dropped mid-run with frames in flight. The
+/// others score exactly what one context alone scores, and afterwards
+/// device memory and open fds are as before.
+#[test]
+fn contexts_on_threads_share_the_device_and_a_dropped_one_leaks_nothing() {
+    let _alone = crate::one_at_a_time();
+    let Some(gpu) = cuda_gpu() else { return };
+    let pair = pair("a_576x324_420p8_pan/x264_crf18");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let format = pair.format();
+    let alone = |frames: usize| {
+        let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
+        for i in 0..frames {
+            let k = i % refs.len();
+            ctx.submit(refs[k].clone(), dists[k].clone()).unwrap();
+        }
+        ctx.finish().unwrap()
+    };
+    let run = |frames: usize| {
+        std::thread::scope(|s| {
+            let workers: Vec<_> = (0..4)
+                .map(|t| {
+                    let (gpu, refs, dists) = (&gpu, &refs, &dists);
+                    s.spawn(move || {
+                        let mut ctx = builder(format, FEATURES, Some(gpu)).build().unwrap();
+                        for i in 0..frames {
+                            let k = i % refs.len();
+                            if t == 3 && i == frames / 2 {
+                                return None; // dropped with frames in flight
+                            }
+                            if t % 2 == 0 {
+                                let (mut r, mut d) = (ctx.picture().unwrap(), ctx.picture().unwrap());
+                                r.copy_from(&refs[k]);
+                                d.copy_from(&dists[k]);
+                                ctx.submit(r, d).unwrap();
+                            } else {
+                                ctx.submit(refs[k].clone(), dists[k].clone()).unwrap();
+                            }
+                        }
+                        Some(ctx.finish().unwrap())
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap())
+                .collect::<Vec<_>>()
+        })
+    };
+    run(8);
+    let (fds, memory) = (open_fds(), gpu.memory_info().unwrap().free);
+    let frames = soak_frames() / 4;
+    let expected = alone(frames);
+    let results = run(frames);
+    let (fds_after, memory_after) = (open_fds(), gpu.memory_info().unwrap().free);
+    println!("4 contexts x {frames} frame pairs, one dropped at {}; fds {fds} -> {fds_after}, free device memory {memory} -> {memory_after}", frames / 2);
+    for (t, scores) in results.iter().enumerate() {
+        match scores {
+            None => assert_eq!(t, 3),
+            Some(scores) => assert!(
+                scores.frames == expected.frames,
+                "context {t} scored differently from one context alone"
+            ),
+        }
+    }
     assert_eq!(fds, fds_after);
     assert_eq!(memory, memory_after);
 }
