@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the coverage-guided fuzz targets on the stable toolchain and runs
+# each for SECONDS (default 30), starting from corpus/TARGET (ADR 0020).
+#
+#   bash fuzz/run.sh [SECONDS] [TARGET ...]
+#
+# libFuzzer comes from libfuzzer-sys (compiled with the system C++
+# compiler); coverage is LLVM's SanitizerCoverage, switched on with
+# stable codegen flags (-Cpasses=sancov-module and -Cllvm-args), applied
+# to the target crates only (--target keeps them off build scripts). New
+# inputs that reach new code go to a scratch corpus, not the committed
+# seeds; a crash leaves its input in fuzz/artifacts/TARGET/ and fails
+# the run: turn it into a regression test (tests/api/fuzz_inputs.rs or
+# src/capi/fuzz_tests.rs) and fix it.
+set -euo pipefail
+cd "$(dirname "$0")"
+seconds=${1:-30}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(y4m raw_yuv model_json option_texts cli_args import_desc capi)
+
+triple=$(rustc -vV | sed -n 's/^host: //p')
+export RUSTFLAGS="-Cpasses=sancov-module \
+ -Cllvm-args=-sanitizer-coverage-level=4 \
+ -Cllvm-args=-sanitizer-coverage-inline-8bit-counters \
+ -Cllvm-args=-sanitizer-coverage-pc-table \
+ -Cllvm-args=-sanitizer-coverage-trace-compares \
+ --cfg fuzzing"
+export CARGO_TARGET_DIR=${FUZZ_TARGET_DIR:-$PWD/target}
+cargo build --release --target "$triple" --bins
+bin=$CARGO_TARGET_DIR/$triple/release
+
+failed=0
+for t in "${targets[@]}"; do
+    work=$(mktemp -d)
+    mkdir -p "artifacts/$t"
+    # -close_fd_mask=1: the CLI's output would flood the log.
+    # -rss_limit_mb: a target must not need more than this for any input.
+    if "$bin/$t" "$work" "corpus/$t" -max_total_time="$seconds" -max_len=65536 \
+        -rss_limit_mb=2048 -timeout=20 -close_fd_mask=1 -print_final_stats=1 \
+        -artifact_prefix="artifacts/$t/" > "$work.log" 2>&1; then
+        echo "$t: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work.log" | grep -o '[0-9]*$') runs in ${seconds}s," \
+            "$(grep -o 'cov: [0-9]*' "$work.log" | tail -1), corpus $(ls "$work" | wc -l) inputs, no crash"
+    else
+        echo "$t: FAILED"; tail -30 "$work.log"; failed=1
+    fi
+    rm -rf "$work" "$work.log"
+done
+exit $failed
