@@ -41,6 +41,7 @@ pub mod linear;
 pub mod maps;
 pub mod planes;
 pub mod score;
+pub(crate) mod twin;
 pub mod xyb;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
@@ -60,7 +61,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &["ssimulacra2"],
     create: create as CreateFn,
     joint: None,
-    gpu: None,
+    gpu: Some(&crate::gpu::feature::ssimulacra2::TWIN),
 };
 
 /// Scales at most (1:1 to 1:32).
