@@ -59,7 +59,7 @@ for p in "${PARTS[@]}"; do
     extractors)
         # Each GPU extractor alone, then per kernel (Gpu::with_kernel_times).
         timeout 300 $B --models "" --frames 100 --sizes 1080,2160 --depths 8,10 \
-            --extractors vif,adm,motion,psnr,psnr_hvs,ciede,cambi,cambi/full_ref=true,speed_chroma,speed_temporal,float_vif,float_adm,float_ssim,float_ms_ssim,float_motion,float_psnr,float_moment \
+            --extractors vif,adm,motion,psnr,psnr_hvs,ciede,cambi,cambi/full_ref=true,speed_chroma,speed_temporal,float_vif,float_adm,float_ssim,float_ms_ssim,float_motion,float_psnr,float_moment,ssimulacra2 \
             2>/dev/null | grep -E "^\||^[A-Za-z]"
         ;;
     *)

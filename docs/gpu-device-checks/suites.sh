@@ -72,11 +72,12 @@ declare -A SUITE_TESTS=(
     [gpu_psnr_hvs]="gpu psnr_hvs::"
     [gpu_speed]="gpu speed::"
     [gpu_ssim]="gpu ssim::"
+    [gpu_ssimulacra2]="gpu ssimulacra2::"
     [gpu_vif]="gpu vif::"
 )
 SUITES=(capi gpu gpu_adm gpu_cambi gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
         gpu_import gpu_import_layer gpu_import_producers gpu_kernels gpu_models
-        gpu_ms_ssim gpu_psnr_hvs gpu_speed gpu_ssim gpu_vif examples cli reruns)
+        gpu_ms_ssim gpu_psnr_hvs gpu_speed gpu_ssim gpu_ssimulacra2 gpu_vif examples cli reruns)
 [ $# -gt 0 ] && SUITES=("$@")
 
 {

@@ -77,17 +77,23 @@ fn device(defines: &[&str], patches: &[Patch]) -> Option<Gpu> {
 
 /// The first FRAMES frames of a golden .yuv.zst.
 fn frames(path: &Path, format: PictureFormat) -> Vec<HostPicture> {
+    let pictures = first_frames(path, format, FRAMES);
+    assert_eq!(pictures.len(), FRAMES, "{}", path.display());
+    pictures
+}
+
+/// Up to `n` frames of a golden .yuv.zst (all of them with `usize::MAX`).
+fn first_frames(path: &Path, format: PictureFormat, n: usize) -> Vec<HostPicture> {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut zst = zstd::stream::read::Decoder::new(file).unwrap();
     let mut bytes = vec![0u8; format.frame_bytes()];
-    (0..FRAMES)
-        .map(|_| {
-            zst.read_exact(&mut bytes).unwrap();
-            let mut p = HostPicture::new(format);
-            p.fill_from_packed(&bytes);
-            p
-        })
-        .collect()
+    let mut pictures = Vec::new();
+    while pictures.len() < n && zst.read_exact(&mut bytes).is_ok() {
+        let mut p = HostPicture::new(format);
+        p.fill_from_packed(&bytes);
+        pictures.push(p);
+    }
+    pictures
 }
 
 /// `$VMAFX_TEST_ROOT/tests/golden` when set (test binaries carried to
@@ -121,11 +127,26 @@ fn score(
     subsample: u32,
     gpu: Option<&Gpu>,
 ) -> crate::Result<FeatureScores> {
+    score_first(pair, features, subsample, gpu, FRAMES)
+}
+
+/// [`score`] on the first `n` frames of the pair (all with `usize::MAX`).
+fn score_first(
+    pair: &Pair,
+    features: &[(&str, &str)],
+    subsample: u32,
+    gpu: Option<&Gpu>,
+    n: usize,
+) -> crate::Result<FeatureScores> {
     let (folder, distorted, w, h, sub, bits) = *pair;
     let format = PictureFormat::new(w, h, sub, bits).unwrap();
     let dir = golden_dir().join(folder);
-    let refs = frames(&dir.join("ref.yuv.zst"), format);
-    let dists = frames(&dir.join(format!("{distorted}.yuv.zst")), format);
+    let refs = first_frames(&dir.join("ref.yuv.zst"), format, n);
+    let dists = first_frames(&dir.join(format!("{distorted}.yuv.zst")), format, n);
+    assert!(
+        refs.len() >= FRAMES.min(n) && refs.len() == dists.len(),
+        "{folder}"
+    );
     let mut ctx = builder(format, features, subsample, gpu).build()?;
     for (r, d) in refs.into_iter().zip(dists) {
         ctx.submit(r, d)?;
@@ -745,5 +766,153 @@ fn a_wave_size_assumption_is_caught_at_64_lanes() {
             "#define lane_xor(v, mask, width) __shfl_xor((v), (mask) * 2, 64)",
         ),
         "psnr",
+    );
+}
+
+/// Every golden pair of tests/golden (tests/common's `PAIRS`).
+const EVERY_PAIR: [Pair; 8] = [
+    (
+        "a_576x324_420p8_pan",
+        "x264_crf18",
+        576,
+        324,
+        ChromaSubsampling::Yuv420,
+        8,
+    ),
+    PAN_8BIT,
+    (
+        "a_576x324_420p8_pan",
+        "x264_crf42",
+        576,
+        324,
+        ChromaSubsampling::Yuv420,
+        8,
+    ),
+    (
+        "b_1280x720_420p8_zoom",
+        "downup_640x360_bicubic",
+        1280,
+        720,
+        ChromaSubsampling::Yuv420,
+        8,
+    ),
+    ZOOM_10BIT,
+    PAN_422_10BIT,
+    PAN_444_8BIT,
+    ODD_8BIT,
+];
+
+/// `features` on every frame of `pairs`, CPU against the emulated device
+/// built with `defines`: panics at the first difference.
+fn check_every_frame(features: &[(&str, &str)], pairs: &[Pair], defines: &[&str]) {
+    let Some(gpu) = device(defines, &[]) else {
+        return;
+    };
+    for pair in pairs {
+        let what = format!("{}/{} {features:?} {defines:?}", pair.0, pair.1);
+        let cpu = score_first(pair, features, 1, None, usize::MAX).unwrap();
+        let emulated = score_first(pair, features, 1, Some(&gpu), usize::MAX)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        if let Some(d) = difference(&cpu, &emulated) {
+            panic!("{what}: {d}");
+        }
+        println!("{what}: {} frames bit-identical", cpu.frames.len());
+    }
+}
+
+/// `ssimulacra2`: every frame of every golden pair (4:2:0, 4:2:2, 4:4:4,
+/// 8 and 10 bits, the odd 321x179) gives the CPU's bits, in 32-lane warps.
+#[test]
+fn ssimulacra2_matches_the_cpu_on_every_golden_frame() {
+    check_every_frame(&[("ssimulacra2", "")], &EVERY_PAIR, &[]);
+}
+
+/// The same in AMD's 64-lane waves.
+#[test]
+fn ssimulacra2_matches_the_cpu_in_64_lane_waves() {
+    check_every_frame(&[("ssimulacra2", "")], &EVERY_PAIR, &["EMU_WAVE64"]);
+}
+
+/// Every `yuv_matrix` (BT.709/BT.601, limited/full range) on the odd-size
+/// 4:2:0, the 10-bit 4:2:2 and the 4:4:4 pairs.
+#[test]
+fn ssimulacra2_matches_the_cpu_with_every_yuv_matrix() {
+    for matrix in ["yuv_matrix=1", "yuv_matrix=2", "yuv_matrix=3"] {
+        check(
+            &[("ssimulacra2", matrix)],
+            &[ODD_8BIT, PAN_422_10BIT, PAN_444_8BIT],
+            1,
+            &[],
+        );
+    }
+    check(
+        &[("ssimulacra2", "yuv_matrix=3")],
+        &[ODD_8BIT],
+        2,
+        &["EMU_WAVE64"],
+    );
+}
+
+/// Synthetic 4:4:4 pictures at 8, 12 and 16 bits and sizes around the
+/// blur's borders and the scales' limits: the smallest picture (8x8, one
+/// scale), a blur narrower than its 4-lane steps (9 wide), five scales
+/// (64x64: the weights read on in sequence), tall and wide strips, odd
+/// sizes at every halving.
+#[test]
+fn ssimulacra2_matches_the_cpu_at_any_size_and_depth() {
+    let Some(gpu) = device(&[], &[]) else { return };
+    let features = [("ssimulacra2", "")];
+    for (w, h) in [(8, 8), (9, 17), (64, 64), (23, 260), (261, 15), (133, 97)] {
+        for bits in [8u8, 12, 16] {
+            let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv444, bits).unwrap();
+            let refs = synthetic_frames(format, 5 + bits as u64);
+            let dists = synthetic_frames(format, 500 + bits as u64);
+            let run = |gpu: Option<&Gpu>| {
+                let mut ctx = builder(format, &features, 1, gpu).build().unwrap();
+                for (r, d) in refs.iter().zip(&dists) {
+                    ctx.submit(r.clone(), d.clone()).unwrap();
+                }
+                ctx.finish().unwrap()
+            };
+            let cpu = run(None);
+            assert!(cpu.frames.len() == FRAMES && cpu.get(0, "ssimulacra2").is_some());
+            if let Some(d) = difference(&cpu, &run(Some(&gpu))) {
+                panic!("{w}x{h} {bits}-bit: {d}");
+            }
+        }
+    }
+}
+
+/// The comparison sees a blur off by one rounding: the vertical pass with
+/// its inner multiply-add unfused (rounded product, then rounded sum).
+#[test]
+fn an_unfused_ssimulacra2_blur_is_caught() {
+    check_caught(
+        &[("ssimulacra2", "")],
+        ODD_8BIT,
+        &[],
+        (
+            "ssimulacra2.cu",
+            "-__fmaf_rn(g.d1[k], y1[p][k], y2[p][k])",
+            "-fadd(fmul(g.d1[k], y1[p][k]), y2[p][k])",
+        ),
+        "ssimulacra2",
+    );
+}
+
+/// The row tiles are shared: without the barrier between loading a tile
+/// and reading it, threads read other rows' inputs before they are there.
+#[test]
+fn a_missing_ssimulacra2_tile_barrier_is_caught() {
+    check_caught(
+        &[("ssimulacra2", "")],
+        ODD_8BIT,
+        &[],
+        (
+            "ssimulacra2.cu",
+            "        __syncthreads();\n        if (r < rows_here) {",
+            "        if (r < rows_here) {",
+        ),
+        "ssimulacra2",
     );
 }

@@ -30,4 +30,5 @@ mod models;
 mod psnr_hvs;
 mod speed;
 mod ssim;
+mod ssimulacra2;
 mod vif;

@@ -9,7 +9,7 @@ use common::extractor::{create_extractor, expect_bad_option, run_extractor, run_
 use common::{Golden, Pair, PAIRS};
 use vmafx::feature::ssimulacra2::colour::{self, YuvMatrix};
 use vmafx::feature::ssimulacra2::planes::Planes3;
-use vmafx::feature::ssimulacra2::{Ssimulacra2, MAX_SCALES};
+use vmafx::feature::ssimulacra2::{scale_sizes, Ssimulacra2, MAX_SCALES};
 use vmafx::pool::Pooler;
 use vmafx::{ChromaSubsampling, Error, HostPicture, PictureFormat, PlaneId};
 
@@ -244,6 +244,8 @@ fn scales_stop_where_libjxl_stops() {
         let (r, d) = (pattern(format, 1), pattern(format, 2));
         let mut metric = Ssimulacra2::new(YuvMatrix::Bt709Limited);
         assert_eq!(metric.frame_norms(&r, &d).len(), scales, "{w}x{h}");
+        // The sizes the GPU twin plans its pyramid with.
+        assert_eq!(scale_sizes(w as usize, h as usize).len(), scales, "{w}x{h}");
         assert!(scales <= MAX_SCALES);
         assert_eq!(metric.frame_score(&r, &r), 100.0, "{w}x{h}: identical");
         let s = metric.frame_score(&r, &d);

@@ -88,13 +88,19 @@ pub fn chroma_index(x: usize, luma: usize, chroma: usize) -> usize {
     }
 }
 
+/// `1 / (2^bits - 1)` in `f32`: a sample times this is the sample over the
+/// peak.
+pub fn inv_peak(bit_depth: u8) -> f32 {
+    1.0f32 / ((1u32 << bit_depth) - 1) as f32
+}
+
 /// Writes the clamped R'G'B' of `picture` (which has chroma) into `out`.
 pub fn to_srgb(picture: &HostPicture, matrix: YuvMatrix, out: &mut Planes3) {
     let format = picture.format();
     let (w, h) = format.plane_size(PlaneId::Y);
     out.reshape(w, h);
     let coefficients = Coefficients::new(matrix);
-    let inv_peak = 1.0f32 / ((1u32 << format.bit_depth) - 1) as f32;
+    let inv_peak = inv_peak(format.bit_depth);
     match (
         picture.plane(PlaneId::Y),
         picture.plane(PlaneId::Cb),

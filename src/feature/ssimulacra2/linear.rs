@@ -11,7 +11,7 @@
 use super::fma::fma_kernel;
 
 /// Numerator coefficients, constant term first.
-const P: [f32; 5] = [
+pub(crate) const P: [f32; 5] = [
     2.200248328e-04,
     1.043637593e-02,
     1.624820318e-01,
@@ -19,15 +19,15 @@ const P: [f32; 5] = [
     8.210152774e-01,
 ];
 /// Denominator coefficients, constant term first.
-const Q: [f32; 5] = [
+pub(crate) const Q: [f32; 5] = [
     2.631846970e-01,
     1.076976492e+00,
     4.987528350e-01,
     -5.512498495e-02,
     6.521209011e-03,
 ];
-const THRESHOLD: f32 = 0.04045;
-const LOW_DIV_INV: f32 = 1.0 / 12.92;
+pub(crate) const THRESHOLD: f32 = 0.04045;
+pub(crate) const LOW_DIV_INV: f32 = 1.0 / 12.92;
 
 /// One encoded value to linear (sign kept, as libjxl mirrors negatives).
 #[inline(always)]

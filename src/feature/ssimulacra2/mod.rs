@@ -12,8 +12,9 @@
 //! 3. Per scale, at most six: [`downsample::downsample`] (2x2 box in linear
 //!    RGB, from scale 1 on), [`xyb::to_xyb`] (XYB made positive), and per
 //!    channel five recursive Gaussian blurs ([`blur::Blur`], sigma 1.5) of
-//!    a, b, a a, b b, a b, then [`maps::ssim_norms`] and
-//!    [`maps::edge_norms`].
+//!    a, b, a a, b b, a b, then [`maps::channel_sums`] (the SSIM and edge
+//!    error terms, summed per column, then across columns in a fixed
+//!    tree) and [`maps::norms`].
 //! 4. [`score::score`]: the weighted sum of the 108 norms and libjxl's
 //!    final polynomial, in `f64`; not clamped (it can go below 0).
 //!
@@ -28,7 +29,9 @@
 //! exactly where libjxl's Highway code uses `MulAdd` (colour conversion,
 //! transfer function, opsin matrix, cube root, both blur passes), `f64`
 //! for the error terms and sums. The blur decides the bits: see
-//! [`blur`] and ADR 0017.
+//! [`blur`] and ADR 0017. The sums alone are not added in libjxl's order
+//! (one running sum in raster order) but per column, then in a tree, so
+//! the GPU twin (`twin.rs`, kernels/ssimulacra2.cu) gives the same bits.
 
 pub mod blur;
 pub mod colour;
@@ -38,6 +41,7 @@ pub mod linear;
 pub mod maps;
 pub mod planes;
 pub mod score;
+pub(crate) mod twin;
 pub mod xyb;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
@@ -57,7 +61,7 @@ pub static INFO: ExtractorInfo = ExtractorInfo {
     provides: &["ssimulacra2"],
     create: create as CreateFn,
     joint: None,
-    gpu: None,
+    gpu: Some(&crate::gpu::feature::ssimulacra2::TWIN),
 };
 
 /// Scales at most (1:1 to 1:32).
@@ -67,15 +71,35 @@ pub const MIN_SIDE: usize = 8;
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
     check_format(format)?;
-    let value = options.int("yuv_matrix");
-    let matrix = YuvMatrix::from_option(value).ok_or_else(|| Error::BadOption {
-        owner: INFO.name.into(),
-        option: "yuv_matrix".into(),
-        reason: format!("{value} is outside [0, 3]"),
-    })?;
+    let matrix = matrix_of(options)?;
     Ok(Box::new(Ssimulacra2Extractor {
         metric: Ssimulacra2::new(matrix),
     }))
+}
+
+/// The `yuv_matrix` option.
+fn matrix_of(options: &Options) -> Result<YuvMatrix> {
+    let value = options.int("yuv_matrix");
+    YuvMatrix::from_option(value).ok_or_else(|| Error::BadOption {
+        owner: INFO.name.into(),
+        option: "yuv_matrix".into(),
+        reason: format!("{value} is outside [0, 3]"),
+    })
+}
+
+/// The size of every scale scored for a `width x height` picture: the
+/// picture, then each halving (ceil) while the previous scale is at least
+/// [`MIN_SIDE`] on each side, at most [`MAX_SCALES`].
+pub fn scale_sizes(width: usize, height: usize) -> Vec<(usize, usize)> {
+    let mut sizes = Vec::with_capacity(MAX_SCALES);
+    let (mut w, mut h) = (width, height);
+    while sizes.len() < MAX_SCALES && w >= MIN_SIDE && h >= MIN_SIDE {
+        if !sizes.is_empty() {
+            (w, h) = (w.div_ceil(2), h.div_ceil(2));
+        }
+        sizes.push((w, h));
+    }
+    sizes
 }
 
 /// Refuses what the metric cannot score: 4:0:0 and pictures under 8x8.
@@ -193,8 +217,9 @@ impl Ssimulacra2 {
                 dst.resize(w * h, 0.0);
                 self.blur.run(src, dst, w, h);
             }
-            norms.ssim[c] = maps::ssim_norms(&out.mu1, &out.mu2, &out.s11, &out.s22, &out.s12);
-            norms.edge[c] = maps::edge_norms(a, &out.mu1, b, &out.mu2);
+            let sums =
+                maps::channel_sums(a, b, &out.mu1, &out.mu2, &out.s11, &out.s22, &out.s12, w);
+            (norms.ssim[c], norms.edge[c]) = maps::norms(&sums, w * h);
         }
         norms
     }
@@ -223,5 +248,21 @@ impl Extractor for Ssimulacra2Extractor {
         let value = self.metric.frame_score(frame.reference, frame.distorted);
         sink.emit(frame.index, "ssimulacra2", value);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scales_halve_while_the_previous_one_is_8_wide_and_high() {
+        let sizes = scale_sizes(321, 179);
+        assert_eq!(sizes.len(), 6);
+        assert_eq!(sizes[1], (161, 90));
+        assert_eq!(sizes[5], (11, 6));
+        assert_eq!(scale_sizes(64, 64).len(), 5);
+        assert_eq!(scale_sizes(8, 8), [(8, 8), (4, 4)]);
+        assert_eq!(scale_sizes(1920, 1080).len(), MAX_SCALES);
     }
 }

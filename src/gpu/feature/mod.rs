@@ -28,6 +28,7 @@ pub(crate) mod psnr;
 pub(crate) mod psnr_hvs;
 mod readback;
 pub(crate) mod speed;
+pub(crate) mod ssimulacra2;
 pub(crate) mod vif;
 
 use super::device::{Gpu, Stream};
