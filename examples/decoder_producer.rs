@@ -5,8 +5,11 @@
 //! the context has read it.
 //!
 //! ```sh
-//! cargo run --release --example decoder_producer -- [--format nv12|p010] [--model vmaf_v0.6.1|psnr] [--sync-file]
+//! cargo run --release --example decoder_producer -- [--format nv12|p010] [--model vmaf_v0.6.1|psnr] [--sync-file] [--backend cuda|hip]
 //! ```
+//!
+//! `--backend hip` runs the same on a HIP device (events are HIP's; no
+//! `--sync-file`: HIP exports no dma-buf here).
 //!
 //! With `--sync-file` each frame is also exported as a dma-buf
 //! (`cuMemGetHandleForAddressRange`) and the dma-buf's implicit fence
@@ -36,6 +39,7 @@ fn main() -> Result<()> {
     let mut layout = PixelFormat::Nv12;
     let mut model = "vmaf_v0.6.1".to_string();
     let mut sync_file = false;
+    let mut backend = GpuBackend::Cuda;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--sync-file" {
@@ -46,18 +50,20 @@ fn main() -> Result<()> {
             ("--format", Some(f)) if f == "nv12" => layout = PixelFormat::Nv12,
             ("--format", Some(f)) if f == "p010" => layout = PixelFormat::P010,
             ("--model", Some(m)) => model = m,
+            ("--backend", Some(b)) if b == "cuda" => backend = GpuBackend::Cuda,
+            ("--backend", Some(b)) if b == "hip" => backend = GpuBackend::Hip,
             _ => {
                 eprintln!(
-                    "usage: decoder_producer [--format nv12|p010] [--model VERSION|psnr] [--sync-file]"
+                    "usage: decoder_producer [--format nv12|p010] [--model VERSION|psnr] [--sync-file] [--backend cuda|hip]"
                 );
                 std::process::exit(2);
             }
         }
     }
-    let gpu = match gpu::open(GpuBackend::Cuda, &DeviceSelector::default()) {
+    let gpu = match gpu::open(backend, &DeviceSelector::default()) {
         Ok(g) => g,
         Err(e) => {
-            eprintln!("decoder_producer needs a CUDA device: {e}");
+            eprintln!("decoder_producer needs a {backend} device: {e}");
             std::process::exit(1);
         }
     };

@@ -17,7 +17,8 @@
 //! 1.2 device with `VK_KHR_external_memory_fd` whose opaque fds the host can
 //! map (Mesa's lavapipe). With `--backend cuda` the Vulkan device is the one
 //! whose deviceUUID is the CUDA device's, and the GPU engine imports the
-//! same allocations into CUDA and scores them there, with no host copy.
+//! same allocations into CUDA and scores them there, with no host copy;
+//! `--backend hip` does the same through HIP.
 
 use ash::vk;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
@@ -76,7 +77,11 @@ fn main() -> Result<(), Error> {
             vmafx::gpu::GpuBackend::Cuda,
             &vmafx::gpu::DeviceSelector::default(),
         )?),
-        other => return Err(format!("--backend {other}: expected cpu or cuda").into()),
+        "hip" => Some(vmafx::gpu::open(
+            vmafx::gpu::GpuBackend::Hip,
+            &vmafx::gpu::DeviceSelector::default(),
+        )?),
+        other => return Err(format!("--backend {other}: expected cpu, cuda or hip").into()),
     };
     let vk = Vulkan::new(gpu.as_ref().map(|g| g.uuid()))?;
     println!("producer: {} (device UUID {})", vk.name, hex(&vk.uuid));

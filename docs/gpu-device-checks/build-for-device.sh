@@ -5,13 +5,15 @@
 #   every test binary with GPU suites (`cargo test --no-run`, test profile:
 #   opt-level 3),
 #   the release `vmafx` binary (the CLI checks and the tests' VMAFX_BIN),
-#   the release examples (gpu_bench and the producer examples).
+#   the release examples (gpu_bench and the producer examples),
+#   the HIP-over-CUDA test runtime (tests/hip_over_cuda, for hip.sh) as
+#   libhip_over_cuda.so.
 #
 # Usage, from anywhere in the checkout:
 #   bash docs/gpu-device-checks/build-for-device.sh
 # then call the device tool with carry [".gpu-carry", ".gl"] (".gl": the
 # Vulkan/EGL loader packages, see docs/gpu-testing.md) and the command
-#   bash docs/gpu-device-checks/suites.sh      (or bench.sh)
+#   bash docs/gpu-device-checks/suites.sh      (or bench.sh, or hip.sh)
 #
 # The device machine has no Rust toolchain, so binaries are built here; the
 # scripts themselves travel with the working tree. Keep `.gpu-carry` out of
@@ -22,6 +24,8 @@
 # they printed, is recorded in docs/gpu-testing.md and docs/performance.md.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
+# Where cargo puts what it builds (CARGO_TARGET_DIR when set).
+TGT=${CARGO_TARGET_DIR:-target}
 
 # The test binaries that hold GPU suites (suites.sh runs them module by
 # module): tests/gpu, tests/import (its gpu module), tests/import_serial
@@ -57,8 +61,13 @@ cargo test --no-run "${args[@]}" --message-format=json-render-diagnostics \
 ex=()
 for e in "${EXAMPLES[@]}"; do ex+=(--example "$e"); done
 cargo build --release --bin vmafx "${ex[@]}"
-cp target/release/vmafx "$STAGE/"
-for e in "${EXAMPLES[@]}"; do cp "target/release/examples/$e" "$STAGE/"; done
+cp "$TGT/release/vmafx" "$STAGE/"
+for e in "${EXAMPLES[@]}"; do cp "$TGT/release/examples/$e" "$STAGE/"; done
+# The HIP-over-CUDA test runtime: a package of its own, never part of
+# vmafx (hip.sh installs it as libamdhip64.so and libhiprtc.so).
+cargo build --release --locked --manifest-path tests/hip_over_cuda/Cargo.toml \
+    --target-dir "$TGT/hip-over-cuda"
+cp "$TGT/hip-over-cuda/release/libhip_over_cuda.so" "$STAGE/"
 
 strip "$STAGE"/*
 # The C library (libvmaf ABI), for the capi suite: installed into the stage.

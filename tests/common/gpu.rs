@@ -1,21 +1,69 @@
-//! The GPU-vs-CPU harness: the CUDA device (or a printed reason to skip),
+//! The GPU-vs-CPU harness: the test device (or a printed reason to skip),
 //! scoring a golden pair on either engine, and bit-identity checks.
+//!
+//! The GPU tests run on CUDA, or on HIP with `VMAFX_TEST_GPU_BACKEND=hip`
+//! (on an NVIDIA machine through the HIP-over-CUDA test runtime,
+//! tests/hip_over_cuda; docs/gpu-device-checks/hip.sh).
 
 use super::{Pair, PAIRS};
 use vmafx::feature::options::parse_key_values;
 use vmafx::gpu::{self, cuda, DeviceSelector, Gpu, GpuBackend};
 use vmafx::{ContextBuilder, FeatureScores, HostPicture, PictureFormat, PlaneId};
 
-/// The CUDA device, or why there is none (printed as the skip reason).
-pub fn cuda_gpu() -> Option<Gpu> {
-    if !cuda::driver_present() {
+/// The variable that picks the GPU tests' backend: `cuda` (or unset) or `hip`.
+pub const BACKEND_VAR: &str = "VMAFX_TEST_GPU_BACKEND";
+
+/// The backend the GPU tests open ([`BACKEND_VAR`]).
+pub fn test_backend() -> GpuBackend {
+    match std::env::var(BACKEND_VAR).as_deref() {
+        Err(_) | Ok("" | "cuda") => GpuBackend::Cuda,
+        Ok("hip") => GpuBackend::Hip,
+        Ok(other) => panic!("{BACKEND_VAR}={other}: expected cuda or hip"),
+    }
+}
+
+/// Whether the GPU tests run on HIP.
+pub fn on_hip() -> bool {
+    test_backend() == GpuBackend::Hip
+}
+
+/// Under HIP a test of CUDA's own API (cudarc buffers, CUDA events or
+/// contexts, CUDA's error texts) has nothing to check: records the skip,
+/// reason and all, and returns true. (`VMAFX_REQUIRE_CUDA_ONLY=1` would
+/// fail it; hip.sh lists these skips as expected.)
+#[allow(dead_code)] // not every test binary has such a test
+pub fn cuda_specific(what: &str) -> bool {
+    if on_hip() {
+        vmafx::testing::skip(
+            "VMAFX_REQUIRE_CUDA_ONLY",
+            format_args!("CUDA-specific ({what}): not run under {BACKEND_VAR}=hip"),
+        );
+        return true;
+    }
+    false
+}
+
+/// The test device of [`test_backend`], or why there is none (printed as
+/// the skip reason).
+pub fn test_gpu() -> Option<Gpu> {
+    let backend = test_backend();
+    let present = match backend {
+        GpuBackend::Cuda => cuda::driver_present(),
+        GpuBackend::Hip => gpu::hip::runtime_present(),
+    };
+    if !present {
         vmafx::testing::skip(
             vmafx::testing::REQUIRE_GPU,
-            "no CUDA device (libcuda not found)",
+            match backend {
+                GpuBackend::Cuda => "no CUDA device (libcuda not found)",
+                GpuBackend::Hip => {
+                    "no HIP device (libamdhip64/libhiprtc not found; ROCM_PATH names their folder)"
+                }
+            },
         );
         return None;
     }
-    match gpu::open(GpuBackend::Cuda, &DeviceSelector::default()) {
+    match gpu::open(backend, &DeviceSelector::default()) {
         Ok(g) => {
             println!("running on {}", g.describe());
             Some(g)
@@ -23,7 +71,7 @@ pub fn cuda_gpu() -> Option<Gpu> {
         Err(e) => {
             vmafx::testing::skip(
                 vmafx::testing::REQUIRE_GPU,
-                format_args!("no CUDA device ({e})"),
+                format_args!("no {} device ({e})", backend.to_string().to_uppercase()),
             );
             None
         }

@@ -17,21 +17,21 @@ use vmafx::{ChromaSubsampling, HostPicture, PictureFormat, PlaneId, PlaneMask};
 
 #[test]
 fn default_and_debug_outputs_match_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs(&gpu, &[("adm", "")], 1);
     check_all_pairs(&gpu, &[("adm", "debug=true")], 1);
 }
 
 #[test]
 fn neg_model_options_match_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     // The vmaf_v0.6.1neg model's ADM: no enhancement gain.
     check_all_pairs(&gpu, &[("adm", "adm_enhn_gain_limit=1.0:debug=true")], 1);
 }
 
 #[test]
 fn csf_viewing_and_skip_options_match_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     // The v1.0.16 models' ADM (blended CSF, several viewing conditions),
     // Barten's CSF, and the options that drop work.
     let v1_0_16 = "adm_csf_mode=2:adm_dlm_weight=0.7:adm_enhn_gain_limit=1.0:adm_min_val=0.5:adm_noise_weight=0.02";
@@ -56,7 +56,7 @@ fn csf_viewing_and_skip_options_match_cpu() {
 
 #[test]
 fn subsampled_frames_match_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_pair(&gpu, pair("b_1280x720"), "debug=true", 3);
     check_pair(&gpu, pair("e_321x179"), "", 3);
 }
@@ -101,7 +101,7 @@ fn scale_luma(src: &HostPicture, format: PictureFormat) -> HostPicture {
 /// Kernel times: `gpu_bench --extractors adm,adm/adm_skip_scale0=true`.
 #[test]
 fn bit_identical_at_1080p_and_2160p() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let source = pair("a_576x324_420p8_pan/x264_crf30");
     let (r0, d0) = (&source.reference()[5], &source.distorted_pictures()[5]);
     let info = find("adm").unwrap();
@@ -158,7 +158,7 @@ fn bit_identical_at_1080p_and_2160p() {
 
 #[test]
 fn adm_beside_other_extractors_matches_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     // The vmaf_v0.6.1 features: adm and motion on the device, vif on the
     // host (inline or on worker threads) at the same time.
     let features = [("adm", ""), ("motion", "debug=true"), ("vif", "")];

@@ -49,7 +49,7 @@ const OPTION_SETS: &[&str] = &[
 
 #[test]
 fn cambi_within_tolerance_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for options in OPTION_SETS {
         check_all_pairs_close(&gpu, &[("cambi", options)], 1, TOL);
     }
@@ -60,7 +60,7 @@ fn cambi_within_tolerance_on_every_golden_pair() {
 /// pictures and frames left there (the extractor's canonical planes).
 #[test]
 fn cambi_reads_beyond_small_scales_like_the_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("b_1280x720_420p8_zoom");
     for options in [
         "window_size=127:enc_width=1280:enc_height=150",
@@ -92,7 +92,7 @@ fn cambi_reads_beyond_small_scales_like_the_cpu() {
 
 #[test]
 fn cambi_with_subsampling() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs_close(&gpu, &[("cambi", "")], 3, TOL);
     check_all_pairs_close(&gpu, &[("cambi", "full_ref=true")], 3, TOL);
 }
@@ -101,7 +101,7 @@ fn cambi_with_subsampling() {
 /// double sums).
 #[test]
 fn cambi_is_deterministic() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [("cambi", "full_ref=true")];
     assert_runs_identical(
         &gpu,
@@ -118,7 +118,7 @@ fn cambi_is_deterministic() {
 /// pseudo-random low bits (requantized to 10 bits with rounding).
 #[test]
 fn cambi_at_12_and_16_bits() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for p in [pair("c_576x324_420p10_zoom"), pair("d_352x288_422p10_pan")] {
         let (refs, dists) = (p.reference(), p.distorted_pictures());
         for bits in [12u8, 16] {
@@ -137,7 +137,7 @@ fn cambi_at_12_and_16_bits() {
 /// speed-up.
 #[test]
 fn cambi_on_synthetic_pictures() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let banded: &[(u32, u32, u8, &str)] = &[
         (217, 301, 8, "full_ref=true"),
         (333, 216, 10, "full_ref=true:topk=0.05"),
@@ -178,7 +178,7 @@ fn cambi_on_synthetic_pictures() {
 /// message, in the distorted picture and (full_ref) in the reference.
 #[test]
 fn cambi_refuses_out_of_range_samples() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let format = PictureFormat::new(320, 240, ChromaSubsampling::Yuv420, 10).unwrap();
     let good = HostPicture::new(format);
     let mut bad = HostPicture::new(format);

@@ -27,7 +27,7 @@ const TOL: f64 = 1e-5;
 
 #[test]
 fn ciede_within_tolerance_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs_close(&gpu, &[("ciede", "")], 1, TOL);
     // Correct 4:2:2 addressing (and the renamed output on every format).
     check_all_pairs_close(&gpu, &[("ciede", "fix_422_chroma=true")], 1, TOL);
@@ -35,14 +35,14 @@ fn ciede_within_tolerance_on_every_golden_pair() {
 
 #[test]
 fn ciede_with_subsampling() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs_close(&gpu, &[("ciede", "")], 3, TOL);
 }
 
 /// Two GPU runs give the same bits (fixed-order sums, no float atomics).
 #[test]
 fn ciede_is_deterministic() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let pairs = [
         pair("b_1280x720_420p8_zoom"),
         pair("d_352x288_422p10_pan"),
@@ -55,7 +55,7 @@ fn ciede_is_deterministic() {
 /// pseudo-random low bits.
 #[test]
 fn ciede_at_12_and_16_bits() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for p in [pair("c_576x324_420p10_zoom"), pair("d_352x288_422p10_pan")] {
         let (refs, dists) = (p.reference(), p.distorted_pictures());
         for bits in [12u8, 16] {
@@ -79,7 +79,7 @@ fn ciede_at_12_and_16_bits() {
 /// and past the last row (one-row pictures), and skipped equal pixels.
 #[test]
 fn ciede_on_synthetic_pictures() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let mut worst = 0.0f64;
     for (w, h) in [(3, 1), (17, 1), (67, 41), (321, 179), (130, 3)] {
         for subsampling in [

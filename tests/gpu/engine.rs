@@ -12,14 +12,14 @@ use vmafx::{ContextBuilder, HostPicture};
 
 #[test]
 fn psnr_matches_cpu_bit_for_bit() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs(&gpu, &[("psnr", "")], 1);
     check_all_pairs(&gpu, &[("psnr", "enable_mse=true:enable_apsnr=true")], 3);
 }
 
 #[test]
 fn motion_matches_cpu_bit_for_bit() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs(&gpu, &[("motion", "debug=true")], 1);
     check_all_pairs(
         &gpu,
@@ -36,7 +36,7 @@ fn motion_matches_cpu_bit_for_bit() {
 /// cannot share it: every golden pair, bit for bit.
 #[test]
 fn motion_v2_matches_cpu_bit_for_bit() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs(&gpu, &[("motion_v2", "")], 1);
     check_all_pairs(
         &gpu,
@@ -58,7 +58,7 @@ fn motion_v2_matches_cpu_bit_for_bit() {
 
 #[test]
 fn gpu_and_cpu_extractors_mix() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     // float_ansnr has no GPU version: it runs on the host beside the GPU
     // ones, inline or on worker threads.
     let features = [
@@ -92,7 +92,7 @@ fn gpu_and_cpu_extractors_mix() {
 /// CPU.
 #[test]
 fn host_pictures_reused_right_after_submit() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("a_576x324_420p8_pan/x264_crf30");
     // Every GPU extractor that is bit-identical to the CPU (ciede differs
     // in its last bits, the float VIF/ADM/SSIM family in its sums' order).
@@ -126,7 +126,7 @@ fn host_pictures_reused_right_after_submit() {
 /// scribbled on right after each submit change nothing), and reused.
 #[test]
 fn pool_pictures_read_in_place_score_as_on_the_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [
         ("psnr", "enable_apsnr=true"),
         ("motion", "debug=true"),
@@ -154,7 +154,7 @@ fn pool_pictures_read_in_place_score_as_on_the_cpu() {
 /// each is right from its first frame (no stale sums or planes).
 #[test]
 fn successive_contexts_of_different_sizes() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [
         ("psnr", "enable_mse=true"),
         ("motion", "debug=true"),
@@ -224,7 +224,7 @@ fn successive_contexts_of_different_sizes() {
 /// the CPU.
 #[test]
 fn float_extractors_survive_reused_pictures_and_other_sizes() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [
         ("float_vif", "debug=true"),
         ("float_adm", "debug=true"),
@@ -285,23 +285,23 @@ fn missing_runtimes_are_named() {
 
 #[test]
 fn devices_are_selected_by_uuid() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let described = gpu.describe();
     let uuid = described
         .split(", ")
         .find(|s| s.starts_with("GPU-"))
         .unwrap()
         .to_string();
-    let again = gpu::open(GpuBackend::Cuda, &DeviceSelector::parse(&uuid).unwrap()).unwrap();
+    let again = gpu::open(test_backend(), &DeviceSelector::parse(&uuid).unwrap()).unwrap();
     assert_eq!(again.describe(), described);
-    let none = gpu::open(GpuBackend::Cuda, &DeviceSelector::Index(999)).unwrap_err();
+    let none = gpu::open(test_backend(), &DeviceSelector::Index(999)).unwrap_err();
     println!("{none}");
 }
 
 #[test]
 fn device_layer_copies_streams_and_events() {
     use vmafx::gpu::{Copy2d, CopySource as Memory};
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     // A 37x5 "plane" with a host pitch of 40, uploaded to a device pitch of
     // 256, copied device to device into a tight buffer on a second stream
     // that waits for the first through an event, then read back.
@@ -426,7 +426,7 @@ fn cli_backend_auto_falls_back_or_matches_cpu() {
 #[test]
 fn producer_context_is_used_instead_of_ours() {
     use cudarc::driver::sys as cu;
-    if cuda_gpu().is_none() {
+    if cuda_specific("a producer's own CUDA context") || test_gpu().is_none() {
         return;
     }
     let pair = &PAIRS[6];
@@ -475,7 +475,7 @@ fn null_producer_context_is_refused() {
 /// the call returns.
 #[test]
 fn borrowed_pictures_refilled_every_frame() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("a_576x324_420p8_pan/x264_crf30");
     let (refs, dists) = (p.reference(), p.distorted_pictures());
     let features = [("psnr", ""), ("motion", ""), ("vif", ""), ("adm", "")];

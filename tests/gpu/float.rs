@@ -22,7 +22,7 @@ const DOUBLE_SUM_TOL: f64 = 1e-10;
 
 #[test]
 fn float_motion_within_tolerance_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs_close(&gpu, &[("float_motion", "debug=true")], 1, SUM_ORDER_TOL);
     // Shaping options (fps weight, blend, cap) and the forced zero.
     check_all_pairs_close(
@@ -39,7 +39,7 @@ fn float_motion_within_tolerance_on_every_golden_pair() {
 
 #[test]
 fn float_vif_within_tolerance_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs_close(&gpu, &[("float_vif", "debug=true")], 1, SUM_ORDER_TOL);
     // The neg models' option, and the other statistic parameters.
     check_all_pairs_close(
@@ -63,7 +63,7 @@ fn float_vif_within_tolerance_on_every_golden_pair() {
 /// the CPU extractor in a GPU context: the same bits as the CPU engine.
 #[test]
 fn float_vif_options_the_kernels_lack_run_on_the_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("e_321x179_420p8_zoom");
     for options in ["vif_kernelscale=2.0:debug=true", "vif_prescale=0.5"] {
         let features = [("float_vif", options)];
@@ -75,7 +75,7 @@ fn float_vif_options_the_kernels_lack_run_on_the_cpu() {
 
 #[test]
 fn float_psnr_and_moment_bit_identical_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     // 8- and 10-bit samples: every square and partial sum is exact.
     check_all_pairs(&gpu, &[("float_psnr", ""), ("float_moment", "")], 1);
 }
@@ -84,7 +84,7 @@ fn float_psnr_and_moment_bit_identical_on_every_golden_pair() {
 /// frame scored: float_motion still sees every frame.
 #[test]
 fn float_extractors_with_subsampling() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [
         ("float_motion", "debug=true"),
         ("float_vif", "debug=true"),
@@ -115,7 +115,7 @@ fn float_extractors_with_subsampling() {
 /// Two GPU runs give the same bits (no float atomics: fixed-order sums).
 #[test]
 fn float_extractors_are_deterministic() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [
         ("float_motion", "debug=true"),
         ("float_vif", "debug=true"),
@@ -133,7 +133,7 @@ fn float_extractors_are_deterministic() {
 /// pseudo-random low bits so every bit of the wider samples matters.
 #[test]
 fn float_extractors_at_12_and_16_bits() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("c_576x324_420p10_zoom");
     let (refs, dists) = (p.reference(), p.distorted_pictures());
     for bits in [12u8, 16] {
@@ -161,7 +161,7 @@ fn float_extractors_at_12_and_16_bits() {
 /// branch of the statistic and tiles narrower than the filter margins.
 #[test]
 fn float_extractors_on_stress_pictures() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [
         ("float_motion", "debug=true"),
         ("float_vif", "debug=true"),

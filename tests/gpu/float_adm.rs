@@ -19,7 +19,7 @@ const TOL: f64 = 1e-5;
 
 #[test]
 fn float_adm_within_tolerance_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs_close(&gpu, &[("float_adm", "debug=true")], 1, TOL);
 }
 
@@ -29,7 +29,7 @@ fn float_adm_within_tolerance_on_every_golden_pair() {
 /// adm3 variants.
 #[test]
 fn float_adm_options_within_tolerance_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for options in [
         "adm_enhn_gain_limit=1.0:debug=true",
         "adm_norm_view_dist=1.5:adm_ref_display_height=2160:adm_noise_weight=0.1:adm_f1s1=0.5:adm_f2s3=2.0",
@@ -43,7 +43,7 @@ fn float_adm_options_within_tolerance_on_every_golden_pair() {
 
 #[test]
 fn float_adm_subsample_3_within_tolerance() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("a_576x324_420p8_pan");
     let features = [("float_adm", "debug=true")];
     let cpu = score(p, &features, 3, None);
@@ -55,6 +55,6 @@ fn float_adm_subsample_3_within_tolerance() {
 
 #[test]
 fn float_adm_gives_the_same_bits_every_run() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     assert_runs_identical(&gpu, &[pair("b_1280x720")], &[("float_adm", "debug=true")]);
 }

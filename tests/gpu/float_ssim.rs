@@ -19,7 +19,7 @@ const DEFAULT: [(&str, &str); 2] = [("float_ssim", ""), ("float_ms_ssim", "")];
 
 #[test]
 fn float_ssim_and_ms_ssim_within_tolerance_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs_close(&gpu, &DEFAULT, 1, TOL);
     // Every option: the l, c, s terms (per scale), and the dB scores.
     for options in [
@@ -39,7 +39,7 @@ fn float_ssim_and_ms_ssim_within_tolerance_on_every_golden_pair() {
 /// Every third frame scored.
 #[test]
 fn float_ssim_and_ms_ssim_with_subsampling() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [
         ("float_ssim", "enable_lcs=true"),
         ("float_ms_ssim", "enable_lcs=true"),
@@ -59,7 +59,7 @@ fn float_ssim_and_ms_ssim_with_subsampling() {
 /// Two GPU runs give the same bits (no float atomics: fixed-order sums).
 #[test]
 fn float_ssim_and_ms_ssim_are_deterministic() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [
         ("float_ssim", "enable_lcs=true"),
         ("float_ms_ssim", "enable_lcs=true"),

@@ -33,7 +33,7 @@ const CHROMA: &str = "enable_chroma=true:enable_lcs=true";
 
 #[test]
 fn integer_ms_ssim_within_tolerance_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for options in OPTIONS {
         check_all_pairs_close(&gpu, &[("integer_ms_ssim", options)], 1, TOL);
     }
@@ -44,7 +44,7 @@ fn integer_ms_ssim_within_tolerance_on_every_golden_pair() {
 /// the CPU's reason elsewhere.
 #[test]
 fn integer_ms_ssim_chroma_within_tolerance_or_refused_as_on_the_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [("integer_ms_ssim", CHROMA)];
     let mut scored = 0;
     for p in PAIRS {
@@ -77,7 +77,7 @@ fn integer_ms_ssim_chroma_within_tolerance_or_refused_as_on_the_cpu() {
 /// Every third frame scored.
 #[test]
 fn integer_ms_ssim_with_subsampling() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [("integer_ms_ssim", CHROMA)];
     let p = pair("b_1280x720_420p8_zoom");
     let cpu = score(p, &features, 3, None);
@@ -95,7 +95,7 @@ fn integer_ms_ssim_with_subsampling() {
 /// bits (chroma too).
 #[test]
 fn integer_ms_ssim_at_12_and_16_bits() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("d_352x288_422p10_pan");
     let (refs, dists) = (p.reference(), p.distorted_pictures());
     let features = [("integer_ms_ssim", CHROMA)];
@@ -116,7 +116,7 @@ fn integer_ms_ssim_at_12_and_16_bits() {
 /// 11x11 window at scale 4) and odd sizes, at 8, 10 and 16 bits.
 #[test]
 fn integer_ms_ssim_on_stress_pictures() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [("integer_ms_ssim", "enable_lcs=true")];
     let mut worst = 0.0f64;
     for (w, h) in [(176, 176), (177, 183), (250, 191)] {
@@ -142,7 +142,7 @@ fn integer_ms_ssim_on_stress_pictures() {
 /// Two GPU runs give the same bits (no float atomics: fixed-order sums).
 #[test]
 fn integer_ms_ssim_is_deterministic() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     assert_runs_identical(
         &gpu,
         &[pair("b_1280x720_420p8_zoom"), pair("d_352x288_444p8_pan")],

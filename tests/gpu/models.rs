@@ -70,7 +70,7 @@ fn model_scores(
 
 #[test]
 fn every_model_on_every_golden_pair_matches_the_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for version in MODELS {
         let float = version.contains("float");
         let (mut scored, mut refused, mut worst) = (0, 0, 0.0f64);

@@ -26,14 +26,14 @@ const FEATURES: [(&str, &str); 1] = [("psnr_hvs", "")];
 
 #[test]
 fn psnr_hvs_bit_identical_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs(&gpu, &FEATURES, 1);
 }
 
 /// Every third frame scored.
 #[test]
 fn psnr_hvs_with_subsampling() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for p in [pair("b_1280x720_420p8_zoom"), pair("c_576x324_420p10_zoom")] {
         let cpu = score(p, &FEATURES, 3, None);
         let on_gpu = score(p, &FEATURES, 3, Some(&gpu));
@@ -51,7 +51,7 @@ fn psnr_hvs_with_subsampling() {
 /// every plane, 8 and 10 bits, bit-identical to the CPU.
 #[test]
 fn psnr_hvs_bit_identical_at_1080p_and_2160p() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("a_576x324_420p8_pan/x264_crf42");
     let (refs, dists) = (p.reference(), p.distorted_pictures());
     for (w, h, bits, frames) in [(1920, 1080, 8, 3), (3840, 2160, 8, 2), (3840, 2160, 10, 1)] {
@@ -74,7 +74,7 @@ fn psnr_hvs_bit_identical_at_1080p_and_2160p() {
 /// Two GPU runs give the same bits.
 #[test]
 fn psnr_hvs_is_deterministic() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     assert_runs_identical(
         &gpu,
         &[pair("b_1280x720_420p8_zoom"), pair("d_352x288_422p10_pan")],

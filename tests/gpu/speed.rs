@@ -78,13 +78,13 @@ const TEMPORAL_OPTION_SETS: &[&str] = &[
 
 #[test]
 fn speed_within_tolerance_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs_close(&gpu, &BOTH, 1, TOL);
 }
 
 #[test]
 fn speed_chroma_with_the_v1_model_options() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for options in MODEL_OPTION_SETS {
         check_pairs_close(&gpu, &[("speed_chroma", options)], 1);
     }
@@ -92,7 +92,7 @@ fn speed_chroma_with_the_v1_model_options() {
 
 #[test]
 fn speed_chroma_with_every_option() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for options in CHROMA_OPTION_SETS {
         check_pairs_close(&gpu, &[("speed_chroma", options)], 1);
     }
@@ -100,7 +100,7 @@ fn speed_chroma_with_every_option() {
 
 #[test]
 fn speed_temporal_with_every_option() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for options in TEMPORAL_OPTION_SETS {
         check_pairs_close(&gpu, &[("speed_temporal", options)], 1);
     }
@@ -110,7 +110,7 @@ fn speed_temporal_with_every_option() {
 /// every frame and compares each with the one before, as on the CPU.
 #[test]
 fn speed_with_subsampling() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs_close(&gpu, &BOTH, 3, TOL);
     check_pairs_close(
         &gpu,
@@ -125,7 +125,7 @@ fn speed_with_subsampling() {
 /// Three GPU runs give the same bits (no atomics, every sum in one thread).
 #[test]
 fn speed_is_deterministic() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [
         ("speed_chroma", ""),
         ("speed_temporal", ""),
@@ -147,7 +147,7 @@ fn speed_is_deterministic() {
 /// pseudo-random low bits.
 #[test]
 fn speed_at_12_and_16_bits() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for p in [pair("c_576x324_420p10_zoom"), pair("d_352x288_422p10_pan")] {
         let (refs, dists) = (p.reference(), p.distorted_pictures());
         for bits in [12u8, 16] {
@@ -177,7 +177,7 @@ fn speed_at_12_and_16_bits() {
 /// (every difference 0).
 #[test]
 fn speed_on_synthetic_pictures() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let mut worst = 0.0f64;
     for (w, h, subsampling) in [
         (321, 179, ChromaSubsampling::Yuv444),

@@ -15,7 +15,7 @@ const OPTIONS: [&str; 3] = ["", "enable_db=true", "enable_db=true:clip_db=true"]
 
 #[test]
 fn ssim_matches_cpu_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for options in OPTIONS {
         check_all_pairs(&gpu, &[("ssim", options)], 1);
     }
@@ -25,7 +25,7 @@ fn ssim_matches_cpu_on_every_golden_pair() {
 
 #[test]
 fn ssim_matches_cpu_with_subsampling() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for p in [pair("b_1280x720_420p8_zoom"), pair("e_321x179_420p8_zoom")] {
         let features = [("ssim", "enable_db=true")];
         let cpu = score(p, &features, 3, None);
@@ -38,7 +38,7 @@ fn ssim_matches_cpu_with_subsampling() {
 /// The 10-bit pair's samples shifted up, with pseudo-random low bits.
 #[test]
 fn ssim_matches_cpu_at_12_and_16_bits() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("c_576x324_420p10_zoom");
     let (refs, dists) = (p.reference(), p.distorted_pictures());
     for bits in [12u8, 16] {
@@ -57,7 +57,7 @@ fn ssim_matches_cpu_at_12_and_16_bits() {
 /// (9x9), around the 32x8 tiles, and odd, at 8, 10 and 16 bits.
 #[test]
 fn ssim_matches_cpu_on_stress_pictures() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for (w, h) in [(5, 3), (16, 16), (17, 33), (67, 41), (130, 19)] {
         for bits in [8u8, 10, 16] {
             let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv444, bits).unwrap();
@@ -74,7 +74,7 @@ fn ssim_matches_cpu_on_stress_pictures() {
 
 #[test]
 fn ssim_is_deterministic() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     assert_runs_identical(
         &gpu,
         &[pair("b_1280x720_420p8_zoom"), pair("c_576x324_420p10_zoom")],

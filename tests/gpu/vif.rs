@@ -14,7 +14,7 @@ use vmafx::{ChromaSubsampling, ContextBuilder, PictureFormat};
 
 #[test]
 fn vif_matches_cpu_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     check_all_pairs(&gpu, &[("vif", "")], 1);
     check_all_pairs(&gpu, &[("vif", "debug=true")], 1);
     // The neg models' option.
@@ -23,7 +23,7 @@ fn vif_matches_cpu_on_every_golden_pair() {
 
 #[test]
 fn vif_matches_cpu_with_subsampling() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for p in [
         pair("a_576x324_420p8_pan/x264_crf30"),
         pair("e_321x179_420p8_zoom"),
@@ -46,7 +46,7 @@ fn vif_matches_cpu_with_subsampling() {
 /// pseudo-random low bits so every bit of the wider samples matters.
 #[test]
 fn vif_matches_cpu_at_12_and_16_bits() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("c_576x324_420p10_zoom");
     let (refs, dists) = (p.reference(), p.distorted_pictures());
     for bits in [12u8, 16] {
@@ -68,7 +68,7 @@ fn vif_matches_cpu_at_12_and_16_bits() {
 /// statistic, wrapped intermediates, and tiles narrower than the margins.
 #[test]
 fn vif_matches_cpu_on_stress_pictures() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for (w, h) in [(16, 16), (17, 33), (67, 41), (130, 19)] {
         for bits in [8u8, 10, 16] {
             let format = PictureFormat::new(w, h, ChromaSubsampling::Yuv444, bits).unwrap();
@@ -88,7 +88,7 @@ fn vif_matches_cpu_on_stress_pictures() {
 /// Pictures too small for the four scales are refused as the CPU refuses them.
 #[test]
 fn vif_refuses_small_pictures_like_the_cpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let format = PictureFormat::new(15, 32, ChromaSubsampling::Yuv420, 8).unwrap();
     let build = |gpu: Option<&Gpu>| {
         let mut b = ContextBuilder::new(format).feature("vif", Vec::new());

@@ -142,7 +142,7 @@ fn check_layout(gpu: &Gpu, pair: &Pair, layout: PixelFormat, depth: Option<(u8, 
 
 #[test]
 fn every_layout_scores_as_a_host_upload() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     use ChromaSubsampling::*;
     let planar = |subsampling, bit_depth| PixelFormat::Planar {
         subsampling,
@@ -180,7 +180,7 @@ fn every_layout_scores_as_a_host_upload() {
 /// by default (naming the plane), copied on the device when allowed.
 #[test]
 fn unaligned_planes_are_refused_or_copied_when_allowed() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let pair = pair("a_576x324_420p8_pan/x264_crf30");
     let (refs, dists) = (pair.reference(), pair.distorted_pictures());
     let format = pair.format();
@@ -258,7 +258,7 @@ fn unaligned_planes_are_refused_or_copied_when_allowed() {
 /// naming the feature, and releases them.
 #[test]
 fn device_frames_need_every_extractor_on_the_gpu() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let format = PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
     let mut ctx = ContextBuilder::new(format)
         .feature("float_ansnr", parse_key_values("float_ansnr", "").unwrap())
@@ -285,7 +285,7 @@ fn device_frames_need_every_extractor_on_the_gpu() {
 /// bit as the same pictures submitted as host pictures.
 #[test]
 fn host_memory_frames_are_transferred_plane_by_plane() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for (needle, layout) in [
         ("a_576x324_420p8_pan/x264_crf30", PixelFormat::Nv12),
         ("c_576x324_420p10", PixelFormat::P010),
@@ -356,7 +356,7 @@ fn host_memory_frames_are_transferred_plane_by_plane() {
 /// last reader of the last context.
 #[test]
 fn a_frame_read_by_two_contexts_is_released_after_both() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let pair = pair("a_576x324_420p8_pan/x264_crf18");
     let (refs, dists) = (pair.reference(), pair.distorted_pictures());
     let format = pair.format();
@@ -412,7 +412,10 @@ fn a_frame_read_by_two_contexts_is_released_after_both() {
 /// same pictures uploaded from the host, and handed back once read.
 #[test]
 fn cudarc_buffers_are_frames_without_unsafe_and_come_back_once_read() {
-    let Some(gpu) = cuda_gpu() else { return };
+    if cuda_specific("cudarc device buffers as frames") {
+        return;
+    }
+    let Some(gpu) = test_gpu() else { return };
     let cuda = cudarc::driver::CudaContext::new(0).unwrap();
     let producer = cuda.new_stream().unwrap();
     let pair = pair("a_576x324_420p8_pan/x264_crf30");

@@ -7,6 +7,7 @@
 //! no CUDA still exercises that half), then skips with a printed reason
 //! where there is no CUDA device, no Vulkan loader or no EGL.
 
+use crate::common::gpu::{on_hip, test_backend};
 use crate::producers;
 
 use cudarc::driver::sys as cu;
@@ -20,30 +21,38 @@ use vmafx::gpu::external::{ExternalMemoryDesc, ExternalMemoryKind, SemaphoreKind
 use vmafx::gpu::{self, cuda, DeviceSelector, Gpu, GpuBackend};
 use vmafx::gpu::{Copy2d, CopySource as Memory};
 
-fn cuda_gpu() -> Option<Gpu> {
-    if !cuda::driver_present() {
+/// The test device (CUDA, or HIP with VMAFX_TEST_GPU_BACKEND=hip); the
+/// skip reason says the CPU half ran.
+fn test_gpu() -> Option<Gpu> {
+    let backend = test_backend();
+    let name = backend.to_string().to_uppercase();
+    let present = match backend {
+        GpuBackend::Cuda => cuda::driver_present(),
+        GpuBackend::Hip => gpu::hip::runtime_present(),
+    };
+    if !present {
         vmafx::testing::skip(
             vmafx::testing::REQUIRE_GPU,
-            "no CUDA device (libcuda not found); the CPU half still runs",
+            format_args!("no {name} runtime found; the CPU half still runs"),
         );
         return None;
     }
-    match gpu::open(GpuBackend::Cuda, &DeviceSelector::default()) {
+    match gpu::open(backend, &DeviceSelector::default()) {
         Ok(g) => {
-            println!("CUDA: {}", g.describe());
+            println!("GPU: {}", g.describe());
             Some(g)
         }
         Err(e) => {
             vmafx::testing::skip(
                 vmafx::testing::REQUIRE_GPU,
-                format_args!("no CUDA device ({e}); the CPU half still runs"),
+                format_args!("no {name} device ({e}); the CPU half still runs"),
             );
             None
         }
     }
 }
 
-/// The Vulkan device matching the CUDA one (any device without CUDA).
+/// The Vulkan device matching the GPU (any device without one).
 fn vulkan(gpu: Option<&Gpu>) -> Option<Vulkan> {
     match Vulkan::new(gpu.map(Gpu::uuid)) {
         Ok(v) => {
@@ -146,7 +155,8 @@ fn opaque(buffer: &ExportedBuffer) -> ExternalMemoryDesc {
 }
 
 /// A dma-buf of device memory, exported by CUDA itself (the only dma-buf
-/// source on a machine without DRM).
+/// source on a machine without DRM; under HIP-over-CUDA the buffer is CUDA
+/// memory too, in the context current on this thread).
 fn cuda_dmabuf(buffer: &DeviceBuffer) -> OwnedFd {
     let mut fd: i32 = -1;
     // SAFETY: the context is current on this thread (the buffer was just
@@ -227,7 +237,7 @@ const FRAME1: usize = FRAME.div_ceil(65536) * 65536;
 #[test]
 fn vulkan_memory_imports_and_copies_at_any_offset_and_pitch() {
     let _alone = crate::one_at_a_time();
-    let gpu = cuda_gpu();
+    let gpu = test_gpu();
     let Some(vk) = vulkan(gpu.as_ref()) else {
         return;
     };
@@ -242,13 +252,15 @@ fn vulkan_memory_imports_and_copies_at_any_offset_and_pitch() {
         pool.allocation_size, pool.dedicated
     );
     let Some(gpu) = gpu else {
-        vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device to import into");
+        vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no GPU to import into");
         return vk.destroy_buffer(pool);
     };
     {
         let memory = gpu.import_memory(fd, opaque(&pool)).unwrap();
         // (The import made the context current on this thread.)
-        probe_driver_mapping_offsets(vk.memory_fd(&pool).unwrap(), &pool);
+        if !on_hip() {
+            probe_driver_mapping_offsets(vk.memory_fd(&pool).unwrap(), &pool);
+        }
         let frame0 = memory.map_buffer(0, FRAME as u64).unwrap();
         let frame1 = memory.map_buffer(FRAME1 as u64, FRAME as u64).unwrap();
         let stream = gpu.stream().unwrap();
@@ -307,7 +319,7 @@ fn vulkan_memory_imports_and_copies_at_any_offset_and_pitch() {
 #[test]
 fn timeline_and_binary_semaphores_order_cuda_and_vulkan_both_ways() {
     let _alone = crate::one_at_a_time();
-    let gpu = cuda_gpu();
+    let gpu = test_gpu();
     let Some(vk) = vulkan(gpu.as_ref()) else {
         return;
     };
@@ -316,7 +328,7 @@ fn timeline_and_binary_semaphores_order_cuda_and_vulkan_both_ways() {
         (Err(e), _) | (_, Err(e)) => return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, e),
     };
     let Some(gpu) = gpu else {
-        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device to import into");
+        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no GPU to import into");
     };
     let stream = gpu.stream().unwrap();
     let event = gpu.event().unwrap();
@@ -368,8 +380,8 @@ fn timeline_and_binary_semaphores_order_cuda_and_vulkan_both_ways() {
 #[test]
 fn a_dmabuf_import_gets_the_drivers_answer_and_the_paths_that_work() {
     let _alone = crate::one_at_a_time();
-    let Some(gpu) = cuda_gpu() else {
-        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device");
+    let Some(gpu) = test_gpu() else {
+        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no GPU");
     };
     let exported = gpu.buffer(2 << 20).unwrap();
     let desc = ExternalMemoryDesc {
@@ -385,10 +397,12 @@ fn a_dmabuf_import_gets_the_drivers_answer_and_the_paths_that_work() {
         Err(e) => {
             let text = e.to_string();
             println!("dma-buf import: {text}");
-            assert!(
-                text.contains("CUDA: cuImportExternalMemory (dma-buf fd"),
-                "{text}"
-            );
+            let call = if on_hip() {
+                "HIP: hipImportExternalMemory (dma-buf fd"
+            } else {
+                "CUDA: cuImportExternalMemory (dma-buf fd"
+            };
+            assert!(text.contains(call), "{text}");
             if text.contains("NOT_SUPPORTED") {
                 assert!(
                     text.contains("CUDA_ERROR_NOT_SUPPORTED (801)") && text.contains("opaque fd"),
@@ -420,13 +434,24 @@ fn a_gl_texture_maps_as_an_array_and_copies_out() {
     let (width, height) = (1917usize, 1079usize);
     let data = pattern(width * height, 3);
     let texture = gl.r8_texture(width as i32, height as i32, &data).unwrap();
-    let Some(gpu) = cuda_gpu() else {
+    let Some(gpu) = test_gpu() else {
         gl.delete_texture(texture);
         return vmafx::testing::skip(
             vmafx::testing::REQUIRE_GPU,
-            "no CUDA device to register the texture with",
+            "no GPU to register the texture with",
         );
     };
+    if on_hip() {
+        // No HIP-GL interop: refused, pointing at the dma-buf path.
+        // SAFETY: the texture is alive; nothing is registered.
+        let err = unsafe { gpu.register_gl_texture(texture.0.get(), GL_TEXTURE_2D) }
+            .err()
+            .expect("HIP registers no GL texture")
+            .to_string();
+        println!("GL texture on HIP: {err}");
+        assert!(err.contains("no HIP-GL interop"), "{err}");
+        return gl.delete_texture(texture);
+    }
     {
         let stream = gpu.stream().unwrap();
         let dst_pitch = 1920;
@@ -464,8 +489,8 @@ fn a_gl_texture_maps_as_an_array_and_copies_out() {
 #[test]
 fn a_registered_host_frame_copies_with_no_staging() {
     let _alone = crate::one_at_a_time();
-    let Some(gpu) = cuda_gpu() else {
-        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device");
+    let Some(gpu) = test_gpu() else {
+        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no GPU");
     };
     // An ordinary heap frame at an odd address, as a producer would hand it.
     let storage = pattern(FRAME + 13, 4);
@@ -546,10 +571,13 @@ fn a_registered_host_frame_copies_with_no_staging() {
 #[test]
 fn a_producers_event_is_waited_on_and_left_alive() {
     let _alone = crate::one_at_a_time();
-    let Some(gpu) = cuda_gpu() else {
-        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device");
+    let Some(gpu) = test_gpu() else {
+        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no GPU");
     };
     let stream = gpu.stream().unwrap(); // makes the context current here
+    if on_hip() {
+        return hip_producer_event(&gpu, &stream);
+    }
     let mut raw = std::ptr::null_mut();
     // SAFETY: the producer's event, created in our (primary) context.
     unsafe { assert_eq!(cu::cuEventCreate(&mut raw, 0), cu::CUresult::CUDA_SUCCESS) };
@@ -573,19 +601,24 @@ fn a_producers_event_is_waited_on_and_left_alive() {
 #[test]
 fn two_hundred_import_cycles_leak_no_fd_and_no_device_memory() {
     let _alone = crate::one_at_a_time();
-    let gpu = cuda_gpu();
+    let gpu = test_gpu();
     let Some(vk) = vulkan(gpu.as_ref()) else {
         return;
     };
     let pool = vk.exportable_buffer(FRAME as u64, false).unwrap();
     vk.fill(&pool, &pattern(FRAME, 5)).unwrap();
     let semaphore = vk.semaphore(true).ok();
-    let gl = Gl::new().map_err(|e| println!("GL part skipped: {e}")).ok();
+    let gl = if on_hip() {
+        println!("GL part skipped: no HIP-GL interop");
+        None
+    } else {
+        Gl::new().map_err(|e| println!("GL part skipped: {e}")).ok()
+    };
     let texture = gl
         .as_ref()
         .map(|gl| gl.r8_texture(640, 360, &pattern(640 * 360, 6)).unwrap());
     let Some(gpu) = gpu else {
-        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no CUDA device to import into");
+        return vmafx::testing::skip(vmafx::testing::REQUIRE_GPU, "no GPU to import into");
     };
     let stream = gpu.stream().unwrap();
     let dst = gpu.buffer(FRAME).unwrap();
@@ -688,4 +721,33 @@ fn two_hundred_import_cycles_leak_no_fd_and_no_device_memory() {
         vk.destroy_semaphore(s);
     }
     vk.destroy_buffer(pool);
+}
+
+/// [`a_producers_event_is_waited_on_and_left_alive`] with a HIP event of
+/// the producer's (the HIP runtime vmafx loaded: ROCm, or the HIP-over-CUDA
+/// test runtime).
+fn hip_producer_event(gpu: &Gpu, stream: &vmafx::gpu::device::Stream) {
+    use cubecl_hip_sys as hip;
+    let mut raw: hip::hipEvent_t = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a local; the runtime is loaded (the Gpu is open).
+    unsafe {
+        assert_eq!(
+            hip::hipEventCreateWithFlags(&mut raw, hip::hipEventDefault),
+            hip::hipError_t_hipSuccess
+        )
+    };
+    {
+        // SAFETY: `raw` outlives the wrapper.
+        let event = unsafe { gpu.borrow_event(raw as *mut std::ffi::c_void) };
+        event.record(stream).unwrap();
+        stream.wait(&event).unwrap();
+        stream.synchronize().unwrap();
+        assert!(event.is_done().unwrap());
+    }
+    // SAFETY: valid event, destroyed once.
+    unsafe {
+        assert_eq!(hip::hipEventQuery(raw), hip::hipError_t_hipSuccess);
+        assert_eq!(hip::hipEventDestroy(raw), hip::hipError_t_hipSuccess);
+    }
+    println!("producer HIP event: recorded, waited on, left alive");
 }
