@@ -5,7 +5,7 @@
 //! run time). One library serves as both: install it as
 //! `$ROCM_PATH/lib/libamdhip64.so` and `$ROCM_PATH/lib/libhiprtc.so`.
 //!
-//! A test runtime, never shipped (ADR 0024): on an NVIDIA GPU it runs our
+//! A test runtime, never shipped (ADR 0025): on an NVIDIA GPU it runs our
 //! HIP host code and its ordering on a real device. It cannot show AMD
 //! hardware behaviour (docs/gpu-testing.md says what is and is not proven).
 //!
