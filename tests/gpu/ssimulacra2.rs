@@ -15,7 +15,7 @@ const MATRICES: [&str; 4] = ["", "yuv_matrix=1", "yuv_matrix=2", "yuv_matrix=3"]
 
 #[test]
 fn ssimulacra2_matches_cpu_on_every_golden_pair() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for options in MATRICES {
         check_all_pairs(&gpu, &[("ssimulacra2", options)], 1);
     }
@@ -23,7 +23,7 @@ fn ssimulacra2_matches_cpu_on_every_golden_pair() {
 
 #[test]
 fn ssimulacra2_matches_cpu_with_subsampling() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for p in [pair("b_1280x720_420p8_zoom"), pair("e_321x179_420p8_zoom")] {
         let features = [("ssimulacra2", "")];
         let cpu = score(p, &features, 3, None);
@@ -37,7 +37,7 @@ fn ssimulacra2_matches_cpu_with_subsampling() {
 /// (chroma too).
 #[test]
 fn ssimulacra2_matches_cpu_at_12_and_16_bits() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     for p in [pair("c_576x324_420p10_zoom"), pair("d_352x288_422p10_pan")] {
         let (refs, dists) = (p.reference(), p.distorted_pictures());
         for bits in [12u8, 16] {
@@ -59,7 +59,7 @@ fn ssimulacra2_matches_cpu_at_12_and_16_bits() {
 /// 4-lane steps, five scales, and odd sizes, at 8, 10 and 16 bits.
 #[test]
 fn ssimulacra2_matches_cpu_on_stress_pictures() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let features = [("ssimulacra2", "")];
     for (w, h) in [(8, 8), (9, 17), (64, 64), (23, 260), (261, 15), (177, 183)] {
         for bits in [8u8, 10, 16] {
@@ -79,7 +79,7 @@ fn ssimulacra2_matches_cpu_on_stress_pictures() {
 /// largest pyramids and launches.
 #[test]
 fn ssimulacra2_matches_cpu_at_1080p_and_2160p() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let p = pair("a_576x324_420p8_pan/x264_crf30");
     let (refs, dists) = (p.reference(), p.distorted_pictures());
     for (w, h, bits) in [(1920, 1080, 8u8), (3840, 2160, 10)] {
@@ -104,7 +104,7 @@ fn ssimulacra2_matches_cpu_at_1080p_and_2160p() {
 /// Three GPU runs give the same bits (fixed-order sums, no atomics).
 #[test]
 fn ssimulacra2_is_deterministic() {
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     assert_runs_identical(
         &gpu,
         &[pair("b_1280x720_420p8_zoom"), pair("e_321x179_420p8_zoom")],

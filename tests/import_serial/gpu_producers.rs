@@ -453,7 +453,7 @@ fn soak_through_a_small_pool_leaks_nothing() {
 #[test]
 fn contexts_on_threads_share_the_device_and_a_dropped_one_leaks_nothing() {
     let _alone = crate::one_at_a_time();
-    let Some(gpu) = cuda_gpu() else { return };
+    let Some(gpu) = test_gpu() else { return };
     let pair = pair("a_576x324_420p8_pan/x264_crf18");
     let (refs, dists) = (pair.reference(), pair.distorted_pictures());
     let format = pair.format();
