@@ -86,10 +86,14 @@ mod tests {
             "invalid argument: feature 'psnr_hip' needs --backend hip (this run scores on CUDA)"
         );
         assert_eq!(
-            resolve("ssimulacra2_cuda", Some(GpuBackend::Cuda))
+            resolve("ssimulacra2_cuda", Some(GpuBackend::Cuda)).unwrap(),
+            "ssimulacra2"
+        );
+        assert_eq!(
+            resolve("float_ansnr_hip", Some(GpuBackend::Hip))
                 .unwrap_err()
                 .to_string(),
-            "invalid argument: feature 'ssimulacra2_cuda': ssimulacra2 has no CUDA version"
+            "invalid argument: feature 'float_ansnr_hip': float_ansnr has no HIP version"
         );
         assert_eq!(resolve("cambi_hip", Some(GpuBackend::Hip)).unwrap(), "cambi");
         // Unknown names pass through: the context names what it knows.
