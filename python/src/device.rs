@@ -142,6 +142,20 @@ fn want(item: usize) -> &'static str {
     }
 }
 
+/// Checks an array interface's `typestr` (host `__array_interface__` or
+/// `__cuda_array_interface__`) against `item` bytes per sample.
+pub(crate) fn element_type(what: &str, typestr: &str, item: usize) -> PyResult<()> {
+    let ok = matches!((item, typestr), (1, "|u1") | (2, "<u2") | (2, "=u2"));
+    if ok {
+        return Ok(());
+    }
+    Err(bad(format!(
+        "{what}: element type {typestr}, expected a {} array ({} samples)",
+        want(item),
+        if item == 2 { "9- to 16-bit" } else { "8-bit" }
+    )))
+}
+
 /// Reads a plane through `__dlpack__` (preferred: its stream argument is
 /// defined for every producer) or `__cuda_array_interface__`.
 fn plane_of(
@@ -242,14 +256,7 @@ fn interface_plane(obj: &Bound<'_, PyAny>, what: &str, item: usize) -> PyResult<
         ))
     })?;
     let typestr: String = interface.get_item("typestr")?.extract()?;
-    let ok = matches!((item, typestr.as_str()), (1, "|u1") | (2, "<u2"));
-    if !ok {
-        return Err(bad(format!(
-            "{what}: element type {typestr}, expected {} ({})",
-            want(item),
-            if item == 2 { "<u2" } else { "|u1" }
-        )));
-    }
+    element_type(what, &typestr, item)?;
     let shape: Vec<usize> = interface.get_item("shape")?.extract()?;
     let strides: Option<Vec<i64>> = match interface.get_item("strides") {
         Ok(s) => s.extract()?,

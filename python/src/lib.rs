@@ -308,16 +308,7 @@ impl ArrayView {
             ))
         })?;
         let typestr: String = interface.get_item("typestr")?.extract()?;
-        let ok = matches!(
-            (item, typestr.as_str()),
-            (1, "|u1") | (2, "<u2") | (2, "=u2")
-        );
-        if !ok {
-            return Err(bad(format!(
-                "{what}: element type {typestr}, expected a {want} array ({} samples)",
-                if item == 2 { "9- to 16-bit" } else { "8-bit" }
-            )));
-        }
+        device::element_type(what, &typestr, item)?;
         let shape: Vec<usize> = interface.get_item("shape")?.extract()?;
         // Optional in the protocol (absent or None: compact rows).
         let strides: Option<Vec<i64>> = match interface.get_item("strides") {

@@ -220,7 +220,7 @@ def test_bad_device_arrays_raise_naming_what_was_wrong():
         ctx.submit((good, small, small), (wide, small, small))
     bad_type = InterfacePlane(cuda, bytes(4096), 64, 64)
     bad_type.__cuda_array_interface__ = dict(good.__cuda_array_interface__, typestr="<f4")
-    with pytest.raises(vmafx.VmafxError, match="reference plane 0: element type <f4, expected uint8"):
+    with pytest.raises(vmafx.VmafxError, match="reference plane 0: element type <f4, expected a uint8 array"):
         ctx.submit((bad_type, small, small), (good, small, small))
     legacy = InterfacePlane(cuda, bytes(4096), 64, 64)
     legacy.__cuda_array_interface__ = dict(good.__cuda_array_interface__, stream=1)
