@@ -11,6 +11,24 @@
 
 pub mod fuzz;
 
+/// A GL texture of the context current on this thread exported as a
+/// dma-buf, as the GPU engine does on runtimes without GL interop (HIP):
+/// the fd, its size, offset, pitch, fourcc and modifier, and why it cannot
+/// be memory plane `plane` of `format` if it cannot.
+pub fn export_gl_texture(
+    texture: u32,
+    format: crate::import::PixelFormat,
+    plane: usize,
+) -> crate::Result<(std::os::fd::OwnedFd, [u64; 5], Option<String>)> {
+    let e = crate::import::egl_export::export(texture)?;
+    let refusal = crate::import::egl_export::refusal(format, plane, e.fourcc, 1, e.modifier);
+    Ok((
+        e.fd,
+        [e.bytes, e.offset, e.pitch, u64::from(e.fourcc), e.modifier],
+        refusal,
+    ))
+}
+
 /// The GPU layer's internals that tests and benchmarks drive directly (the
 /// kernel sources, the shared planes); `pub(crate)` in the library.
 pub mod gpu {

@@ -20,6 +20,7 @@
 mod cudarc;
 pub mod fence;
 pub mod frame;
+pub(crate) mod egl_export;
 pub(crate) mod gl_sync;
 pub(crate) mod host_read;
 pub mod layout;

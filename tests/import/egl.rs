@@ -186,3 +186,66 @@ fn a_gl_sync_submitted_where_no_gl_context_is_current_is_refused() {
         });
     });
 }
+
+/// AMD's GL path (EGL_MESA_image_dma_buf_export, then a dma-buf import):
+/// where this EGL offers the export, an R8 texture exports as one linear R8
+/// plane whose bytes are the texture's; where it does not (Debian 12's
+/// Mesa, the H200's EGL), the refusal names the extension.
+#[test]
+fn gl_textures_export_as_dma_bufs_or_the_refusal_names_the_extension() {
+    let Some(gl) = gl() else { return };
+    let (w, h) = (64usize, 48usize);
+    let bytes: Vec<u8> = (0..w * h).map(|i| (i * 7 % 251) as u8).collect();
+    // SAFETY: the context of `gl` is current on this thread.
+    let texture = unsafe {
+        let g = &gl.gl;
+        let tex = g.create_texture().unwrap();
+        g.bind_texture(glow::TEXTURE_2D, Some(tex));
+        g.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
+        g.tex_image_2d(
+            glow::TEXTURE_2D,
+            0,
+            glow::R8 as i32,
+            w as i32,
+            h as i32,
+            0,
+            glow::RED,
+            glow::UNSIGNED_BYTE,
+            glow::PixelUnpackData::Slice(Some(&bytes)),
+        );
+        g.finish();
+        tex
+    };
+    match vmafx::testing::export_gl_texture(texture.0.get(), PixelFormat::Nv12, 0) {
+        Err(e) => {
+            let msg = e.to_string();
+            println!("{} ({}): {msg}", gl.renderer, "no export");
+            assert!(
+                msg.contains("EGL_MESA_image_dma_buf_export") || msg.contains("eglExportDMABUFImage"),
+                "{msg}"
+            );
+        }
+        Ok((fd, [size, offset, pitch, fourcc, modifier], refusal)) => {
+            println!("exported: {size} bytes, offset {offset}, pitch {pitch}, fourcc {fourcc:#x}, modifier {modifier:#x}");
+            assert_eq!(refusal, None, "an R8 texture must be NV12's luma plane");
+            let map = unsafe {
+                nix::sys::mman::mmap(
+                    None,
+                    std::num::NonZeroUsize::new(size as usize).unwrap(),
+                    nix::sys::mman::ProtFlags::PROT_READ,
+                    nix::sys::mman::MapFlags::MAP_SHARED,
+                    &fd,
+                    0,
+                )
+            }
+            .expect("a dma-buf the host can map");
+            let all = unsafe { std::slice::from_raw_parts(map.as_ptr() as *const u8, size as usize) };
+            for y in 0..h {
+                let row = &all[(offset + y as u64 * pitch) as usize..][..w];
+                assert_eq!(row, &bytes[y * w..][..w], "row {y}");
+            }
+            unsafe { nix::sys::mman::munmap(map, size as usize).unwrap() };
+        }
+    }
+    unsafe { gl.gl.delete_texture(texture) };
+}

@@ -7,9 +7,12 @@ use crate::error::{Error, Result};
 use crate::gpu::bind::SourcePlane;
 use crate::gpu::device::{DeviceBuffer, Gpu, Stream};
 use crate::gpu::driver::{Copy2d, ExternalMemoryDesc, ExternalMemoryKind, Memory as CopySource};
-use crate::gpu::external::{GraphicsResource, GL_TEXTURE_2D};
+use crate::gpu::external::{ExternalMemory, GraphicsResource, GL_TEXTURE_2D};
 use crate::gpu::planes::PITCH_ALIGN;
-use crate::import::{FrameDesc, Memory};
+use crate::gpu::GpuBackend;
+use crate::import::egl_export;
+use crate::import::{FrameDesc, Memory, PlaneLayout};
+use std::sync::Arc;
 use std::collections::HashMap;
 use std::os::fd::AsFd;
 
@@ -32,6 +35,10 @@ pub(crate) struct Imports {
     /// frame costs more than scoring it); the producer keeps them alive and
     /// their storage unchanged while the context lives.
     pub(crate) textures: HashMap<u32, GraphicsResource>,
+    /// GL textures on runtimes without GL interop (HIP), by name: exported
+    /// through EGL as dma-bufs and imported on first use, under the same
+    /// rule (alive, storage unchanged while the context lives).
+    pub(crate) exported: HashMap<u32, (Arc<ExternalMemory>, PlaneLayout)>,
     /// Linear copies of arrays and textures, by side and memory plane.
     pub(crate) scratch: HashMap<(usize, usize), DeviceBuffer>,
     /// Planes copied from arrays and textures so far.
@@ -88,6 +95,9 @@ impl Imports {
                         p.layout.pitch as usize,
                     )?
                 }
+                Memory::GlTexture(texture) if gpu.backend() == GpuBackend::Hip => {
+                    self.texture_as_dma_buf(gpu, desc, i, p.memory, texture.name())?
+                }
                 Memory::GlTexture(texture) => {
                     let texture = &texture.name();
                     if !self.textures.contains_key(texture) {
@@ -130,6 +140,51 @@ impl Imports {
             });
         }
         Ok(out)
+    }
+
+    /// Memory plane `plane` of `desc` from GL texture `texture` as dma-buf
+    /// memory (exported through EGL once per texture, imported, read in
+    /// place): AMD's path, where the runtime has no GL interop.
+    fn texture_as_dma_buf(
+        &mut self,
+        gpu: &Gpu,
+        desc: &FrameDesc,
+        plane: usize,
+        memory: usize,
+        texture: u32,
+    ) -> Result<SourcePlane> {
+        let error = |reason: String| -> Error { desc.error(memory).plane(plane).reason(reason).into() };
+        if !self.exported.contains_key(&texture) {
+            let e = egl_export::export(texture).map_err(|e| error(e.to_string()))?;
+            if let Some(why) = egl_export::refusal(desc.format, plane, e.fourcc, 1, e.modifier) {
+                return Err(error(why));
+            }
+            let layout = PlaneLayout::new(e.offset, e.pitch);
+            let (row_bytes, rows) = desc.format.plane_extent(plane, desc.width, desc.height);
+            let end = e.offset.checked_add(layout.span(row_bytes, rows));
+            if (e.pitch as usize) < row_bytes || end.is_none_or(|end| end > e.bytes) {
+                return Err(error(format!(
+                    "the texture's dma-buf ({} bytes, offset {}, pitch {}) does not hold                      {rows} rows of {row_bytes} bytes",
+                    e.bytes, e.offset, e.pitch
+                )));
+            }
+            let imported = gpu
+                .import_memory(
+                    e.fd,
+                    ExternalMemoryDesc {
+                        kind: ExternalMemoryKind::DmaBuf,
+                        size: e.bytes,
+                        dedicated: false,
+                    },
+                )
+                .map_err(|e| error(e.to_string()))?;
+            self.exported.insert(texture, (imported, layout));
+        }
+        let (imported, layout) = &self.exported[&texture];
+        Ok(SourcePlane {
+            ptr: imported.ptr() + layout.offset,
+            pitch: layout.pitch as usize,
+        })
     }
 
     /// Imports the fd-backed memory objects of `desc` (side `side`): the
