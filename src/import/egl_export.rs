@@ -44,7 +44,11 @@ pub(crate) fn refusal(
 ) -> Option<String> {
     let want = expected_fourcc(format, plane);
     let name = |code: u32| {
-        DrmFourcc::try_from(code).map_or_else(|_| format!("fourcc {code:#010x}"), |f| f.to_string())
+        // Display pads short codes ("R8  ").
+        DrmFourcc::try_from(code).map_or_else(
+            |_| format!("fourcc {code:#010x}"),
+            |f| f.to_string().trim_end().to_string(),
+        )
     };
     if planes != 1 {
         return Some(format!(
@@ -53,8 +57,9 @@ pub(crate) fn refusal(
     }
     if fourcc != want as u32 {
         return Some(format!(
-            "the texture exports as {}, plane {plane} of {format} needs {want} (a {} texture)",
+            "the texture exports as {}, plane {plane} of {format} needs {} (a {} texture)",
             name(fourcc),
+            name(want as u32),
             match want {
                 DrmFourcc::R8 => "GL_R8",
                 DrmFourcc::R16 => "GL_R16",
