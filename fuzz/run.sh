@@ -10,8 +10,8 @@
 # to the target crates only (--target keeps them off build scripts). New
 # inputs that reach new code go to a scratch corpus, not the committed
 # seeds; a crash leaves its input in fuzz/artifacts/TARGET/ and fails
-# the run: turn it into a regression test (tests/api/fuzz_inputs.rs or
-# src/capi/fuzz_tests.rs) and fix it.
+# the run: fix it, add a test beside the code it broke, and keep the
+# input in fuzz/regressions/TARGET/ (replayed at the start of every run).
 set -euo pipefail
 cd "$(dirname "$0")"
 seconds=${1:-30}
@@ -36,7 +36,10 @@ for t in "${targets[@]}"; do
     mkdir -p "artifacts/$t"
     # -close_fd_mask=1: the CLI's output would flood the log.
     # -rss_limit_mb: a target must not need more than this for any input.
-    if "$bin/$t" "$work" "corpus/$t" -max_total_time="$seconds" -max_len=65536 \
+    # regressions/TARGET: inputs that once crashed, replayed first.
+    seeds=("corpus/$t")
+    [ -d "regressions/$t" ] && seeds+=("regressions/$t")
+    if "$bin/$t" "$work" "${seeds[@]}" -max_total_time="$seconds" -max_len=65536 \
         -rss_limit_mb=2048 -timeout=20 -close_fd_mask=1 -print_final_stats=1 \
         -artifact_prefix="artifacts/$t/" > "$work.log" 2>&1; then
         echo "$t: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work.log" | grep -o '[0-9]*$') runs in ${seconds}s," \

@@ -100,7 +100,8 @@ fn parse_header(header: &str) -> std::result::Result<PictureFormat, String> {
     }
     let (mut w, mut h, mut colorspace) = (None, None, "420jpeg");
     for t in tokens.filter(|t| !t.is_empty()) {
-        let (tag, value) = t.split_at(1);
+        // The tag is the first character (which may be any UTF-8 one).
+        let (tag, value) = t.split_at(t.chars().next().map_or(0, char::len_utf8));
         match tag {
             "W" => {
                 w = Some(
@@ -231,5 +232,17 @@ mod tests {
             .unwrap_err()
             .contains("interlaced"));
         assert!(parse_header("RIFF").is_err());
+    }
+
+    /// Found by the y4m fuzz target: a tag that is a multi-byte character
+    /// (header bytes d6 b2 ...) split the token inside it and panicked.
+    #[test]
+    fn a_tag_of_any_character_is_a_tag() {
+        let f = parse_header("YUV4MPEG2 W9 H51 F25:1 \u{5b2}PMPEG2 C444").unwrap();
+        assert_eq!((f.width, f.height), (9, 51));
+        assert!(parse_header("YUV4MPEG2 \u{5b2} W8 H8").is_ok());
+        assert!(parse_header("YUV4MPEG2 W\u{e9}8 H8")
+            .unwrap_err()
+            .contains("bad width"));
     }
 }
