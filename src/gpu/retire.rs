@@ -8,13 +8,16 @@
 //! resource's outstanding streams, and the resource is freed at the next
 //! `reap` after the count reaches zero (host functions may not call the
 //! runtime, so they never free anything themselves). Streams register here
-//! when made and leave after their own work has drained, so no stream that
-//! could still read a resource is missed. This is how a buffer's lifetime
+//! when made; a stream being destroyed is "draining" until its work has
+//! run, and what is retired meanwhile waits for that too. So no stream that
+//! could still read a resource is missed, and no lock is held while a
+//! stream drains (its work may wait on a producer that is itself dropping
+//! something). This is how a buffer's lifetime
 //! is tied to the work that reads it by recorded stream order rather than
 //! by every owner remembering to synchronise (ADR 0022).
 
 use super::driver::{DevicePtr, Driver, ModuleHandle, StreamHandle};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// What is freed once the device is done with it.
@@ -31,13 +34,29 @@ struct Pending {
     release: Release,
     /// Streams that have not yet reached the work queued at the drop.
     outstanding: Arc<AtomicUsize>,
+    /// Streams that were draining at the drop: set once each has drained.
+    draining: Vec<Arc<AtomicBool>>,
+}
+
+impl Pending {
+    fn done(&self) -> bool {
+        self.outstanding.load(Ordering::Acquire) == 0
+            && self.draining.iter().all(|d| d.load(Ordering::Acquire))
+    }
+}
+
+/// The live streams, and those being destroyed (with their "drained" flag).
+#[derive(Default)]
+struct Streams {
+    live: Vec<StreamHandle>,
+    draining: Vec<(StreamHandle, Arc<AtomicBool>)>,
 }
 
 /// One device's live streams and the resources waiting on them. Shared by
 /// every clone of a [`super::Gpu`] (and the timed view of it).
 pub(super) struct Retirement {
     driver: Arc<dyn Driver>,
-    streams: Mutex<Vec<StreamHandle>>,
+    streams: Mutex<Streams>,
     pending: Mutex<Vec<Pending>>,
 }
 
@@ -45,27 +64,34 @@ impl Retirement {
     pub fn new(driver: Arc<dyn Driver>) -> Self {
         Self {
             driver,
-            streams: Mutex::new(Vec::new()),
+            streams: Mutex::default(),
             pending: Mutex::new(Vec::new()),
         }
     }
 
     /// A stream the device's resources may now be used on.
     pub fn stream_created(&self, stream: StreamHandle) {
-        lock(&self.streams).push(stream);
+        lock(&self.streams).live.push(stream);
     }
 
-    /// Waits for `stream`'s work, then destroys it. The registry stays
-    /// locked meanwhile, so a resource retired now either waits for this
-    /// stream or is retired after its work has drained.
+    /// Waits for `stream`'s work, then destroys it. Meanwhile it is
+    /// draining: a resource retired now also waits until it has drained.
     pub fn destroy_stream(&self, stream: StreamHandle) {
-        let mut streams = lock(&self.streams);
-        streams.retain(|s| *s != stream);
-        // SAFETY: a live stream of this driver, destroyed once.
+        let drained = Arc::new(AtomicBool::new(false));
+        {
+            let mut streams = lock(&self.streams);
+            streams.live.retain(|s| *s != stream);
+            streams.draining.push((stream, drained.clone()));
+        }
+        // SAFETY: a stream of this driver, no longer handed to `retire`,
+        // destroyed once.
         unsafe {
             let _ = self.driver.stream_synchronize(stream);
             self.driver.stream_destroy(stream);
         }
+        drained.store(true, Ordering::Release);
+        lock(&self.streams).draining.retain(|(s, _)| *s != stream);
+        self.reap();
     }
 
     /// Frees `release` once the work queued so far on every live stream has
@@ -74,16 +100,19 @@ impl Retirement {
         // One count for this call, so no host function can bring the
         // count to zero before every stream has been given one.
         let outstanding = Arc::new(AtomicUsize::new(1));
+        let draining;
         {
             let streams = lock(&self.streams);
-            for &stream in streams.iter() {
+            draining = streams.draining.iter().map(|(_, d)| d.clone()).collect();
+            for &stream in &streams.live {
                 outstanding.fetch_add(1, Ordering::AcqRel);
                 let count = outstanding.clone();
                 let reached = Box::new(move || {
                     count.fetch_sub(1, Ordering::AcqRel);
                 });
-                // SAFETY: a live stream (registered, and destroyed only
-                // under the lock held here); the function calls no runtime.
+                // SAFETY: a live stream (registered; it leaves the list
+                // under this lock before it is destroyed); the function
+                // calls no runtime.
                 let queued = unsafe { self.driver.launch_host_func(stream, reached) };
                 if queued.is_err() {
                     // The function was dropped uncalled: wait for the
@@ -100,6 +129,7 @@ impl Retirement {
         lock(&self.pending).push(Pending {
             release,
             outstanding,
+            draining,
         });
         self.reap();
     }
@@ -113,7 +143,7 @@ impl Retirement {
             }
             let (done, waiting) = std::mem::take(&mut *pending)
                 .into_iter()
-                .partition::<Vec<_>, _>(|p| p.outstanding.load(Ordering::Acquire) == 0);
+                .partition::<Vec<_>, _>(Pending::done);
             *pending = waiting;
             done.into_iter().map(|p| p.release).collect()
         };
