@@ -57,7 +57,10 @@ mod tests {
         assert_eq!(resolve("psnr_hip", Some(GpuBackend::Hip)).unwrap(), "psnr");
         // VMAFx's ssim (by name or alias) and integer_ms_ssim have GPU
         // twins; float_ansnr has none.
-        assert_eq!(resolve("ssim_cuda", Some(GpuBackend::Cuda)).unwrap(), "ssim");
+        assert_eq!(
+            resolve("ssim_cuda", Some(GpuBackend::Cuda)).unwrap(),
+            "ssim"
+        );
         assert_eq!(
             resolve("integer_ssim_hip", Some(GpuBackend::Hip)).unwrap(),
             "integer_ssim"
@@ -82,7 +85,9 @@ mod tests {
              (this run scores on the CPU)"
         );
         assert_eq!(
-            resolve("psnr_hip", Some(GpuBackend::Cuda)).unwrap_err().to_string(),
+            resolve("psnr_hip", Some(GpuBackend::Cuda))
+                .unwrap_err()
+                .to_string(),
             "invalid argument: feature 'psnr_hip' needs --backend hip (this run scores on CUDA)"
         );
         assert_eq!(
@@ -95,7 +100,10 @@ mod tests {
                 .to_string(),
             "invalid argument: feature 'float_ansnr_hip': float_ansnr has no HIP version"
         );
-        assert_eq!(resolve("cambi_hip", Some(GpuBackend::Hip)).unwrap(), "cambi");
+        assert_eq!(
+            resolve("cambi_hip", Some(GpuBackend::Hip)).unwrap(),
+            "cambi"
+        );
         // Unknown names pass through: the context names what it knows.
         assert_eq!(resolve("nope_cuda", None).unwrap(), "nope_cuda");
     }

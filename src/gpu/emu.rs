@@ -172,7 +172,10 @@ unsafe impl Driver for EmuDriver {
     /// HIP where the kernels are built as for AMD (`EMU_WAVE64`,
     /// `EMU_HIP`): the engine then makes HIP's choices (block sizes, twins).
     fn backend(&self) -> crate::gpu::GpuBackend {
-        let amd = self.defines.iter().any(|d| d == "EMU_WAVE64" || d == "EMU_HIP");
+        let amd = self
+            .defines
+            .iter()
+            .any(|d| d == "EMU_WAVE64" || d == "EMU_HIP");
         if amd {
             crate::gpu::GpuBackend::Hip
         } else {

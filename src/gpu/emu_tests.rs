@@ -344,7 +344,9 @@ const OTHER_EXACT: [(&str, &str); 7] = [
 #[test]
 fn cambi_fits_amd_shared_memory_with_the_cpu_bits() {
     for defines in [&["EMU_HIP"][..], &["EMU_WAVE64"][..]] {
-        let Some(gpu) = device(defines, &[]) else { return };
+        let Some(gpu) = device(defines, &[]) else {
+            return;
+        };
         let (timed, times) = gpu.with_kernel_times();
         for options in ["", "full_ref=true"] {
             let features = [("cambi", options)];

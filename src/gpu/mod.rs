@@ -41,8 +41,8 @@ pub(crate) mod lanes;
 #[cfg(test)]
 pub(crate) mod mock;
 pub(crate) mod planes;
-mod retire;
 pub mod pool;
+mod retire;
 pub(crate) mod slice;
 
 pub use device::Gpu;

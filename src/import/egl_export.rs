@@ -125,10 +125,14 @@ mod egl {
                     .map_err(|e| format!("cannot load libEGL.so.1 (EGL 1.5): {e}"))?;
                 let query = egl
                     .get_proc_address("eglExportDMABUFImageQueryMESA")
-                    .ok_or(format!("libEGL has no eglExportDMABUFImageQueryMESA ({EXTENSION})"))?;
+                    .ok_or(format!(
+                        "libEGL has no eglExportDMABUFImageQueryMESA ({EXTENSION})"
+                    ))?;
                 let export = egl
                     .get_proc_address("eglExportDMABUFImageMESA")
-                    .ok_or(format!("libEGL has no eglExportDMABUFImageMESA ({EXTENSION})"))?;
+                    .ok_or(format!(
+                        "libEGL has no eglExportDMABUFImageMESA ({EXTENSION})"
+                    ))?;
                 // SAFETY: the extension's signatures.
                 let (query, export) = unsafe {
                     (
@@ -169,7 +173,13 @@ mod egl {
         // SAFETY: a texture name of the current context, as a client buffer.
         let buffer = unsafe { khr::ClientBuffer::from_ptr(texture as usize as *mut c_void) };
         let image = egl
-            .create_image(display, context, GL_TEXTURE_2D, buffer, &[GL_TEXTURE_LEVEL, 0, khr::ATTRIB_NONE])
+            .create_image(
+                display,
+                context,
+                GL_TEXTURE_2D,
+                buffer,
+                &[GL_TEXTURE_LEVEL, 0, khr::ATTRIB_NONE],
+            )
             .map_err(|e| {
                 refused(
                     "eglCreateImage (GL texture)",
@@ -182,7 +192,13 @@ mod egl {
             // SAFETY: a live image of `display`; out-pointers for one plane
             // (more are refused below before any fd is read).
             let ok = unsafe {
-                query(display.as_ptr(), image.as_ptr(), &mut fourcc, &mut planes, &mut modifier)
+                query(
+                    display.as_ptr(),
+                    image.as_ptr(),
+                    &mut fourcc,
+                    &mut planes,
+                    &mut modifier,
+                )
             };
             if ok != khr::TRUE {
                 return Err(refused(
@@ -196,7 +212,15 @@ mod egl {
             }
             let (mut fd, mut stride, mut offset) = (-1i32, 0i32, 0i32);
             // SAFETY: as above; one plane, so one of each out value.
-            let ok = unsafe { export(display.as_ptr(), image.as_ptr(), &mut fd, &mut stride, &mut offset) };
+            let ok = unsafe {
+                export(
+                    display.as_ptr(),
+                    image.as_ptr(),
+                    &mut fd,
+                    &mut stride,
+                    &mut offset,
+                )
+            };
             if ok != khr::TRUE || fd < 0 {
                 return Err(refused(
                     "eglExportDMABUFImageMESA",
@@ -214,11 +238,19 @@ mod egl {
             return Err(refused(
                 "EGL dma-buf export",
                 GpuCode::NotSupported,
-                format!("texture {texture} exports as {planes} planes; a plane texture exports as one"),
+                format!(
+                    "texture {texture} exports as {planes} planes; a plane texture exports as one"
+                ),
             ));
         };
-        let bytes = nix::unistd::lseek(fd.as_raw_fd(), 0, nix::unistd::Whence::SeekEnd)
-            .map_err(|e| refused("lseek (dma-buf size)", GpuCode::Other(e as i64), e.to_string()))?;
+        let bytes =
+            nix::unistd::lseek(fd.as_raw_fd(), 0, nix::unistd::Whence::SeekEnd).map_err(|e| {
+                refused(
+                    "lseek (dma-buf size)",
+                    GpuCode::Other(e as i64),
+                    e.to_string(),
+                )
+            })?;
         Ok(ExportedTexture {
             fd,
             bytes: bytes as u64,
@@ -272,7 +304,10 @@ mod tests {
     #[test]
     fn exports_that_cannot_be_a_plane_say_why() {
         let linear = u64::from(DrmModifier::Linear);
-        assert_eq!(refusal(PixelFormat::Nv12, 1, DrmFourcc::Gr88 as u32, 1, linear), None);
+        assert_eq!(
+            refusal(PixelFormat::Nv12, 1, DrmFourcc::Gr88 as u32, 1, linear),
+            None
+        );
         assert_eq!(
             refusal(PixelFormat::Nv12, 1, DrmFourcc::R8 as u32, 1, linear).unwrap(),
             "the texture exports as R8, plane 1 of NV12 needs GR88 (a GL_RG8 texture)"

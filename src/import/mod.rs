@@ -18,9 +18,9 @@
 
 #[cfg(feature = "cuda")]
 mod cudarc;
+pub(crate) mod egl_export;
 pub mod fence;
 pub mod frame;
-pub(crate) mod egl_export;
 pub(crate) mod gl_sync;
 pub(crate) mod host_read;
 pub mod layout;

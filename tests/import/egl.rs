@@ -219,9 +219,10 @@ fn gl_textures_export_as_dma_bufs_or_the_refusal_names_the_extension() {
     match vmafx::testing::export_gl_texture(texture.0.get(), PixelFormat::Nv12, 0) {
         Err(e) => {
             let msg = e.to_string();
-            println!("{} ({}): {msg}", gl.renderer, "no export");
+            println!("{} (no export): {msg}", gl.renderer);
             assert!(
-                msg.contains("EGL_MESA_image_dma_buf_export") || msg.contains("eglExportDMABUFImage"),
+                msg.contains("EGL_MESA_image_dma_buf_export")
+                    || msg.contains("eglExportDMABUFImage"),
                 "{msg}"
             );
         }
@@ -239,7 +240,8 @@ fn gl_textures_export_as_dma_bufs_or_the_refusal_names_the_extension() {
                 )
             }
             .expect("a dma-buf the host can map");
-            let all = unsafe { std::slice::from_raw_parts(map.as_ptr() as *const u8, size as usize) };
+            let all =
+                unsafe { std::slice::from_raw_parts(map.as_ptr() as *const u8, size as usize) };
             for y in 0..h {
                 let row = &all[(offset + y as u64 * pitch) as usize..][..w];
                 assert_eq!(row, &bytes[y * w..][..w], "row {y}");

@@ -317,7 +317,10 @@ fn gl_textures_as_planes() {
             // it, the first frame is refused naming the plane and the step.
             let err = e.to_string();
             println!("GL textures on HIP refused: {err}");
-            assert!(err.contains("GL texture") && err.contains("plane 0"), "{err}");
+            assert!(
+                err.contains("GL texture") && err.contains("plane 0"),
+                "{err}"
+            );
             assert!(
                 err.contains("EGL") || err.contains("hipImportExternalMemory"),
                 "{err}"
@@ -484,7 +487,8 @@ fn contexts_on_threads_share_the_device_and_a_dropped_one_leaks_nothing() {
                                 return None; // dropped with frames in flight
                             }
                             if t % 2 == 0 {
-                                let (mut r, mut d) = (ctx.picture().unwrap(), ctx.picture().unwrap());
+                                let (mut r, mut d) =
+                                    (ctx.picture().unwrap(), ctx.picture().unwrap());
                                 r.copy_from(&refs[k]);
                                 d.copy_from(&dists[k]);
                                 ctx.submit(r, d).unwrap();

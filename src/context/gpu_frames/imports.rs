@@ -12,9 +12,9 @@ use crate::gpu::planes::PITCH_ALIGN;
 use crate::gpu::GpuBackend;
 use crate::import::egl_export;
 use crate::import::{FrameDesc, Memory, PlaneLayout};
-use std::sync::Arc;
 use std::collections::HashMap;
 use std::os::fd::AsFd;
+use std::sync::Arc;
 
 /// What this context imported of producers' objects.
 ///
@@ -153,34 +153,39 @@ impl Imports {
         memory: usize,
         texture: u32,
     ) -> Result<SourcePlane> {
-        let error = |reason: String| -> Error { desc.error(memory).plane(plane).reason(reason).into() };
-        if !self.exported.contains_key(&texture) {
-            let e = egl_export::export(texture).map_err(|e| error(e.to_string()))?;
-            if let Some(why) = egl_export::refusal(desc.format, plane, e.fourcc, 1, e.modifier) {
-                return Err(error(why));
+        let error =
+            |reason: String| -> Error { desc.error(memory).plane(plane).reason(reason).into() };
+        let (imported, layout) = match self.exported.entry(texture) {
+            std::collections::hash_map::Entry::Occupied(known) => known.into_mut(),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                let e = egl_export::export(texture).map_err(|e| error(e.to_string()))?;
+                if let Some(why) = egl_export::refusal(desc.format, plane, e.fourcc, 1, e.modifier)
+                {
+                    return Err(error(why));
+                }
+                let layout = PlaneLayout::new(e.offset, e.pitch);
+                let (row_bytes, rows) = desc.format.plane_extent(plane, desc.width, desc.height);
+                let end = e.offset.checked_add(layout.span(row_bytes, rows));
+                if (e.pitch as usize) < row_bytes || end.is_none_or(|end| end > e.bytes) {
+                    return Err(error(format!(
+                        "the texture's dma-buf ({} bytes, offset {}, pitch {}) does not hold \
+                         {rows} rows of {row_bytes} bytes",
+                        e.bytes, e.offset, e.pitch
+                    )));
+                }
+                let imported = gpu
+                    .import_memory(
+                        e.fd,
+                        ExternalMemoryDesc {
+                            kind: ExternalMemoryKind::DmaBuf,
+                            size: e.bytes,
+                            dedicated: false,
+                        },
+                    )
+                    .map_err(|e| error(e.to_string()))?;
+                slot.insert((imported, layout))
             }
-            let layout = PlaneLayout::new(e.offset, e.pitch);
-            let (row_bytes, rows) = desc.format.plane_extent(plane, desc.width, desc.height);
-            let end = e.offset.checked_add(layout.span(row_bytes, rows));
-            if (e.pitch as usize) < row_bytes || end.is_none_or(|end| end > e.bytes) {
-                return Err(error(format!(
-                    "the texture's dma-buf ({} bytes, offset {}, pitch {}) does not hold                      {rows} rows of {row_bytes} bytes",
-                    e.bytes, e.offset, e.pitch
-                )));
-            }
-            let imported = gpu
-                .import_memory(
-                    e.fd,
-                    ExternalMemoryDesc {
-                        kind: ExternalMemoryKind::DmaBuf,
-                        size: e.bytes,
-                        dedicated: false,
-                    },
-                )
-                .map_err(|e| error(e.to_string()))?;
-            self.exported.insert(texture, (imported, layout));
-        }
-        let (imported, layout) = &self.exported[&texture];
+        };
         Ok(SourcePlane {
             ptr: imported.ptr() + layout.offset,
             pitch: layout.pitch as usize,

@@ -138,8 +138,7 @@ use single_twin;
 impl GpuTwin {
     /// Whether it runs on `gpu`'s backend (the test drivers act as CUDA).
     pub fn runs_on(&self, gpu: &Gpu) -> bool {
-        self.backends
-            .contains(&gpu.backend())
+        self.backends.contains(&gpu.backend())
     }
 }
 
