@@ -47,7 +47,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut vmaf = std::ptr::null_mut();
     // SAFETY: a valid out pointer.
-    assert!(answered("vmaf_init", unsafe { vmaf_init(&mut vmaf, config) }));
+    assert!(answered("vmaf_init", unsafe {
+        vmaf_init(&mut vmaf, config)
+    }));
 
     let mut parts = feature.split(|&b| b == b'|');
     let name = c_string(parts.next().unwrap_or_default());
@@ -79,7 +81,9 @@ fuzz_target!(|data: &[u8]| {
     let mut allocated = true;
     for pic in &mut pics {
         // SAFETY: a writable picture struct.
-        allocated &= answered("vmaf_picture_alloc", unsafe { vmaf_picture_alloc(pic, 1, 8, 64, 48) });
+        allocated &= answered("vmaf_picture_alloc", unsafe {
+            vmaf_picture_alloc(pic, 1, 8, 64, 48)
+        });
         pic.pix_fmt = c_int::from(*pix_fmt);
         pic.bpc = u32::from(*bpc);
         pic.w[0] = u32::from(u16::from_le_bytes([*w0, *w1]));
@@ -88,12 +92,12 @@ fuzz_target!(|data: &[u8]| {
     assert!(allocated);
     let [r, d] = &mut pics;
     // SAFETY: a live context and two allocated pictures.
-    if answered("vmaf_read_pictures", unsafe { vmaf_read_pictures(vmaf, r, d, 0) }) {
+    if answered("vmaf_read_pictures", unsafe {
+        vmaf_read_pictures(vmaf, r, d, 0)
+    }) {
         // Taken: flush.
         // SAFETY: a live context; NULL pictures flush.
-        let rc = unsafe {
-            vmaf_read_pictures(vmaf, std::ptr::null_mut(), std::ptr::null_mut(), 0)
-        };
+        let rc = unsafe { vmaf_read_pictures(vmaf, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
         answered("vmaf_read_pictures (flush)", rc);
     } else {
         for pic in &mut pics {
