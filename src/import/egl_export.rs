@@ -111,6 +111,21 @@ mod egl {
         export: ExportFn,
     }
 
+    /// The thread's last EGL error, as `EGL_BAD_MATCH`.
+    fn egl_error(egl: &khr::DynamicInstance<khr::EGL1_5>) -> String {
+        egl.get_error().map_or("no EGL error recorded".into(), |e| {
+            let name = format!("{e:?}"); // BadMatch -> EGL_BAD_MATCH
+            let mut out = String::from("EGL");
+            for c in name.chars() {
+                if c.is_uppercase() {
+                    out.push('_');
+                }
+                out.push(c.to_ascii_uppercase());
+            }
+            out
+        })
+    }
+
     fn refused(operation: &str, code: GpuCode, reason: impl Into<String>) -> Error {
         Error::gpu(GpuApi::Gl, operation, code, reason)
     }
@@ -204,7 +219,7 @@ mod egl {
                 return Err(refused(
                     "eglExportDMABUFImageQueryMESA",
                     GpuCode::NotSupported,
-                    format!("texture {texture}: {:?}", egl.get_error()),
+                    format!("texture {texture}: {}", egl_error(egl)),
                 ));
             }
             if planes != 1 {
@@ -225,7 +240,7 @@ mod egl {
                 return Err(refused(
                     "eglExportDMABUFImageMESA",
                     GpuCode::NotSupported,
-                    format!("texture {texture}: {:?}", egl.get_error()),
+                    format!("texture {texture}: {}", egl_error(egl)),
                 ));
             }
             // SAFETY: a new fd the export handed to us.
