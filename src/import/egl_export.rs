@@ -33,6 +33,13 @@ pub(crate) fn expected_fourcc(format: PixelFormat, plane: usize) -> DrmFourcc {
     }
 }
 
+/// Why an export of `planes` dma-buf planes cannot be a plane texture's.
+fn not_one_plane(planes: i32) -> Option<String> {
+    (planes != 1).then(|| {
+        format!("the texture exports as {planes} dma-buf planes; a plane texture exports as one")
+    })
+}
+
 /// Why an export cannot serve as memory plane `plane` of `format`, if it
 /// cannot: more than one plane, another fourcc, a tiled modifier.
 pub(crate) fn refusal(
@@ -50,10 +57,8 @@ pub(crate) fn refusal(
             |f| f.to_string().trim_end().to_string(),
         )
     };
-    if planes != 1 {
-        return Some(format!(
-            "the texture exports as {planes} dma-buf planes; a plane texture exports as one"
-        ));
+    if let Some(why) = not_one_plane(planes) {
+        return Some(why);
     }
     if fourcc != want as u32 {
         return Some(format!(
@@ -254,7 +259,8 @@ mod egl {
                 "EGL dma-buf export",
                 GpuCode::NotSupported,
                 format!(
-                    "texture {texture} exports as {planes} planes; a plane texture exports as one"
+                    "texture {texture}: {}",
+                    super::not_one_plane(planes).unwrap_or_default()
                 ),
             ));
         };

@@ -11,6 +11,7 @@ use crate::gpu::external::{ExternalMemory, GraphicsResource, GL_TEXTURE_2D};
 use crate::gpu::planes::PITCH_ALIGN;
 use crate::gpu::GpuBackend;
 use crate::import::egl_export;
+use crate::import::layout::check_plane;
 use crate::import::{FrameDesc, Memory, PlaneLayout};
 use std::collections::HashMap;
 use std::os::fd::AsFd;
@@ -164,15 +165,15 @@ impl Imports {
                     return Err(error(why));
                 }
                 let layout = PlaneLayout::new(e.offset, e.pitch);
-                let (row_bytes, rows) = desc.format.plane_extent(plane, desc.width, desc.height);
-                let end = e.offset.checked_add(layout.span(row_bytes, rows));
-                if (e.pitch as usize) < row_bytes || end.is_none_or(|end| end > e.bytes) {
-                    return Err(error(format!(
-                        "the texture's dma-buf ({} bytes, offset {}, pitch {}) does not hold \
-                         {rows} rows of {row_bytes} bytes",
-                        e.bytes, e.offset, e.pitch
-                    )));
-                }
+                check_plane(
+                    desc.format,
+                    desc.width,
+                    desc.height,
+                    plane,
+                    &layout,
+                    Some(e.bytes),
+                    || desc.error(memory),
+                )?;
                 let imported = gpu
                     .import_memory(
                         e.fd,
