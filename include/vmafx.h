@@ -115,6 +115,12 @@ int vmafx_context_new(VmafxContext **ctx, const VmafxConfig *cfg);
  * on a host wait). */
 int vmafx_submit(VmafxContext *ctx, const VmafxFrame *ref, const VmafxFrame *dist);
 
+/* Hands on the queued pairs whose sync_file acquires have signalled since
+ * the last call, without submitting: a GPU context takes such a pair at its
+ * next call, so a producer that waits for one of its frames back before it
+ * submits again (a small pool) calls this while it waits. */
+int vmafx_poll(VmafxContext *ctx);
+
 /* Calls `callback` with each scored frame's values (features, then model
  * scores) once the frame is complete, in frame order, from vmafx_submit or
  * vmafx_finish on the calling thread. The arrays live for the call. */

@@ -407,6 +407,20 @@ pub unsafe extern "C" fn vmafx_submit(
     })
 }
 
+/// `int vmafx_poll(VmafxContext *ctx)`: hands on the queued pairs whose
+/// sync_file acquires have signalled, without submitting (`Context::poll`).
+///
+/// # Safety
+/// `ctx` live.
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_poll(ctx: *mut VmafxContext) -> c_int {
+    guard("vmafx_poll", || {
+        // SAFETY: the caller's promise.
+        let ctx = unsafe { context(ctx) }?;
+        Ok(running(ctx)?.poll()?)
+    })
+}
+
 /// `int vmafx_on_frame(VmafxContext *ctx, VmafxFrameCallback callback, void *user_data)`.
 ///
 /// # Safety

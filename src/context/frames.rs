@@ -224,6 +224,23 @@ impl Context {
         self.process_ready(false)
     }
 
+    /// Hands the engine the queued pairs whose host-waited acquire fences
+    /// have signalled since the last call, without submitting anything.
+    ///
+    /// A frame whose acquire is waited on the host (host fence, sync_file,
+    /// Vulkan timeline waited on the host) reaches a GPU engine at the
+    /// context's next call after it signals. A producer that waits for one
+    /// of its frames back before it submits again (a small pool) calls this
+    /// while it waits: a frame it holds may be behind such a fence.
+    /// (Device-waited fences need nothing: such frames are handed over at
+    /// submit and let go of once read.)
+    pub fn poll(&mut self) -> Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.process_ready(false)
+    }
+
     /// Scores the queued pairs whose turn has come; with `wait`, all of them.
     pub(super) fn process_ready(&mut self, wait: bool) -> Result<()> {
         loop {
@@ -312,6 +329,31 @@ mod tests {
         let desc = FrameDesc::new(64, 36, planar, memory, &planes);
         let f = Frame::new(desc, acquire, vec![Release::Host(released.clone())]).unwrap();
         (f, released)
+    }
+
+    /// A frame behind a host-waited fence reaches a GPU engine at the
+    /// context's next call after the fence signals: `poll` is such a call,
+    /// and the frame is let go of once the device has read it.
+    #[test]
+    fn poll_hands_a_gpu_engine_the_frames_whose_fences_signalled() {
+        let (_, gpu) = MockDriver::gpu();
+        let mut ctx = ContextBuilder::new(format())
+            .feature("motion", vec![])
+            .gpu(gpu)
+            .build()
+            .unwrap();
+        let mut bytes = Vec::new();
+        let written = HostFence::new();
+        let (rf, released) = frame(&picture(1), Acquire::Host(written.clone()), &mut bytes);
+        let (df, _) = frame(&picture(2), Acquire::None, &mut bytes);
+        ctx.submit_frames(&rf, &df).unwrap();
+        drop((rf, df));
+        written.signal();
+        let wait = std::time::Duration::from_millis(50);
+        assert!(!released.wait(wait), "handed on without a call");
+        ctx.poll().unwrap();
+        assert!(released.wait(std::time::Duration::from_secs(5)));
+        assert_eq!(ctx.finish().unwrap().frames.len(), 1);
     }
 
     #[test]

@@ -300,11 +300,14 @@ static void vmafx_refusals(void)
     REFUSED(vmafx_score_pooled(ctx, "vmaf", VMAF_POOL_METHOD_MEAN, &s), "call vmafx_finish first");
     releases = 0;
     EXPECT(vmafx_submit(ctx, &f, &f) == 0, "submit: %s", vmafx_error_message());
+    EXPECT(vmafx_poll(ctx) == 0, "poll: %s", vmafx_error_message());
     EXPECT(vmafx_finish(ctx) == 0, "finish");
     EXPECT(releases == 2, "released after scoring (%u)", releases);
     EXPECT(vmafx_score_pooled(ctx, "vmaf", VMAF_POOL_METHOD_MEAN, &s) == 0, "pooled");
     REFUSED(vmafx_score_at(ctx, "vmaf", 1, &s), "no score 'vmaf' at frame 1");
     REFUSED(vmafx_submit(ctx, &f, &f), "finished");
+    REFUSED(vmafx_poll(ctx), "finished");
+    REFUSED(vmafx_poll(NULL), "NULL");
     EXPECT(vmafx_context_free(ctx) == 0, "free");
     REFUSED(vmafx_context_free(ctx), "not a live handle");
 }

@@ -2,10 +2,10 @@
 //! completed, with the imports made for it, and the graveyard that destroys
 //! those imports only when that cannot block.
 
+use super::releaser::HeldFrames;
 use crate::error::Result;
 use crate::gpu::device::{Event, Stream};
 use crate::gpu::external::{ExternalMemory, ExternalSemaphore};
-use crate::import::Frame;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -21,7 +21,8 @@ pub(crate) struct Held {
     /// Recorded after the pair's last reader; `None` once handed back for
     /// reuse ([`ImportedFrames::release_finished`]).
     pub(crate) done: Option<Event>,
-    pub(crate) _frames: [Frame; 2],
+    /// Let go of by the releaser thread once read (`releaser`), or here.
+    pub(crate) frames: HeldFrames,
     pub(crate) imports: Imported,
     pub(crate) graveyard: Graveyard,
 }
@@ -48,6 +49,7 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
+        self.frames.let_go();
         let imports = std::mem::take(&mut self.imports);
         if !imports.memory.is_empty() || !imports.semaphores.is_empty() {
             self.graveyard.bury(imports);

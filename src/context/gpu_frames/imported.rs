@@ -6,6 +6,7 @@
 use super::fences::{acquire_wait, signal_from_device, DeviceWait};
 use super::held::{Graveyard, Held, Imported, ReleaseStream};
 use super::imports::Imports;
+use super::releaser::HeldFrames;
 use crate::error::{Error, Result};
 use crate::gpu::bind::{BindCounts, Binder, SourcePlane};
 use crate::gpu::device::{Event, Gpu, Stream};
@@ -143,20 +144,25 @@ impl ImportedFrames {
         (binder, self.allow_device_copy, done)
     }
 
-    /// Holds a queued pair until `done` (recorded after its last reader),
-    /// with the imports made for it; releases the pairs finished since.
+    /// Holds a queued pair until `done` (recorded on `exit` after its last
+    /// reader), with the imports made for it: its frames are let go of as
+    /// soon as `exit` gets there (`releaser`); releases the pairs finished
+    /// since.
     pub(crate) fn hold(
         &mut self,
         frames: [&Frame; 2],
         acquires: Vec<(String, Event)>,
         done: Event,
+        exit: &Stream,
     ) -> Result<()> {
         let imports = std::mem::take(&mut self.imports.pending);
+        let frames = HeldFrames::new(frames);
+        frames.let_go_after(exit);
         self.held.push_back(Held {
             acquires,
             since: Instant::now(),
             done: Some(done),
-            _frames: [frames[0].clone(), frames[1].clone()],
+            frames,
             imports,
             graveyard: self.graveyard.clone(),
         });

@@ -11,11 +11,13 @@
 //! - [`held`]: a pair in flight, its imports, and when imports may go.
 //! - [`imports`]: a frame's memory as linear device planes.
 //! - [`fences`]: device acquire waits and device release signals.
+//! - [`releaser`]: frames let go of as soon as the device has read them.
 
 mod fences;
 mod held;
 mod imported;
 mod imports;
+mod releaser;
 
 pub(crate) use imported::ImportedFrames;
 
@@ -159,7 +161,8 @@ impl GpuEngine {
                 return Err(e);
             }
         };
-        self.imported.hold(frames, pair.acquires, done)?;
+        self.imported
+            .hold(frames, pair.acquires, done, self.lanes.exit())?;
         self.complete_older(collector)
     }
 }
@@ -386,6 +389,34 @@ mod tests {
         assert!(queries < 30, "{queries} event queries while waiting");
         ctx.finish().unwrap();
         assert!(fence.is_signalled(), "every frame released once read");
+    }
+
+    /// A producer waiting for its frame back (a small pool) before it
+    /// submits again gets it once the device has read it: the release does
+    /// not wait for the context's next call.
+    #[test]
+    fn a_pair_is_released_once_read_without_another_call() {
+        let (mock, gpu) = MockDriver::gpu();
+        mock.stall_semaphore_waits();
+        let format =
+            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
+        let mut ctx = ContextBuilder::new(format)
+            .feature("psnr", Vec::new())
+            .gpu(gpu)
+            .build()
+            .unwrap();
+        let fence = HostFence::new();
+        let (r, d) = (vulkan_frame(&fence), vulkan_frame(&fence));
+        ctx.submit_frames(&r, &d).unwrap();
+        drop((r, d));
+        let wait = std::time::Duration::from_secs(5);
+        assert!(
+            !fence.wait(std::time::Duration::from_millis(50)),
+            "released before the device read it"
+        );
+        mock.end_stalls(); // the device passes the acquire and reads the pair
+        assert!(fence.wait(wait), "not released once read");
+        ctx.finish().unwrap();
     }
 
     #[test]
