@@ -104,6 +104,11 @@ impl<R> Drop for Waiter<R> {
 fn run<R>(jobs: Receiver<Job<R>>, wake: OwnedFd, done: Sender<(u64, Result<R>)>) {
     let mut waiting: Vec<Job<R>> = Vec::new();
     loop {
+        // The pipe first, then the channel: a job added after the pipe is
+        // emptied leaves a byte that wakes the next sleep. (The other order
+        // lost a job sent between the channel's last check and the drain:
+        // its wake-up was drained, and the thread slept with it unread.)
+        drain(&wake);
         loop {
             match jobs.try_recv() {
                 Ok(job) => waiting.push(job),
@@ -111,7 +116,6 @@ fn run<R>(jobs: Receiver<Job<R>>, wake: OwnedFd, done: Sender<(u64, Result<R>)>)
                 Err(TryRecvError::Disconnected) => return,
             }
         }
-        drain(&wake);
         settle(&mut waiting, &done);
         sleep(&waiting, &wake);
     }
@@ -189,6 +193,47 @@ mod tests {
             deadline: Instant::now() + timeout,
             then: Box::new(move || Ok(ticket * 10)),
         }
+    }
+
+    /// Jobs added while the thread is between its checks are never lost:
+    /// rounds of two jobs added at once from two threads, each round's
+    /// results awaited before the next (a lost job has no later one to
+    /// wake the thread for it).
+    #[test]
+    fn no_job_is_lost_between_the_checks() {
+        let w = Waiter::<u64>::start().unwrap();
+        let rounds = 3_000u64;
+        std::thread::scope(|s| {
+            let go: Vec<_> = (0..2u64)
+                .map(|t| {
+                    let (go, round) = crossbeam_channel::bounded::<u64>(1);
+                    let w = &w;
+                    s.spawn(move || {
+                        // Ends when the rounds end (or the test fails).
+                        for round in round {
+                            let fence = HostFence::new();
+                            fence.signal();
+                            let job = job(
+                                2 * round + t,
+                                HostWait::Fence(fence),
+                                Duration::from_secs(60),
+                            );
+                            w.add(job).unwrap();
+                        }
+                    });
+                    go
+                })
+                .collect();
+            for round in 0..rounds {
+                go.iter().for_each(|g| g.send(round).unwrap());
+                for _ in 0..2 {
+                    let (_, r) = w
+                        .next(Duration::from_secs(2))
+                        .unwrap_or_else(|_| panic!("a job of round {round} was lost"));
+                    r.unwrap();
+                }
+            }
+        });
     }
 
     #[test]
