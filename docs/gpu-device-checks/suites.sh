@@ -17,7 +17,9 @@
 # minutes; split the list over two calls if the per-call limit is near).
 # Each suite's output goes to $OUT/SUITE.txt. Extra test-binary arguments
 # go in $TEST_ARGS (e.g. TEST_ARGS=--nocapture for every per-pair line);
-# SUITE_TIMEOUT (200 s) bounds each suite, VMAFX_SOAK_FRAMES sizes the soaks.
+# SUITE_TIMEOUT (200 s) bounds each suite, VMAFX_SOAK_FRAMES sizes the soaks
+# (VMAFX_SOAK_ACQUIRES / VMAFX_SOAK_RELEASES, comma-separated kinds as the
+# soak prints them, narrow its fences to find which one a failure needs).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/vmafx-out}

@@ -399,6 +399,23 @@ fn dma_buf_refusal_names_the_driver_answer() {
     assert!(fence.is_signalled());
 }
 
+/// Free device memory once what was dropped has been freed: a dropped
+/// buffer is freed after every live stream has passed the work queued
+/// before it (ADR 0022), which host functions report a moment later, so
+/// read until two reads 20 ms apart agree (a leak does not go away).
+fn settled_free_memory(gpu: &Gpu) -> usize {
+    let mut last = gpu.memory_info().unwrap().free;
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = gpu.memory_info().unwrap().free;
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
+}
+
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
@@ -412,52 +429,378 @@ fn soak_frames() -> usize {
         .unwrap_or(500)
 }
 
-/// Many frames through a pool of 4: every frame released and reused, device
-/// memory and open fds the same before and after.
+/// A pool of one pair: the producer takes the next pair's frames right
+/// after each submit, so they come back only if the context lets go of a
+/// pair as soon as the device has read it (not at its next call).
 #[test]
-fn soak_through_a_small_pool_leaks_nothing() {
+fn a_pool_of_one_pair_turns_over() {
     let _alone = crate::one_at_a_time();
     let Some(gpu) = test_gpu() else { return };
     let pair = pair("a_576x324_420p8_pan/x264_crf18");
     let (refs, dists) = (pair.reference(), pair.distorted_pictures());
     let format = pair.format();
-    // Warm up once (kernel modules, runtime pools), then measure.
-    let run = |frames: usize| {
+    let pool = FramePool::new(&gpu, format.width, format.height, PixelFormat::Nv12, 2).unwrap();
+    let producer = gpu.stream().unwrap();
+    let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
+    for (r, d) in refs.iter().zip(&dists) {
+        let [r, d] = [r, d].map(|p| {
+            let slot = pool.take(Duration::from_secs(5)).unwrap();
+            slot.write_from_host(&producer, p).unwrap();
+            slot.into_frame(Acquire::None, vec![]).unwrap()
+        });
+        ctx.submit_frames(&r, &d).unwrap();
+    }
+    let scores = ctx.finish().unwrap();
+    assert_eq!(pool.free_count(), 2);
+    assert_identical(
+        "pool of one pair",
+        &score_pictures(FEATURES, &refs, &dists, None),
+        &scores,
+    );
+}
+
+/// A producer writing each frame on its own stream and handing it over with
+/// every acquire fence the machine offers, in turn; each frame asks for a
+/// release signal of every kind in turn too (besides the pool's own).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SoakAcquire {
+    /// Written (the producer waited for its stream) before it is submitted.
+    None,
+    /// A host fence signalled by a host function behind the producer's copy.
+    HostFence,
+    /// The producer's event, waited on the device.
+    DeviceEvent,
+    /// The frame's dma-buf implicit fence as a sync_file (CUDA only).
+    SyncFile,
+    /// A Vulkan timeline semaphore waited on the device, signalled by the
+    /// producer after the submit.
+    VulkanDevice,
+    /// A Vulkan timeline semaphore waited on the host, signalled likewise.
+    VulkanHost,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SoakRelease {
+    HostFence,
+    DeviceEvent,
+    VulkanDevice,
+    VulkanHost,
+}
+
+/// The producer side of the soak: the golden frames already on the device
+/// (copied into pool frames on the device, as a decoder writes them), its
+/// stream, and the fences it signals and waits for.
+struct SoakProducer<'a> {
+    gpu: &'a Gpu,
+    stream: vmafx::gpu::device::Stream,
+    sources: Vec<vmafx::gpu::pool::PooledFrame>,
+    vk: Option<&'a Vulkan>,
+    /// Acquire timeline (device and host waits) and release timelines per
+    /// side and signaller (device, host: a timeline's values must rise in
+    /// the order they are signalled), values rising per use.
+    written: Option<ash::vk::Semaphore>,
+    read: Option<[[ash::vk::Semaphore; 2]; 2]>,
+    written_value: u64,
+    read_value: [[u64; 2]; 2],
+    host_releases: Vec<HostFence>,
+    /// Acquire events, kept until long after their wait was queued.
+    acquire_events: std::collections::VecDeque<vmafx::gpu::device::Event>,
+    /// Release events, kept until the run has finished (the context
+    /// records them when it lets go of the frame).
+    release_events: Vec<vmafx::gpu::device::Event>,
+    /// The last frames handed over (source, fences), for a failure message.
+    recent: std::collections::VecDeque<String>,
+}
+
+impl SoakProducer<'_> {
+    /// Frame `slot` for side `side`: the source copied in on the device,
+    /// handed over with `acquire` and `release` (the Vulkan value to signal
+    /// after the submit, if any).
+    #[allow(clippy::too_many_arguments)]
+    fn frame(
+        &mut self,
+        pool: &FramePool,
+        ctx: &mut vmafx::Context,
+        source: usize,
+        side: usize,
+        acquire: SoakAcquire,
+        release: SoakRelease,
+    ) -> (Frame, Option<u64>) {
+        // A held frame may be queued behind a host-waited fence that has
+        // signalled: the context hands it on when asked (`Context::poll`).
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let slot = loop {
+            match pool.take(Duration::from_millis(1)) {
+                Ok(slot) => break slot,
+                Err(e) if std::time::Instant::now() > deadline => panic!(
+                    "frame {source}, {acquire:?}, {release:?}: {e}; {} frames complete; before: {:?}",
+                    ctx.frames_complete(),
+                    self.recent
+                ),
+                Err(_) => ctx.poll().unwrap(),
+            }
+        };
+        let (from, to) = (self.sources[source].planes(), slot.planes());
+        for (plane, (src, dst)) in from.iter().zip(&to).enumerate() {
+            let (row_bytes, rows) = PixelFormat::Nv12.plane_extent(plane, 576, 324);
+            let copy = vmafx::gpu::Copy2d {
+                src: vmafx::gpu::CopySource::Device(src.ptr),
+                src_pitch: src.pitch,
+                dst: dst.ptr,
+                dst_pitch: dst.pitch,
+                width_bytes: row_bytes,
+                height: rows,
+            };
+            // SAFETY: both pool frames hold these rows and outlive the copy.
+            unsafe { self.stream.copy_2d(&copy).unwrap() };
+        }
+        let mut signal_after = None;
+        let acquire = match acquire {
+            SoakAcquire::None => {
+                self.stream.synchronize().unwrap();
+                Acquire::None
+            }
+            SoakAcquire::HostFence => {
+                let fence = HostFence::new();
+                let written = fence.clone();
+                self.stream
+                    .after_queued_work(Box::new(move || written.signal()))
+                    .unwrap();
+                Acquire::Host(fence)
+            }
+            SoakAcquire::DeviceEvent => {
+                let event = self.gpu.event().unwrap();
+                event.record(&self.stream).unwrap();
+                let raw = event.as_raw();
+                self.acquire_events.push_back(event);
+                if self.acquire_events.len() > 64 {
+                    self.acquire_events.pop_front(); // long since waited for
+                }
+                Acquire::DeviceEvent(raw)
+            }
+            SoakAcquire::SyncFile => {
+                self.stream.synchronize().unwrap();
+                let dmabuf = slot.export_dmabuf().unwrap();
+                let fence =
+                    vmafx::import::sync_file::export_sync_file(std::os::fd::AsFd::as_fd(&dmabuf))
+                        .unwrap();
+                Acquire::SyncFile(fence)
+            }
+            SoakAcquire::VulkanDevice | SoakAcquire::VulkanHost => {
+                let (vk, written) = (self.vk.unwrap(), self.written.unwrap());
+                self.stream.synchronize().unwrap();
+                self.written_value += 1;
+                signal_after = Some(self.written_value);
+                if acquire == SoakAcquire::VulkanDevice {
+                    Acquire::VulkanSemaphoreFd {
+                        fd: vk.semaphore_fd(written).unwrap(),
+                        value: Some(self.written_value),
+                    }
+                } else {
+                    // SAFETY: a live timeline semaphore of this device.
+                    Acquire::VulkanTimeline(unsafe {
+                        vmafx::import::VulkanTimeline::new(vk.device(), written, self.written_value)
+                    })
+                }
+            }
+        };
+        let release = match release {
+            SoakRelease::HostFence => {
+                let fence = HostFence::new();
+                self.host_releases.push(fence.clone());
+                Release::Host(fence)
+            }
+            SoakRelease::DeviceEvent => {
+                let event = self.gpu.event().unwrap();
+                let raw = event.as_raw();
+                self.release_events.push(event);
+                Release::DeviceEvent(raw)
+            }
+            SoakRelease::VulkanDevice | SoakRelease::VulkanHost => {
+                let by = usize::from(release == SoakRelease::VulkanHost);
+                let (vk, read) = (self.vk.unwrap(), self.read.unwrap()[side][by]);
+                self.read_value[side][by] += 1;
+                let value = self.read_value[side][by];
+                if release == SoakRelease::VulkanDevice {
+                    Release::VulkanSemaphoreFd {
+                        fd: vk.semaphore_fd(read).unwrap(),
+                        value: Some(value),
+                    }
+                } else {
+                    // SAFETY: as above.
+                    Release::VulkanTimeline(unsafe {
+                        vmafx::import::VulkanTimeline::new(vk.device(), read, value)
+                    })
+                }
+            }
+        };
+        self.recent
+            .push_back(format!("{source} {acquire:?}/{release:?}"));
+        if self.recent.len() > 6 {
+            self.recent.pop_front();
+        }
+        (
+            slot.into_frame(acquire, vec![release]).unwrap(),
+            signal_after,
+        )
+    }
+}
+
+/// Many frames through a pool of 4 (two pairs): every acquire and release
+/// kind the machine offers in turn, every frame released as soon as it is
+/// read (the producer takes its next frame before it submits again) and
+/// reused, and afterwards device memory and open fds as before and every
+/// release signal fired.
+#[test]
+fn soak_through_a_small_pool_leaks_nothing() {
+    let _alone = crate::one_at_a_time();
+    let Some(gpu) = test_gpu() else { return };
+    let vk = vulkan(&gpu);
+    let pair = pair("a_576x324_420p8_pan/x264_crf18");
+    let (refs, dists) = (pair.reference(), pair.distorted_pictures());
+    let format = pair.format();
+    assert_eq!((format.width, format.height), (576, 324));
+    let mut acquires = vec![
+        SoakAcquire::None,
+        SoakAcquire::HostFence,
+        SoakAcquire::DeviceEvent,
+    ];
+    let mut releases = vec![SoakRelease::HostFence, SoakRelease::DeviceEvent];
+    if !cuda_specific("sync_file acquire from a CUDA dma-buf") {
+        acquires.push(SoakAcquire::SyncFile);
+    }
+    if vk.is_some() {
+        acquires.extend([SoakAcquire::VulkanDevice, SoakAcquire::VulkanHost]);
+        releases.extend([SoakRelease::VulkanDevice, SoakRelease::VulkanHost]);
+    }
+    // VMAFX_SOAK_ACQUIRES / VMAFX_SOAK_RELEASES (comma-separated kinds, as
+    // printed) narrow the kinds, to find which one a failure needs.
+    let only = |var: &str, kind: String| match std::env::var(var) {
+        Ok(list) => list.split(',').any(|k| k == kind),
+        Err(_) => true,
+    };
+    acquires.retain(|a| only("VMAFX_SOAK_ACQUIRES", format!("{a:?}")));
+    releases.retain(|r| only("VMAFX_SOAK_RELEASES", format!("{r:?}")));
+    let sources_pool = FramePool::new(
+        &gpu,
+        format.width,
+        format.height,
+        PixelFormat::Nv12,
+        2 * refs.len(),
+    )
+    .unwrap();
+    let stream = gpu.stream().unwrap();
+    let sources: Vec<_> = refs
+        .iter()
+        .chain(&dists)
+        .map(|p| {
+            let slot = sources_pool.take(Duration::ZERO).unwrap();
+            slot.write_from_host(&stream, p).unwrap();
+            slot
+        })
+        .collect();
+    let (written, read) = match &vk {
+        Some(vk) => (
+            Some(vk.semaphore(true).unwrap()),
+            Some([0, 1].map(|_| [0, 1].map(|_| vk.semaphore(true).unwrap()))),
+        ),
+        None => (None, None),
+    };
+    let mut producer = SoakProducer {
+        gpu: &gpu,
+        stream,
+        sources,
+        vk: vk.as_ref(),
+        written,
+        read,
+        written_value: 0,
+        read_value: [[0; 2]; 2],
+        host_releases: Vec::new(),
+        acquire_events: Default::default(),
+        release_events: Vec::new(),
+        recent: Default::default(),
+    };
+    let mut run = |frames: usize| {
         let pool = FramePool::new(&gpu, format.width, format.height, PixelFormat::Nv12, 4).unwrap();
-        let producer = gpu.stream().unwrap();
         let mut ctx = builder(format, FEATURES, Some(&gpu)).build().unwrap();
-        let mut events = Vec::new();
         for i in 0..frames {
             let k = i % refs.len();
-            let pair = [&refs[k], &dists[k]].map(|p| {
-                let slot = pool.take(Duration::from_secs(10)).unwrap();
-                slot.write_from_host(&producer, p).unwrap();
-                let written = gpu.event().unwrap();
-                written.record(&producer).unwrap();
-                producer.synchronize().unwrap();
-                let frame = slot
-                    .into_frame(Acquire::DeviceEvent(written.as_raw()), vec![])
-                    .unwrap();
-                events.push(written);
-                frame
+            let [(r, r_signal), (d, d_signal)] = [0, 1].map(|side| {
+                let n = 2 * i + side;
+                let acquire = acquires[n % acquires.len()];
+                let release = releases[(n / acquires.len()) % releases.len()];
+                producer.frame(
+                    &pool,
+                    &mut ctx,
+                    side * refs.len() + k,
+                    side,
+                    acquire,
+                    release,
+                )
             });
-            ctx.submit_frames(&pair[0], &pair[1]).unwrap();
-            if events.len() > 64 {
-                events.drain(..32);
+            ctx.submit_frames(&r, &d).unwrap();
+            drop((r, d));
+            if let Some(value) = r_signal.max(d_signal) {
+                let (vk, written) = (producer.vk.unwrap(), producer.written.unwrap());
+                vk.signal(written, value).unwrap();
             }
         }
         let scores = ctx.finish().unwrap();
         assert_eq!(scores.frames.len(), frames);
         assert_eq!(pool.free_count(), 4, "every frame back in the pool");
+        producer.acquire_events.clear();
+        producer.release_events.clear();
+        scores
     };
     run(8);
-    let (fds, memory) = (open_fds(), gpu.memory_info().unwrap().free);
+    let (fds, memory) = (open_fds(), settled_free_memory(&gpu));
     let frames = soak_frames();
-    run(frames);
-    let (fds_after, memory_after) = (open_fds(), gpu.memory_info().unwrap().free);
-    println!("soak: {frames} frame pairs through 4 pool frames; fds {fds} -> {fds_after}, free device memory {memory} -> {memory_after}");
+    let started = std::time::Instant::now();
+    let scores = run(frames);
+    let seconds = started.elapsed().as_secs_f64();
+    let (fds_after, memory_after) = (open_fds(), settled_free_memory(&gpu));
+    println!(
+        "soak: {frames} frame pairs through 4 pool frames in {seconds:.1} s ({:.0} pairs/s); acquires {acquires:?}, releases {releases:?}; fds {fds} -> {fds_after}, free device memory {memory} -> {memory_after}",
+        frames as f64 / seconds
+    );
+    // The frames scored what the same pictures score as host uploads: the
+    // pair cycles, so past the first cycle each frame's values repeat those
+    // of the second (temporal features see the same neighbours), the last
+    // frame aside (it has no successor).
+    let n = refs.len();
+    let mut ctx = builder(format, FEATURES, None).build().unwrap();
+    for i in 0..3 * n {
+        ctx.submit(refs[i % n].clone(), dists[i % n].clone())
+            .unwrap();
+    }
+    let expected = ctx.finish().unwrap();
+    assert!(frames >= 3 * n, "a soak runs three cycles at least");
+    for (i, (_, values)) in scores.frames.iter().enumerate().take(frames - 1) {
+        let e = if i < n { i } else { n + (i - n) % n };
+        assert!(
+            values == &expected.frames[e].1,
+            "frame {i} scored differently"
+        );
+    }
+    assert!(producer.host_releases.iter().all(HostFence::is_signalled));
+    if let (Some(vk), Some(read)) = (producer.vk, producer.read) {
+        for (side, by) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            let value = producer.read_value[side][by];
+            assert!(
+                vk.wait_value(read[side][by], value, 5000),
+                "release timeline {side}/{by} at {:?}, not {value}",
+                vk.counter(read[side][by])
+            );
+        }
+    }
     assert_eq!(fds, fds_after);
     assert_eq!(memory, memory_after);
+    if let Some(vk) = producer.vk {
+        let read = producer.read.unwrap().into_iter().flatten();
+        for s in [producer.written.unwrap()].into_iter().chain(read) {
+            vk.destroy_semaphore(s);
+        }
+    }
 }
 
 /// Four contexts on four threads share one device, host pictures and pool
@@ -512,11 +855,11 @@ fn contexts_on_threads_share_the_device_and_a_dropped_one_leaks_nothing() {
         })
     };
     run(8);
-    let (fds, memory) = (open_fds(), gpu.memory_info().unwrap().free);
+    let (fds, memory) = (open_fds(), settled_free_memory(&gpu));
     let frames = soak_frames() / 4;
     let expected = alone(frames);
     let results = run(frames);
-    let (fds_after, memory_after) = (open_fds(), gpu.memory_info().unwrap().free);
+    let (fds_after, memory_after) = (open_fds(), settled_free_memory(&gpu));
     println!("4 contexts x {frames} frame pairs, one dropped at {}; fds {fds} -> {fds_after}, free device memory {memory} -> {memory_after}", frames / 2);
     for (t, scores) in results.iter().enumerate() {
         match scores {

@@ -358,6 +358,11 @@ impl Vulkan {
         }
     }
 
+    /// The logical device (for a host-waited or host-signalled timeline).
+    pub fn device(&self) -> ash::Device {
+        self.device.clone()
+    }
+
     /// Host-side signal of a timeline semaphore.
     pub fn signal(&self, semaphore: vk::Semaphore, value: u64) -> Result<(), String> {
         // SAFETY: our timeline semaphore.
