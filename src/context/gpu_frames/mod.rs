@@ -212,16 +212,19 @@ mod tests {
         .unwrap()
     }
 
+    /// A psnr context on `gpu` for 64x32 4:2:0 frames.
+    fn psnr_on(gpu: crate::gpu::Gpu) -> ContextBuilder {
+        let format =
+            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
+        ContextBuilder::new(format)
+            .feature("psnr", Vec::new())
+            .gpu(gpu)
+    }
+
     #[test]
     fn imports_precede_waits_which_precede_reads_and_releases_follow() {
         let (mock, gpu) = MockDriver::gpu();
-        let format =
-            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
-        let mut ctx = ContextBuilder::new(format)
-            .feature("psnr", Vec::new())
-            .gpu(gpu)
-            .build()
-            .unwrap();
+        let mut ctx = psnr_on(gpu).build().unwrap();
         let fence = HostFence::new();
         let (r, d) = (vulkan_frame(&fence), vulkan_frame(&fence));
         ctx.submit_frames(&r, &d).unwrap();
@@ -283,15 +286,8 @@ mod tests {
     fn a_device_fence_that_never_signals_times_out_naming_itself() {
         let (mock, gpu) = MockDriver::gpu();
         mock.stall_semaphore_waits();
-        let format =
-            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
         let timeout = std::time::Duration::from_millis(40);
-        let mut ctx = ContextBuilder::new(format)
-            .feature("psnr", Vec::new())
-            .gpu(gpu)
-            .fence_timeout(timeout)
-            .build()
-            .unwrap();
+        let mut ctx = psnr_on(gpu).fence_timeout(timeout).build().unwrap();
         let fence = HostFence::new();
         // IN_FLIGHT pairs stay in flight; the next submit waits for the
         // first pair's acquire before blocking on its results, and times out.
@@ -348,11 +344,7 @@ mod tests {
     fn a_device_fence_signalled_late_wakes_the_submitting_thread() {
         let (mock, gpu) = MockDriver::gpu();
         mock.stall_semaphore_waits();
-        let format =
-            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
-        let mut ctx = ContextBuilder::new(format)
-            .feature("psnr", Vec::new())
-            .gpu(gpu)
+        let mut ctx = psnr_on(gpu)
             .fence_timeout(std::time::Duration::from_secs(30))
             .build()
             .unwrap();
@@ -398,13 +390,7 @@ mod tests {
     fn a_pair_is_released_once_read_without_another_call() {
         let (mock, gpu) = MockDriver::gpu();
         mock.stall_semaphore_waits();
-        let format =
-            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
-        let mut ctx = ContextBuilder::new(format)
-            .feature("psnr", Vec::new())
-            .gpu(gpu)
-            .build()
-            .unwrap();
+        let mut ctx = psnr_on(gpu).build().unwrap();
         let fence = HostFence::new();
         let (r, d) = (vulkan_frame(&fence), vulkan_frame(&fence));
         ctx.submit_frames(&r, &d).unwrap();
@@ -422,13 +408,7 @@ mod tests {
     #[test]
     fn device_frames_are_published_as_they_finish() {
         let (_mock, gpu) = MockDriver::gpu();
-        let format =
-            crate::picture::PictureFormat::new(64, 32, ChromaSubsampling::Yuv420, 8).unwrap();
-        let mut ctx = ContextBuilder::new(format)
-            .feature("psnr", Vec::new())
-            .gpu(gpu)
-            .build()
-            .unwrap();
+        let mut ctx = psnr_on(gpu).build().unwrap();
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let s = seen.clone();
         ctx.on_frame(move |index, _| s.lock().unwrap().push(index));
