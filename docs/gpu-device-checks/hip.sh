@@ -28,18 +28,7 @@ OUT=${OUT:-/tmp/vmafx-out}
 mkdir -p "$OUT"
 C=/tmp/vmafx-bin-hip
 
-# Vulkan and EGL loaders, as suites.sh.
-if compgen -G ".gl/*.deb" > /dev/null; then
-    for f in .gl/*.deb; do dpkg -x "$f" /; done
-    ldconfig
-fi
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-[ -f $icd ] && export VK_DRIVER_FILES=$icd
-[ -f $egl ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$egl
-
-rm -rf "$C" && mkdir -p "$C"
-tar xJf .gpu-carry/bin.tar.xz -C "$C" --strip-components 1 || { echo "no .gpu-carry/bin.tar.xz: run build-for-device.sh and carry .gpu-carry"; exit 1; }
+. docs/gpu-device-checks/device-common.sh
 [ -f "$C/libhip_over_cuda.so" ] || { echo "no libhip_over_cuda.so in .gpu-carry/bin.tar.xz: rebuild with build-for-device.sh"; exit 1; }
 
 # The one library under both names ROCm's are loaded by.
@@ -59,25 +48,7 @@ rm -f "$OUT/hip-skips.log"
 # (NVRTC's own compile of every kernel: no HIP call in it). Under HIP
 # cambi's c-values run in 32-column blocks within the 64 KiB of shared
 # memory the runtime gives a block, as AMD's.
-declare -A SUITE_TESTS=(
-    [gpu]="gpu engine::"
-    [gpu_adm]="gpu adm::"
-    [gpu_cambi]="gpu cambi::"
-    [gpu_ciede]="gpu ciede::"
-    [gpu_float]="gpu float::"
-    [gpu_float_adm]="gpu float_adm::"
-    [gpu_float_ssim]="gpu float_ssim::"
-    [gpu_import]="import gpu::"
-    [gpu_import_layer]="import_serial gpu_layer::"
-    [gpu_import_producers]="import_serial gpu_producers::"
-    [gpu_ms_ssim]="gpu integer_ms_ssim::"
-    [gpu_models]="gpu models::"
-    [gpu_psnr_hvs]="gpu psnr_hvs::"
-    [gpu_speed]="gpu speed::"
-    [gpu_ssim]="gpu ssim::"
-    [gpu_ssimulacra2]="gpu ssimulacra2::"
-    [gpu_vif]="gpu vif::"
-)
+unset 'SUITE_TESTS[capi]' 'SUITE_TESTS[gpu_kernels]'
 SUITES=(cli gpu gpu_adm gpu_ciede gpu_float gpu_float_adm gpu_float_ssim
         gpu_import gpu_import_layer gpu_import_producers gpu_models
         gpu_ms_ssim gpu_psnr_hvs gpu_speed gpu_ssim gpu_ssimulacra2 gpu_vif examples gpu_cambi)
@@ -118,22 +89,7 @@ for t in "${SUITES[@]}"; do
         done 2>&1 | tee "$OUT/hip-cli.txt"
         ;;
     *)
-        spec=${SUITE_TESTS[$t]:-}
-        [ -z "$spec" ] && [[ $t == *" "* ]] && spec=$t
-        [ -n "$spec" ] || { echo "$t: no such suite"; failed=1; continue; }
-        read -r bin prefix <<< "$spec"
-        log=hip-${t//[^A-Za-z0-9_]/_}
-        [ -x "$C/$bin" ] || { echo "$t: $bin not in the carried binaries"; failed=1; continue; }
-        mapfile -t names < <("$C/$bin" --list --format terse 2> /dev/null \
-            | sed -n 's/: test$//p' | awk -v p="$prefix" 'index($0, p) == 1')
-        [ ${#names[@]} -gt 0 ] || { echo "$t: no such suite (no test of $bin starts with $prefix)"; failed=1; continue; }
-        # shellcheck disable=SC2086
-        timeout 300 "$C/$bin" --exact "${names[@]}" --test-threads 4 ${TEST_ARGS:-} > "$OUT/$log.txt" 2>&1
-        rc=$?
-        [ $rc -eq 0 ] || failed=1
-        echo "$t rc=$rc $(grep -E '^test result' "$OUT/$log.txt")"
-        grep -E "FAILED|panicked" "$OUT/$log.txt" | head -5
-        grep -m1 -h "running on\|GPU: " "$OUT/$log.txt"
+        run_suite "$t" hip- 300 || failed=1
         ;;
     esac
 done 2>&1 | tee -a "$OUT/hip-summary.txt"
