@@ -6,49 +6,21 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use std::ffi::{c_int, CStr, CString};
+use std::ffi::c_int;
 use vmafx::capi::context::{vmaf_close, vmaf_init, vmaf_read_pictures, vmaf_use_feature};
 use vmafx::capi::dict::{vmaf_feature_dictionary_free, vmaf_feature_dictionary_set};
-use vmafx::capi::error::vmafx_error_message;
 use vmafx::capi::picture::{vmaf_picture_alloc, vmaf_picture_unref};
-use vmafx::capi::types::{VmafConfiguration, VmafPicture};
-
-/// Success, or a refusal that is not a caught panic.
-fn answered(function: &str, rc: c_int) -> bool {
-    assert!(rc <= 0, "{function} returned {rc}");
-    if rc < 0 {
-        // SAFETY: the library's thread-local message, valid until the next
-        // failing call on this thread.
-        let message = unsafe { CStr::from_ptr(vmafx_error_message()) }.to_string_lossy();
-        assert!(
-            !message.contains("internal error"),
-            "{function} panicked inside: {message}"
-        );
-    }
-    rc == 0
-}
-
-/// NUL bytes end a C string: inputs are cut there, as C would see them.
-fn c_string(input: &[u8]) -> CString {
-    let end = input.iter().position(|&b| b == 0).unwrap_or(input.len());
-    CString::new(&input[..end]).expect("no NUL before end")
-}
+use vmafx::capi::types::VmafPicture;
+use vmafx::testing::fuzz::capi::{answered, c_string, config};
 
 fuzz_target!(|data: &[u8]| {
     let [pix_fmt, bpc, w0, w1, h0, h1, feature @ ..] = data else {
         return;
     };
-    let config = VmafConfiguration {
-        log_level: 0,
-        n_threads: 0,
-        n_subsample: 1,
-        cpumask: 0,
-        gpumask: 0,
-    };
     let mut vmaf = std::ptr::null_mut();
     // SAFETY: a valid out pointer.
     assert!(answered("vmaf_init", unsafe {
-        vmaf_init(&mut vmaf, config)
+        vmaf_init(&mut vmaf, config())
     }));
 
     let mut parts = feature.split(|&b| b == b'|');

@@ -7,44 +7,12 @@
 
 use super::context::{vmaf_close, vmaf_init, vmaf_read_pictures, vmaf_use_feature};
 use super::dict::{vmaf_feature_dictionary_free, vmaf_feature_dictionary_set};
-use super::error::vmafx_error_message;
 use super::model::{vmaf_model_destroy, vmaf_model_load, vmaf_model_load_from_path};
 use super::picture::{vmaf_picture_alloc, vmaf_picture_unref};
-use super::types::{VmafConfiguration, VmafModelConfig, VmafPicture};
+use super::types::{VmafModelConfig, VmafPicture};
+use crate::testing::fuzz::capi::{answered, c_string, config};
 use crate::testing::fuzz::fuzz;
-use std::ffi::{c_int, CStr, CString};
-
-/// Checks a C call's result: success, or a refusal that is not a caught
-/// panic.
-fn answered(function: &str, rc: c_int) -> bool {
-    assert!(rc <= 0, "{function} returned {rc}");
-    if rc < 0 {
-        // SAFETY: the library's thread-local message, valid until the next
-        // failing call on this thread.
-        let message = unsafe { CStr::from_ptr(vmafx_error_message()) }.to_string_lossy();
-        assert!(
-            !message.contains("internal error"),
-            "{function} panicked inside: {message}"
-        );
-    }
-    rc == 0
-}
-
-fn config() -> VmafConfiguration {
-    VmafConfiguration {
-        log_level: 0,
-        n_threads: 0,
-        n_subsample: 1,
-        cpumask: 0,
-        gpumask: 0,
-    }
-}
-
-/// NUL bytes end a C string: mutants are cut there, as C would see them.
-fn c_string(input: &[u8]) -> CString {
-    let end = input.iter().position(|&b| b == 0).unwrap_or(input.len());
-    CString::new(&input[..end]).expect("no NUL before end")
-}
+use std::ffi::{c_int, CString};
 
 #[test]
 fn model_versions_and_files_are_answered() {

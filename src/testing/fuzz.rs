@@ -114,3 +114,79 @@ pub fn fuzz(target: &str, seed_input: &[u8], mut body: impl FnMut(&[u8])) {
         }
     }
 }
+
+/// One input of the y4m target: the file at `path` opened (format within
+/// bounds) and a few frames read; any input ends in a value or an error.
+pub fn read_y4m(path: &std::path::Path) {
+    use crate::{HostPicture, PictureFormat};
+    if let Ok(mut source) = crate::io::open(path, None) {
+        let f = source.format();
+        assert!(f.width as u64 * f.height as u64 <= PictureFormat::MAX_PIXELS);
+        let mut picture = HostPicture::new(f);
+        for _ in 0..4 {
+            match source.read_into(&mut picture) {
+                Ok(true) => {}
+                Ok(false) | Err(_) => break,
+            }
+        }
+    }
+}
+
+/// One input of the model target: a model file that loads (every field
+/// validated) predicts, or refuses, any values and builds a context.
+pub fn load_model(input: &[u8]) {
+    use crate::model::{Model, ModelSpec};
+    use crate::{ChromaSubsampling, ContextBuilder, PictureFormat};
+    let Ok(text) = std::str::from_utf8(input) else {
+        return;
+    };
+    if let Ok(model) = Model::from_json(text, &ModelSpec::version("fuzzed")) {
+        let values: Vec<f64> = (0..model.features().len())
+            .map(|i| i as f64 * 0.37 - 1.0)
+            .collect();
+        let _ = model.predict(&values);
+        let _ = model.feature_requests();
+        let format = PictureFormat::new(64, 48, ChromaSubsampling::Yuv420, 8).unwrap();
+        let _ = ContextBuilder::new(format).model(model).build();
+    }
+}
+
+/// What the C API's fuzzing checks of every call.
+#[cfg(feature = "capi")]
+pub mod capi {
+    use crate::capi::error::vmafx_error_message;
+    use crate::capi::types::VmafConfiguration;
+    use std::ffi::{c_int, CStr, CString};
+
+    /// Success, or a refusal that is not a panic caught at the boundary.
+    pub fn answered(function: &str, rc: c_int) -> bool {
+        assert!(rc <= 0, "{function} returned {rc}");
+        if rc < 0 {
+            // SAFETY: the library's thread-local message, valid until the
+            // next failing call on this thread.
+            let message = unsafe { CStr::from_ptr(vmafx_error_message()) }.to_string_lossy();
+            assert!(
+                !message.contains("internal error"),
+                "{function} panicked inside: {message}"
+            );
+        }
+        rc == 0
+    }
+
+    /// NUL bytes end a C string: inputs are cut there, as C would see them.
+    pub fn c_string(input: &[u8]) -> CString {
+        let end = input.iter().position(|&b| b == 0).unwrap_or(input.len());
+        CString::new(&input[..end]).expect("no NUL before end")
+    }
+
+    /// libvmaf's default configuration, quiet.
+    pub fn config() -> VmafConfiguration {
+        VmafConfiguration {
+            log_level: 0,
+            n_threads: 0,
+            n_subsample: 1,
+            cpumask: 0,
+            gpumask: 0,
+        }
+    }
+}

@@ -10,7 +10,6 @@
 
 use std::path::Path;
 
-use vmafx::io::open;
 use vmafx::model::{Model, ModelSpec};
 use vmafx::testing::fuzz::fuzz;
 use vmafx::{ChromaSubsampling, ContextBuilder, HostPicture, PictureFormat};
@@ -28,42 +27,17 @@ fn y4m_files_never_panic() {
     let path = dir.path().join("f.y4m");
     fuzz("y4m", seed_input, |input| {
         std::fs::write(&path, input).unwrap();
-        if let Ok(mut source) = open(&path, None) {
-            let f = source.format();
-            assert!(f.width as u64 * f.height as u64 <= PictureFormat::MAX_PIXELS);
-            let mut picture = HostPicture::new(f);
-            // A few frames at most: the file holds two.
-            for _ in 0..4 {
-                match source.read_into(&mut picture) {
-                    Ok(true) => {}
-                    Ok(false) | Err(_) => break,
-                }
-            }
-        }
+        vmafx::testing::fuzz::read_y4m(&path);
     });
 }
 
 #[test]
 fn model_files_never_panic() {
-    let format = PictureFormat::new(64, 48, ChromaSubsampling::Yuv420, 8).unwrap();
     for version in ["vmaf_v0.6.1", "vmaf_b_v0.6.3", "vmaf_v1.0.16_3d0h"] {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("src/model/builtin/{version}.json"));
         let text = std::fs::read(path).unwrap();
-        fuzz(version, &text, |input| {
-            let Ok(text) = std::str::from_utf8(input) else {
-                return;
-            };
-            if let Ok(model) = Model::from_json(text, &ModelSpec::version("fuzzed")) {
-                // A model that loads predicts, or refuses, any values.
-                let values: Vec<f64> = (0..model.features().len())
-                    .map(|i| i as f64 * 0.37 - 1.0)
-                    .collect();
-                let _ = model.predict(&values);
-                let _ = model.feature_requests();
-                let _ = ContextBuilder::new(format).model(model).build();
-            }
-        });
+        fuzz(version, &text, vmafx::testing::fuzz::load_model);
     }
 }
 
