@@ -156,8 +156,13 @@ impl ImportedFrames {
         exit: &Stream,
     ) -> Result<()> {
         let imports = std::mem::take(&mut self.imports.pending);
+        let signals = frames.iter().any(|f| !f.releases().is_empty());
         let frames = HeldFrames::new(frames);
-        frames.let_go_after(exit);
+        if signals {
+            // Nothing to fire otherwise: letting go at the next call costs
+            // no producer anything, and saves a host function per pair.
+            frames.let_go_after(exit);
+        }
         self.held.push_back(Held {
             acquires,
             since: Instant::now(),
