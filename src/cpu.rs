@@ -7,8 +7,9 @@
 //! The level is detected once and can be capped for every extractor at once
 //! with `VMAFX_SIMD` (`none`, `avx2`, `avx512`), which tests use to check
 //! that each path gives the same bits. Only integer and exactly rounded
-//! float operations are involved (Rust never contracts to FMA), so every
-//! level gives identical results.
+//! float operations are involved (Rust never contracts to FMA; the explicit
+//! FMAs of integer VIF's double-precision pass work on integers below 2^53,
+//! where they are exact), so every level gives identical results.
 
 use std::sync::OnceLock;
 

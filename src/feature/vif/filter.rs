@@ -75,6 +75,8 @@ pub trait VifSample: Sample {
     /// The plane as 8-bit samples, when that is what it holds (the 8-bit
     /// code has its own vector path).
     fn as_u8(plane: PlaneRef<'_, Self>) -> Option<PlaneRef<'_, u8>>;
+    /// The plane as 16-bit samples, when that is what it holds.
+    fn as_u16(plane: PlaneRef<'_, Self>) -> Option<PlaneRef<'_, u16>>;
 }
 
 impl VifSample for u8 {
@@ -87,6 +89,9 @@ impl VifSample for u8 {
     fn as_u8(plane: PlaneRef<'_, u8>) -> Option<PlaneRef<'_, u8>> {
         Some(plane)
     }
+    fn as_u16(_: PlaneRef<'_, u8>) -> Option<PlaneRef<'_, u16>> {
+        None
+    }
 }
 
 impl VifSample for u16 {
@@ -97,6 +102,9 @@ impl VifSample for u16 {
     }
     fn as_u8(_: PlaneRef<'_, u16>) -> Option<PlaneRef<'_, u8>> {
         None
+    }
+    fn as_u16(plane: PlaneRef<'_, u16>) -> Option<PlaneRef<'_, u16>> {
+        Some(plane)
     }
 }
 

@@ -12,6 +12,7 @@ mod filter;
 mod log2;
 mod moments;
 mod moments_u8_avx2;
+mod moments_wide_avx512;
 mod stats;
 mod stats_avx2;
 mod tables;

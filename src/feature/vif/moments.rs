@@ -5,7 +5,9 @@
 //! This portable code is the reference and the fallback. On x86-64 with
 //! AVX2 it runs compiled for AVX2 with the statistic in intrinsics
 //! (`stats_avx2`), and scale 0 of 8-bit pictures, the bulk of the work,
-//! takes the 16-bit multiply-add path of `moments_u8_avx2`.
+//! takes the 16-bit multiply-add path of `moments_u8_avx2`. Wider samples
+//! (every decimated scale, and scale 0 above 8 bits) take the exact
+//! double-precision path of `moments_wide_avx512` on CPUs with AVX-512.
 
 use super::filter::{
     has_avx2, round_shift_u32, SquareAccumulator, VerticalShifts, VifSample, LANES,
@@ -43,6 +45,8 @@ pub struct MomentFilter {
     rows: PaddedRows,
     #[cfg(target_arch = "x86_64")]
     rows16: super::moments_u8_avx2::Rows16,
+    #[cfg(target_arch = "x86_64")]
+    wide: super::moments_wide_avx512::WideRows,
 }
 
 /// What one call of the pass works on.
@@ -69,6 +73,8 @@ impl MomentFilter {
             },
             #[cfg(target_arch = "x86_64")]
             rows16: super::moments_u8_avx2::Rows16::new(width),
+            #[cfg(target_arch = "x86_64")]
+            wide: super::moments_wide_avx512::WideRows::new(width),
         }
     }
 
@@ -96,6 +102,21 @@ impl MomentFilter {
             log2,
             gain_limit,
         };
+        #[cfg(target_arch = "x86_64")]
+        if let (Some(r), Some(d)) = (T::as_u16(reference), T::as_u16(distorted)) {
+            use super::moments_wide_avx512 as wide;
+            if wide::available() {
+                let pass = wide::WidePass {
+                    reference: r,
+                    distorted: d,
+                    filter: pass.filter,
+                    shifts: pass.shifts,
+                };
+                // SAFETY: the CPU supports the pass, checked; the rows were
+                // made for this filter's width.
+                return unsafe { wide::accumulate(&mut self.wide, &pass, log2, gain_limit) };
+            }
+        }
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
             if let (0, 8, Some(r), Some(d)) =
@@ -470,6 +491,31 @@ pub(super) mod tests {
                 let best = filter.accumulate(r, d, scale, bits, log2, 100.0);
                 assert_eq!(portable, best, "{bits}-bit scale {scale} {w}x{h}");
             }
+        }
+    }
+
+    /// Samples above the declared bit depth overflow libvmaf's 32-bit
+    /// sums; every path wraps them as C does (the double-precision path by
+    /// reducing modulo 2^32), so even such input gives the same bits.
+    #[test]
+    fn samples_above_the_bit_depth_wrap_alike_on_every_path() {
+        let log2 = Log2Table::get();
+        let (w, h) = (45, 23);
+        let (r, d) = test_pair(w, h, u32::from(u16::MAX), 3);
+        let (r, d) = (plane(&r, w, h), plane(&d, w, h));
+        let mut filter = MomentFilter::new(w);
+        for bits in [10, 12] {
+            let pass = Pass {
+                reference: r,
+                distorted: d,
+                filter: FILTERS[0],
+                shifts: VerticalShifts::for_bits(bits),
+                log2,
+                gain_limit: 100.0,
+            };
+            let portable = accumulate(&mut filter.rows, &pass);
+            let best = filter.accumulate(r, d, 0, bits, log2, 100.0);
+            assert_eq!(portable, best, "{bits}-bit pass fed 16-bit samples");
         }
     }
 }
