@@ -15,6 +15,7 @@ mod moments_u8_avx2;
 mod moments_wide_avx512;
 mod stats;
 mod stats_avx2;
+mod stats_avx512;
 mod tables;
 
 use super::common::format_check::check_frame_format;

@@ -25,6 +25,7 @@
 use super::log2::Log2Table;
 use super::stats::{MomentBlock, ScaleSums};
 use super::stats_avx2::VecSums;
+use super::stats_avx512::VecSums16;
 use super::tables::FILTERS;
 use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use crate::picture::PlaneRef;
@@ -111,7 +112,7 @@ pub unsafe fn accumulate_vnni(
 /// `acc + madd(a, b)`, one fused instruction with VNNI. (A macro, because
 /// the target features of a function cannot be generic.)
 macro_rules! moment_pass {
-    ($module:ident, $features:literal, $dot:expr) => {
+    ($module:ident, $features:literal, $dot:expr, $sums:ident) => {
         mod $module {
             use super::*;
 
@@ -285,36 +286,43 @@ macro_rules! moment_pass {
                 unsafe {
                     let filter = FILTERS[0];
                     let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
-                    let mut vec_sums = VecSums::new(log2, gain_limit);
+                    let mut vec_sums = $sums::new(log2, gain_limit);
+                    let pair_weights: [__m256i; PAIRS] = std::array::from_fn(|p| {
+                        let (k0, k1) = (2 * p, 2 * p + 1);
+                        _mm256_set1_epi32(i32::from(weight(k0)) | (i32::from(weight(k1)) << 16))
+                    });
+                    let starts = rows.rows.each_ref().map(|row| row.as_ptr());
                     let mut j = 0;
                     while j + BLOCK <= w {
                         let zero = _mm256_setzero_si256();
-                        // [quantity][even, odd columns]
+                        // [quantity][even, odd columns]; lane m of the even
+                        // vector: taps k, k+1 of column j + 2m.
                         let mut acc = [[zero; 2]; 8];
-                        for p in 0..PAIRS {
-                            let k = 2 * p;
-                            let pair = i32::from(weight(k)) | (i32::from(weight(k + 1)) << 16);
-                            let c = _mm256_set1_epi32(pair);
-                            for (a, row) in acc.iter_mut().zip(&rows.rows) {
-                                // Lane m of the even vector: taps k, k+1 of column j + 2m.
-                                let src = &row[j + k..j + k + BLOCK + 1];
-                                let even = _mm256_loadu_si256(src.as_ptr().cast());
-                                let odd = _mm256_loadu_si256(src[1..].as_ptr().cast());
-                                a[0] = dot(a[0], even, c);
-                                a[1] = dot(a[1], odd, c);
+                        for (p, &c) in pair_weights.iter().enumerate() {
+                            let k = j + 2 * p;
+                            for (a, &start) in acc.iter_mut().zip(&starts) {
+                                // SAFETY: the reads end at column j + 2 * PAIRS + BLOCK
+                                // <= w + 2 * HALF + BLOCK, inside every row (asserted
+                                // by `accumulate`; all rows have one length).
+                                let src = start.add(k);
+                                a[0] = dot(a[0], _mm256_loadu_si256(src.cast()), c);
+                                a[1] = dot(a[1], _mm256_loadu_si256(src.add(1).cast()), c);
                             }
                         }
                         let top = _mm256_set1_epi32(i32::MIN);
                         let round = _mm256_set1_epi32(1 << 15);
-                        for parity in 0..2 {
+                        // (A closure called directly, not through `map`, so that it
+                        // inlines with this function's target features.)
+                        let moments = |parity: usize| {
                             let sum = |q: usize| _mm256_add_epi32(acc[q][parity], top);
                             let moment = |q: usize| {
                                 let low =
                                     _mm256_srli_epi32(_mm256_add_epi32(sum(q + 1), round), 16);
                                 _mm256_add_epi32(sum(q), low)
                             };
-                            vec_sums.add(sum(MU1), sum(MU2), moment(XX), moment(YY), moment(XY));
-                        }
+                            [sum(MU1), sum(MU2), moment(XX), moment(YY), moment(XY)]
+                        };
+                        vec_sums.add16(moments(0), moments(1));
                         j += BLOCK;
                     }
                     for j in j..w {
@@ -342,12 +350,15 @@ macro_rules! moment_pass {
     };
 }
 
-moment_pass!(avx2, "avx2", |acc, a, b| _mm256_add_epi32(
-    acc,
-    _mm256_madd_epi16(a, b)
-));
+moment_pass!(
+    avx2,
+    "avx2",
+    |acc, a, b| _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)),
+    VecSums
+);
 moment_pass!(
     vnni,
     "avx2,avx512f,avx512vnni,avx512vl",
-    _mm256_dpwssd_epi32
+    _mm256_dpwssd_epi32,
+    VecSums16
 );

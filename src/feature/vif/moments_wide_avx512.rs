@@ -18,7 +18,7 @@
 use super::filter::VerticalShifts;
 use super::log2::Log2Table;
 use super::stats::{MomentBlock, ScaleSums};
-use super::stats_avx2::VecSums;
+use super::stats_avx512::VecSums16;
 use super::tables::MAX_HALF;
 use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use crate::picture::PlaneRef;
@@ -76,23 +76,46 @@ pub unsafe fn accumulate(
     log2: &Log2Table,
     gain_limit: f64,
 ) -> ScaleSums {
+    // One copy per filter length, so that the tap loops unroll.
+    // SAFETY: the caller upholds this function's contract.
+    unsafe {
+        match pass.filter.len() {
+            17 => accumulate_taps::<17>(rows, pass, log2, gain_limit),
+            9 => accumulate_taps::<9>(rows, pass, log2, gain_limit),
+            5 => accumulate_taps::<5>(rows, pass, log2, gain_limit),
+            3 => accumulate_taps::<3>(rows, pass, log2, gain_limit),
+            n => unreachable!("integer VIF has no {n}-tap filter"),
+        }
+    }
+}
+
+/// [`accumulate`] for a filter of `TAPS` taps.
+#[target_feature(enable = "avx2,fma,avx512f")]
+unsafe fn accumulate_taps<const TAPS: usize>(
+    rows: &mut WideRows,
+    pass: &WidePass<'_>,
+    log2: &Log2Table,
+    gain_limit: f64,
+) -> ScaleSums {
     let (w, h) = (pass.reference.width, pass.reference.height);
-    let taps = pass.filter.len();
-    let half = taps / 2;
-    assert!(half <= MAX_HALF && rows.rows[0].len() >= w + 2 * MAX_HALF + LANES);
+    let half = TAPS / 2;
+    assert!(pass.filter.len() == TAPS && half <= MAX_HALF);
+    assert!(rows.rows[0].len() >= w + 2 * MAX_HALF + LANES);
     assert!(pass.distorted.width == w && pass.distorted.height == h);
+    let weights: [f64; TAPS] = std::array::from_fn(|k| f64::from(pass.filter[k]));
     let mut sums = ScaleSums::default();
-    let mut vec_sums = VecSums::new(log2, gain_limit);
-    let mut ref_rows: [&[u16]; 2 * MAX_HALF + 1] = [&[]; 2 * MAX_HALF + 1];
+    // SAFETY: AVX-512, as this function.
+    let mut vec_sums = unsafe { VecSums16::new(log2, gain_limit) };
+    let mut ref_rows: [&[u16]; TAPS] = [&[]; TAPS];
     let mut dis_rows = ref_rows;
     for i in 0..h {
-        for k in 0..taps {
+        for k in 0..TAPS {
             let y = mirror(i as isize + k as isize - half as isize, h);
             ref_rows[k] = pass.reference.row(y);
             dis_rows[k] = pass.distorted.row(y);
         }
         // SAFETY: AVX-512 and FMA, as this function; rows sized above.
-        unsafe { vertical(rows, pass, &ref_rows[..taps], &dis_rows[..taps], w) };
+        unsafe { vertical(rows, pass, &weights, &ref_rows, &dis_rows, w) };
         let columns = MAX_HALF - half..MAX_HALF + w + half;
         for row in &mut rows.rows {
             mirror_edges(&mut row[columns.clone()], half);
@@ -102,6 +125,7 @@ pub unsafe fn accumulate(
             horizontal(
                 rows,
                 pass.filter,
+                &weights,
                 w,
                 &mut vec_sums,
                 &mut sums,
@@ -110,7 +134,8 @@ pub unsafe fn accumulate(
             )
         };
     }
-    vec_sums.finish(&mut sums);
+    // SAFETY: as above.
+    unsafe { vec_sums.finish(&mut sums) };
     sums
 }
 
@@ -157,29 +182,45 @@ unsafe fn load8(row: &[u16], j: usize) -> __m512d {
 
 /// The vertical pass of one row into the rows (from column `MAX_HALF`).
 #[target_feature(enable = "avx2,fma,avx512f")]
-unsafe fn vertical(
+unsafe fn vertical<const TAPS: usize>(
     rows: &mut WideRows,
     pass: &WidePass<'_>,
-    ref_rows: &[&[u16]],
-    dis_rows: &[&[u16]],
+    weights: &[f64; TAPS],
+    ref_rows: &[&[u16]; TAPS],
+    dis_rows: &[&[u16]; TAPS],
     w: usize,
 ) {
     let shifts = pass.shifts;
-    let mut j = 0;
-    while j + LANES <= w {
-        let zero = _mm512_setzero_pd();
-        let (mut m1, mut m2, mut xx, mut yy, mut xy) = (zero, zero, zero, zero, zero);
-        for ((&c, r), d) in pass.filter.iter().zip(ref_rows).zip(dis_rows) {
-            let c = _mm512_set1_pd(f64::from(c));
-            // SAFETY: every source row holds w samples and j + 8 <= w.
-            let (r, d) = unsafe { (load8(r, j), load8(d, j)) };
-            let (cr, cd) = (_mm512_mul_pd(c, r), _mm512_mul_pd(c, d));
-            m1 = _mm512_add_pd(m1, cr);
-            m2 = _mm512_add_pd(m2, cd);
-            xx = _mm512_fmadd_pd(cr, r, xx);
-            yy = _mm512_fmadd_pd(cd, d, yy);
-            xy = _mm512_fmadd_pd(cr, d, xy);
+    // Sums of `BLOCKS` neighbouring blocks of eight columns from column j:
+    // independent chains of additions, to keep the FMA units busy.
+    #[inline(always)]
+    fn sums<const TAPS: usize, const BLOCKS: usize>(
+        weights: &[f64; TAPS],
+        ref_rows: &[&[u16]; TAPS],
+        dis_rows: &[&[u16]; TAPS],
+        j: usize,
+    ) -> [[__m512d; 5]; BLOCKS] {
+        // SAFETY: only called from `vertical` (AVX-512 and FMA) with
+        // j + 8 * BLOCKS <= w, and every source row holds w samples.
+        unsafe {
+            let zero = _mm512_setzero_pd();
+            let mut acc = [[zero; 5]; BLOCKS];
+            for ((&c, r), d) in weights.iter().zip(ref_rows).zip(dis_rows) {
+                let c = _mm512_set1_pd(c);
+                for (b, [m1, m2, xx, yy, xy]) in acc.iter_mut().enumerate() {
+                    let (r, d) = (load8(r, j + b * LANES), load8(d, j + b * LANES));
+                    let (cr, cd) = (_mm512_mul_pd(c, r), _mm512_mul_pd(c, d));
+                    *m1 = _mm512_add_pd(*m1, cr);
+                    *m2 = _mm512_add_pd(*m2, cd);
+                    *xx = _mm512_fmadd_pd(cr, r, *xx);
+                    *yy = _mm512_fmadd_pd(cd, d, *yy);
+                    *xy = _mm512_fmadd_pd(cr, d, *xy);
+                }
+            }
+            acc
         }
+    }
+    let mut store = |[m1, m2, xx, yy, xy]: [__m512d; 5], j: usize| {
         let out = [
             round_shift(m1, shifts.mean),
             round_shift(m2, shifts.mean),
@@ -192,6 +233,17 @@ unsafe fn vertical(
             // SAFETY: eight doubles, bounds checked by the slice.
             unsafe { _mm512_storeu_pd(dst.as_mut_ptr(), v) };
         }
+    };
+    let mut j = 0;
+    while j + 2 * LANES <= w {
+        let [a, b] = sums::<TAPS, 2>(weights, ref_rows, dis_rows, j);
+        store(a, j);
+        store(b, j + LANES);
+        j += 2 * LANES;
+    }
+    if j + LANES <= w {
+        let [a] = sums::<TAPS, 1>(weights, ref_rows, dis_rows, j);
+        store(a, j);
         j += LANES;
     }
     for j in j..w {
@@ -225,47 +277,62 @@ unsafe fn vertical(
 /// The horizontal pass of the padded rows, each pixel into the sums. The
 /// filters are symmetric, so mirrored taps are added before weighting.
 #[target_feature(enable = "avx2,fma,avx512f")]
-unsafe fn horizontal(
+#[allow(clippy::too_many_arguments)]
+unsafe fn horizontal<const TAPS: usize>(
     rows: &WideRows,
     filter: &[u16],
+    weights: &[f64; TAPS],
     w: usize,
-    vec_sums: &mut VecSums,
+    vec_sums: &mut VecSums16,
     sums: &mut ScaleSums,
     log2: &Log2Table,
     gain_limit: f64,
 ) {
-    let taps = filter.len();
-    let half = taps / 2;
-    let weights: [f64; MAX_HALF + 1] =
-        std::array::from_fn(|k| filter.get(k).map_or(0.0, |&c| f64::from(c)));
-    let mut j = 0;
-    while j + LANES <= w {
+    let (taps, half) = (TAPS, TAPS / 2);
+    // Eight columns starting at column `j` of quantity `q`.
+    let block = |q: usize, j: usize| {
         let first = MAX_HALF - half + j;
-        let filtered = |row: &[f64]| {
-            // SAFETY: the reads span columns first..first + taps - 1 + 8,
-            // inside the row (width + 2 * MAX_HALF + 8) as j + 8 <= w.
-            unsafe {
-                let p = row.as_ptr();
-                let mut acc = _mm512_mul_pd(
-                    _mm512_set1_pd(weights[half]),
-                    _mm512_loadu_pd(p.add(first + half)),
+        // SAFETY: the reads span columns first..first + taps - 1 + 8,
+        // inside the row (width + 2 * MAX_HALF + 8) as j + 8 <= w.
+        let filtered = unsafe {
+            let p = rows.rows[q].as_ptr();
+            let mut acc = _mm512_mul_pd(
+                _mm512_set1_pd(weights[half]),
+                _mm512_loadu_pd(p.add(first + half)),
+            );
+            for (k, &c) in weights[..half].iter().enumerate() {
+                let pair = _mm512_add_pd(
+                    _mm512_loadu_pd(p.add(first + k)),
+                    _mm512_loadu_pd(p.add(first + taps - 1 - k)),
                 );
-                for (k, &c) in weights[..half].iter().enumerate() {
-                    let pair = _mm512_add_pd(
-                        _mm512_loadu_pd(p.add(first + k)),
-                        _mm512_loadu_pd(p.add(first + taps - 1 - k)),
-                    );
-                    acc = _mm512_fmadd_pd(_mm512_set1_pd(c), pair, acc);
-                }
-                acc
+                acc = _mm512_fmadd_pd(_mm512_set1_pd(c), pair, acc);
             }
+            acc
         };
-        // The means wrap as C's 32-bit sums do.
-        let mean = |q: usize| _mm512_cvttpd_epu32(wrap32(filtered(&rows.rows[q])));
-        let moment = |q: usize| _mm512_cvttpd_epu32(round_shift(filtered(&rows.rows[q]), 16));
-        // SAFETY: the CPU has AVX2, as this function.
-        unsafe { vec_sums.add(mean(MU1), mean(MU2), moment(XX), moment(YY), moment(XY)) };
-        j += LANES;
+        if q < XX {
+            // The means wrap as C's 32-bit sums do.
+            _mm512_cvttpd_epu32(wrap32(filtered))
+        } else {
+            _mm512_cvttpd_epu32(round_shift(filtered, 16))
+        }
+    };
+    let mut j = 0;
+    while j + 2 * LANES <= w {
+        // (Direct calls, not `map`, so that the closure inlines with this
+        // function's target features.)
+        let quantities = |j| {
+            [
+                block(MU1, j),
+                block(MU2, j),
+                block(XX, j),
+                block(YY, j),
+                block(XY, j),
+            ]
+        };
+        let (low, high) = (quantities(j), quantities(j + LANES));
+        // SAFETY: the CPU has AVX-512, as this function.
+        unsafe { vec_sums.add16(low, high) };
+        j += 2 * LANES;
     }
     for j in j..w {
         let first = MAX_HALF - half + j;

@@ -201,6 +201,20 @@ impl VecSums {
         }
     }
 
+    /// Adds sixteen pixels given as two blocks of eight (`[mu1, mu2, xx,
+    /// yy, xy]`).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn add16(&mut self, low: [__m256i; 5], high: [__m256i; 5]) {
+        for [mu1, mu2, xx, yy, xy] in [low, high] {
+            // SAFETY: AVX2, as this function.
+            unsafe { self.add(mu1, mu2, xx, yy, xy) };
+        }
+    }
+
     /// Adds the lanes' sums into `sums`.
     pub fn finish(&self, sums: &mut ScaleSums) {
         let total = |v: __m256i| {
