@@ -1,5 +1,9 @@
 //! The decimation pass: low-pass a scale with the next scale's filter and
 //! keep its even rows and columns (odd sizes round down).
+//!
+//! This portable code is the reference and the fallback; 8-bit scale 0
+//! takes `decimate_u8_avx2` on CPUs with AVX2, 16-bit planes
+//! `decimate_wide_avx512` on CPUs with AVX-512.
 
 use super::filter::{has_avx2, round_shift_u32, VifSample, LANES};
 use super::tables::{FILTERS, MAX_HALF};
@@ -18,6 +22,8 @@ pub struct Decimator {
     split_dis: EvenOdd,
     #[cfg(target_arch = "x86_64")]
     rows_u8: super::decimate_u8_avx2::Rows,
+    #[cfg(target_arch = "x86_64")]
+    wide: super::decimate_wide_avx512::WideRow,
 }
 
 #[derive(Debug)]
@@ -66,6 +72,8 @@ impl Decimator {
             split_dis: EvenOdd::new(width / 2 + MAX_HALF + 1),
             #[cfg(target_arch = "x86_64")]
             rows_u8: super::decimate_u8_avx2::Rows::new(width),
+            #[cfg(target_arch = "x86_64")]
+            wide: super::decimate_wide_avx512::WideRow::new(width),
         }
     }
 
@@ -94,6 +102,18 @@ impl Decimator {
             out_ref,
             out_dis,
         };
+        #[cfg(target_arch = "x86_64")]
+        if let (Some(r), Some(d)) = (T::as_u16(reference), T::as_u16(distorted)) {
+            use super::decimate_wide_avx512 as wide;
+            if wide::available() {
+                let outputs = [&mut *pass.out_ref, &mut *pass.out_dis];
+                // SAFETY: the CPU supports the pass, checked; the row was
+                // made for this decimator's width; the filter is VIF's.
+                return unsafe {
+                    wide::decimate(&mut self.wide, [r, d], pass.filter, sample_bits, outputs)
+                };
+            }
+        }
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
             if let (1, 8, Some(r), Some(d)) =
@@ -284,6 +304,9 @@ mod tests {
                 let (r, d) = test_pair(w, h, (1 << bits) - 1, 3 + scale as u32);
                 check(&r, &d, w, h, scale, bits);
             }
+            // Samples above the bit depth: the 32-bit sums wrap alike.
+            let (r, d) = test_pair(w, h, u32::from(u16::MAX), 5);
+            check(&r, &d, w, h, 1, 10);
         }
     }
 }

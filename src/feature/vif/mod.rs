@@ -8,6 +8,7 @@
 
 mod decimate;
 mod decimate_u8_avx2;
+mod decimate_wide_avx512;
 mod filter;
 mod log2;
 mod moments;
