@@ -22,6 +22,10 @@ pub struct FeatureCollector {
     first_write: Vec<WriteKey>,
     frames: BTreeMap<u32, Vec<(usize, f64)>>,
     aggregates: Vec<Vec<(String, f64)>>,
+    /// Where each slot's writes rank within one processing step (its index
+    /// unless [`FeatureCollector::write_first`] moved it ahead), and how
+    /// many steps later they count.
+    write_rank: Vec<(usize, u32)>,
     progress: Vec<SlotProgress>,
     /// Frames submitted so far.
     submitted: u32,
@@ -65,6 +69,7 @@ impl FeatureCollector {
     pub fn new(slot_count: usize) -> Self {
         Self {
             aggregates: vec![Vec::new(); slot_count],
+            write_rank: (0..slot_count).map(|slot| (slot, 0)).collect(),
             progress: vec![SlotProgress::default(); slot_count],
             ..Self::default()
         }
@@ -78,6 +83,22 @@ impl FeatureCollector {
             p.temporal = t;
         }
         self.subsample = subsample.max(1);
+    }
+
+    /// Orders the writes as libvmaf's do when it has a worker pool: it runs
+    /// its temporal extractors (the slots marked `first`) on the calling
+    /// thread and hands the frame to the pool, whose workers start on it
+    /// while the calling thread reads and processes the next frame. So a
+    /// `first` slot's writes rank ahead of the others' of the same step and
+    /// of the step before (the pool's work on a frame lands after the
+    /// calling thread's on the next one, as libvmaf's goldens show).
+    pub fn write_first(&mut self, first: &[bool]) {
+        let mut order: Vec<usize> = (0..self.write_rank.len()).collect();
+        order.sort_by_key(|&slot| !first.get(slot).copied().unwrap_or(false));
+        for (rank, slot) in order.into_iter().enumerate() {
+            let lag = u32::from(!first.get(slot).copied().unwrap_or(false));
+            self.write_rank[slot] = (rank, lag);
+        }
     }
 
     /// Frame `frame` was submitted (frames are submitted in order).
@@ -142,6 +163,9 @@ impl FeatureCollector {
         if self.first_value_cpu.is_none() {
             self.first_value_cpu = Some(process_cpu_time());
         }
+        let (step, slot, seq) = key;
+        let (rank, lag) = self.write_rank.get(slot).copied().unwrap_or((slot, 0));
+        let key = (step.saturating_add(lag), rank, seq);
         let id = match self.ids.get(&name) {
             Some(&id) => {
                 self.first_write[id] = self.first_write[id].min(key);
@@ -230,5 +254,18 @@ mod tests {
         assert_eq!(names(0), ["adm", "sad", "motion2"]);
         assert_eq!(names(1), ["adm", "sad", "motion2"]);
         assert_eq!(c.frame(0)[1].1, 4.0);
+    }
+
+    #[test]
+    fn slots_written_first_lead_their_step_and_the_one_before() {
+        let mut c = FeatureCollector::new(4);
+        c.write_first(&[false, true, false, true]);
+        for slot in 0..4 {
+            c.add((0, slot, 0), 0, format!("s{slot}"), 0.0);
+        }
+        // Slot 3 writes a new name for frame 0 while processing frame 1.
+        c.add((1, 3, 0), 0, "late".into(), 0.0);
+        let names = c.frame(0).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+        assert_eq!(names, ["s1", "s3", "late", "s0", "s2"]);
     }
 }

@@ -24,6 +24,11 @@ use frames::FrameQueue;
 use gpu::GpuEngine;
 use threaded::Workers;
 
+/// The extractors libvmaf flags `VMAF_FEATURE_EXTRACTOR_TEMPORAL`: with a
+/// worker pool it runs them on the calling thread before the pool's, so
+/// their features lead each frame's list.
+const LIBVMAF_INLINE: [&str; 3] = ["float_motion", "psnr", "speed_temporal"];
+
 /// One extractor of the run's set, with its resolved options.
 #[derive(Clone)]
 struct Slot {
@@ -266,6 +271,15 @@ impl ContextBuilder {
         let mut collector = FeatureCollector::new(slots.len());
         let temporal: Vec<bool> = slots.iter().map(|s| s.temporal).collect();
         collector.plan(&temporal, self.subsample);
+        if self.threads >= 1 {
+            // libvmaf with a worker pool (any thread count but 0) writes its
+            // temporal extractors' features before the pool's.
+            let first: Vec<bool> = slots
+                .iter()
+                .map(|s| LIBVMAF_INLINE.contains(&s.info.name))
+                .collect();
+            collector.write_first(&first);
+        }
         Ok(Context {
             format: self.format,
             subsample: self.subsample,

@@ -71,6 +71,90 @@ fn golden_command_line_writes_the_golden_file() {
     assert_eq!(without_fps(&ours), without_fps(&golden));
 }
 
+/// The metric names of every frame, then of `pooled_metrics`, in the
+/// file's order (serde_json's maps sort their keys).
+fn key_order(json: &str) -> Vec<Vec<String>> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
+            let mut keys = Vec::new();
+            while let Some((k, IgnoredAny)) = map.next_entry::<String, IgnoredAny>()? {
+                keys.push(k);
+            }
+            Ok(keys)
+        }
+    }
+    let value: serde_json::Value = serde_json::from_str(json).unwrap();
+    // Each object's keys, read from the file's text where it starts (the
+    // deserializer stops at the object's end).
+    let mut lists = Vec::new();
+    let mut rest = json;
+    while let Some(at) = rest.find("\"metrics\": {") {
+        let obj = &rest[at + "\"metrics\": ".len()..];
+        let mut de = serde_json::Deserializer::from_str(obj);
+        lists.push(de.deserialize_map(Keys).unwrap());
+        rest = &obj[1..];
+    }
+    let at = json.find("\"pooled_metrics\": {").expect("pooled_metrics");
+    let obj = &json[at + "\"pooled_metrics\": ".len()..];
+    lists.push(
+        serde_json::Deserializer::from_str(obj)
+            .deserialize_map(Keys)
+            .unwrap(),
+    );
+    assert_eq!(lists.len(), value["frames"].as_array().unwrap().len() + 1);
+    lists
+}
+
+/// libvmaf with a worker pool (`--threads 1`) runs its temporal extractors
+/// (float_motion here) on the calling thread ahead of the pool, so their
+/// features lead the lists; without one (`--threads 0`) the model's order
+/// holds. The golden float-model run is libvmaf's `--threads 1`.
+#[test]
+fn feature_order_follows_libvmafs_threading() {
+    let pair = &common::PAIRS[1];
+    let dir = tempfile::tempdir().unwrap();
+    let (r, d) = unpack(pair, dir.path());
+    let run = |threads: &str| {
+        let out = dir.path().join(format!("threads{threads}.json"));
+        let o = vmafx(&[
+            "-r",
+            r.to_str().unwrap(),
+            "-d",
+            d.to_str().unwrap(),
+            "-w",
+            "576",
+            "-h",
+            "324",
+            "-p",
+            "420",
+            "-b",
+            "8",
+            "--threads",
+            threads,
+            "--model",
+            "version=vmaf_float_v0.6.1",
+            "--json",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        key_order(&std::fs::read_to_string(&out).unwrap())
+    };
+    let golden =
+        key_order(&std::fs::read_to_string(pair.golden_path("vmaf_float_v0.6.1")).unwrap());
+    assert_eq!(golden[0][..3], ["motion2", "motion", "motion3"]);
+    assert_eq!(run("1"), golden);
+    let unpooled = run("0");
+    assert_eq!(unpooled[0][..2], ["adm2", "aim"], "{:?}", unpooled[0]);
+}
+
 #[test]
 fn readme_sample_prints_the_pooled_score() {
     let root = env!("CARGO_MANIFEST_DIR");
