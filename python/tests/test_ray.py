@@ -71,7 +71,11 @@ def pairs(tmp_path_factory):
 
 
 def direct(pair, **options):
+    """`vmafx.score` as the fleet's tasks call it: with one thread unless
+    told (the feature order, like libvmaf's, depends on whether there are
+    worker threads)."""
     reference, distorted, *raw = pair
+    options.setdefault("threads", 1)
     return vmafx.score(reference, distorted, **options, **(raw[0] if raw else {}))
 
 
