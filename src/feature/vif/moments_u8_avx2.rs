@@ -72,9 +72,13 @@ fn unoffset(v: i16) -> u32 {
     u32::from(v as u16 ^ 0x8000)
 }
 
-/// True when the CPU runs AVX-512 VNNI on 256-bit vectors.
+/// True when the CPU runs the AVX-512 pass: VNNI's multiply-adds and
+/// VBMI's byte permutes (Ice Lake and later, Zen 4; Cascade Lake, with
+/// VNNI but not VBMI, takes the AVX2 pass).
 pub fn has_vnni() -> bool {
+    static VBMI: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     crate::cpu::has_avx512_vnni()
+        && *VBMI.get_or_init(|| std::arch::is_x86_feature_detected!("avx512vbmi"))
 }
 
 /// Sums the VIF statistic over scale 0 of an 8-bit pair.
@@ -108,11 +112,302 @@ pub unsafe fn accumulate_vnni(
     unsafe { vnni::accumulate(rows, reference, distorted, log2, gain_limit) }
 }
 
+/// The vertical pass of one row into `rows` (from column `HALF`) with
+/// AVX2: each pair of rows interleaved by byte unpacks.
+#[target_feature(enable = "avx2")]
+unsafe fn vertical_avx2(
+    rows: &mut Rows16,
+    ref_rows: &[&[u8]; TAPS],
+    dis_rows: &[&[u8]; TAPS],
+    w: usize,
+) {
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        let filter = FILTERS[0];
+        let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
+        let flip = _mm_set1_epi8(-128);
+        let mut j = 0;
+        while j + BLOCK <= w {
+            let zero = _mm256_setzero_si256();
+            let mut acc = [[zero; 2]; 5];
+            for p in 0..PAIRS {
+                let (k0, k1) = (2 * p, 2 * p + 1);
+                let pair = i32::from(weight(k0)) | (i32::from(weight(k1)) << 16);
+                let c = _mm256_set1_epi32(pair);
+                // Each 32-bit lane holds (x'[k0], x'[k1]) of one column.
+                // The missing 18th tap (weight 0) reads the 17th row again.
+                let k1_row = k1.min(TAPS - 1);
+                let load = |rows: &[&[u8]; TAPS]| {
+                    let (r0, r1) = (&rows[k0][j..j + BLOCK], &rows[k1_row][j..j + BLOCK]);
+                    let a = _mm_xor_si128(_mm_loadu_si128(r0.as_ptr().cast()), flip);
+                    let b = _mm_xor_si128(_mm_loadu_si128(r1.as_ptr().cast()), flip);
+                    [
+                        _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)),
+                        _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)),
+                    ]
+                };
+                let (r, d) = (load(ref_rows), load(dis_rows));
+                for half in 0..2 {
+                    let (x, y) = (r[half], d[half]);
+                    let terms = [
+                        x,
+                        y,
+                        _mm256_mullo_epi16(x, x),
+                        _mm256_mullo_epi16(y, y),
+                        _mm256_mullo_epi16(x, y),
+                    ];
+                    for (a, t) in acc.iter_mut().zip(terms) {
+                        a[half] = _mm256_add_epi32(a[half], _mm256_madd_epi16(t, c));
+                    }
+                }
+            }
+            let [s1, s2, sxx, syy, sxy] = acc;
+            let mut out = [[zero; 2]; 8];
+            for half in 0..2 {
+                let (x, y) = (s1[half], s2[half]);
+                // (Σc·x + 128) >> 8 with Σc·x = x + 2^23, offset by -32768.
+                let mean = |s| {
+                    let v = _mm256_srli_epi32(
+                        _mm256_add_epi32(s, _mm256_set1_epi32((1 << 23) + 128)),
+                        8,
+                    );
+                    _mm256_sub_epi32(v, _mm256_set1_epi32(32768))
+                };
+                out[MU1][half] = mean(x);
+                out[MU2][half] = mean(y);
+                let base = _mm256_set1_epi32(1 << 30);
+                let xx =
+                    _mm256_add_epi32(_mm256_add_epi32(sxx[half], _mm256_slli_epi32(x, 8)), base);
+                let yy =
+                    _mm256_add_epi32(_mm256_add_epi32(syy[half], _mm256_slli_epi32(y, 8)), base);
+                let xy = _mm256_add_epi32(
+                    _mm256_add_epi32(sxy[half], _mm256_slli_epi32(_mm256_add_epi32(x, y), 7)),
+                    base,
+                );
+                for (q, v) in [(XX, xx), (YY, yy), (XY, xy)] {
+                    let bias = _mm256_set1_epi32(32768);
+                    out[q][half] = _mm256_sub_epi32(_mm256_srli_epi32(v, 16), bias);
+                    out[q + 1][half] =
+                        _mm256_sub_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0xffff)), bias);
+                }
+            }
+            for (row, [lo, hi]) in rows.rows.iter_mut().zip(out) {
+                // packs interleaves 128-bit lanes; the permute restores order.
+                let packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xd8);
+                let dst = &mut row[HALF + j..HALF + j + BLOCK];
+                _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
+            }
+            j += BLOCK;
+        }
+        vertical_tail(rows, ref_rows, dis_rows, j, w);
+    }
+}
+
+/// The vertical pass of one row into `rows` (from column `HALF`) with
+/// AVX-512: sixteen columns per vector, each pair of rows interleaved
+/// into 16-bit halves of one 32-bit lane by one byte permute.
+///
+/// # Safety
+/// The CPU must support [`has_vnni`]; `rows` made for a width of at least
+/// `w`, every row at least `w` samples long.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vnni")]
+unsafe fn vertical_avx512(
+    rows: &mut Rows16,
+    ref_rows: &[&[u8]; TAPS],
+    dis_rows: &[&[u8]; TAPS],
+    w: usize,
+) {
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        const WIDE: usize = 16;
+        let filter = FILTERS[0];
+        let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
+        // Byte 4m of the result: byte m of the first row; byte 4m + 2:
+        // byte m of the second (index 64 + m); the others zeroed by the
+        // mask, so each 16-bit half holds one sample.
+        let mut index = [0u8; 64];
+        for m in 0..WIDE {
+            index[4 * m] = m as u8;
+            index[4 * m + 2] = (64 + m) as u8;
+        }
+        let index = _mm512_loadu_si512(index.as_ptr().cast());
+        let keep: __mmask64 = 0x5555_5555_5555_5555;
+        let mid = _mm512_set1_epi16(128);
+        let weights: [__m512i; PAIRS] = std::array::from_fn(|p| {
+            let (k0, k1) = (2 * p, 2 * p + 1);
+            _mm512_set1_epi32(i32::from(weight(k0)) | (i32::from(weight(k1)) << 16))
+        });
+        // The missing 18th tap (weight 0) reads the 17th row again.
+        let row_of = |p: usize, q: usize| (2 * p + q).min(TAPS - 1);
+        let ref_ptrs: [*const u8; TAPS] = std::array::from_fn(|k| {
+            assert!(ref_rows[k].len() >= w && dis_rows[k].len() >= w);
+            ref_rows[k].as_ptr()
+        });
+        let dis_ptrs: [*const u8; TAPS] = std::array::from_fn(|k| dis_rows[k].as_ptr());
+        assert!(rows.rows[0].len() >= w + 2 * HALF);
+        let out_ptrs = rows.rows.each_mut().map(|row| row.as_mut_ptr().add(HALF));
+        let mut j = 0;
+        while j + WIDE <= w {
+            let zero = _mm512_setzero_si512();
+            let mut acc = [zero; 5];
+            for (p, &c) in weights.iter().enumerate() {
+                // Lane m: (x[k0][j + m] - 128, x[k1][j + m] - 128).
+                let pair = |ptrs: &[*const u8; TAPS]| {
+                    let a = _mm_loadu_si128(ptrs[row_of(p, 0)].add(j).cast());
+                    let b = _mm_loadu_si128(ptrs[row_of(p, 1)].add(j).cast());
+                    let both = _mm512_maskz_permutex2var_epi8(
+                        keep,
+                        _mm512_castsi128_si512(a),
+                        index,
+                        _mm512_castsi128_si512(b),
+                    );
+                    _mm512_sub_epi16(both, mid)
+                };
+                let (x, y) = (pair(&ref_ptrs), pair(&dis_ptrs));
+                acc[0] = _mm512_dpwssd_epi32(acc[0], x, c);
+                acc[1] = _mm512_dpwssd_epi32(acc[1], y, c);
+                acc[2] = _mm512_dpwssd_epi32(acc[2], _mm512_mullo_epi16(x, x), c);
+                acc[3] = _mm512_dpwssd_epi32(acc[3], _mm512_mullo_epi16(y, y), c);
+                acc[4] = _mm512_dpwssd_epi32(acc[4], _mm512_mullo_epi16(x, y), c);
+            }
+            let [x, y, sxx, syy, sxy] = acc;
+            let bias = _mm512_set1_epi32(32768);
+            // (Σc·x + 128) >> 8 with Σc·x = x + 2^23, offset by -32768.
+            let mean = |s| {
+                let v =
+                    _mm512_srli_epi32::<8>(_mm512_add_epi32(s, _mm512_set1_epi32((1 << 23) + 128)));
+                _mm512_sub_epi32(v, bias)
+            };
+            let base = _mm512_set1_epi32(1 << 30);
+            let xx = _mm512_add_epi32(_mm512_add_epi32(sxx, _mm512_slli_epi32::<8>(x)), base);
+            let yy = _mm512_add_epi32(_mm512_add_epi32(syy, _mm512_slli_epi32::<8>(y)), base);
+            let xy = _mm512_add_epi32(
+                _mm512_add_epi32(sxy, _mm512_slli_epi32::<7>(_mm512_add_epi32(x, y))),
+                base,
+            );
+            let high = |v| _mm512_sub_epi32(_mm512_srli_epi32::<16>(v), bias);
+            let low = |v| _mm512_sub_epi32(_mm512_and_si512(v, _mm512_set1_epi32(0xffff)), bias);
+            let out = [
+                mean(x),
+                mean(y),
+                high(xx),
+                low(xx),
+                high(yy),
+                low(yy),
+                high(xy),
+                low(xy),
+            ];
+            for (dst, v) in out_ptrs.iter().zip(out) {
+                // Every value is in the i16 range: the truncating narrow is exact.
+                _mm256_storeu_si256(dst.add(j).cast(), _mm512_cvtepi32_epi16(v));
+            }
+            j += WIDE;
+        }
+        vertical_tail(rows, ref_rows, dis_rows, j, w);
+    }
+}
+
+/// The vertical pass of columns `from..w` of one row, one at a time.
+fn vertical_tail(
+    rows: &mut Rows16,
+    ref_rows: &[&[u8]; TAPS],
+    dis_rows: &[&[u8]; TAPS],
+    from: usize,
+    w: usize,
+) {
+    let filter = FILTERS[0];
+    for j in from..w {
+        let (mut m1, mut m2, mut xx, mut yy, mut xy) = (0u32, 0u32, 0u32, 0u32, 0u32);
+        for k in 0..TAPS {
+            let c = u32::from(filter[k]);
+            let (x, y) = (u32::from(ref_rows[k][j]), u32::from(dis_rows[k][j]));
+            m1 += c * x;
+            m2 += c * y;
+            xx = xx.wrapping_add(c * x * x);
+            yy = yy.wrapping_add(c * y * y);
+            xy = xy.wrapping_add(c * x * y);
+        }
+        let at = HALF + j;
+        rows.rows[MU1][at] = offset((m1 + 128) >> 8);
+        rows.rows[MU2][at] = offset((m2 + 128) >> 8);
+        for (q, v) in [(XX, xx), (YY, yy), (XY, xy)] {
+            rows.rows[q][at] = offset(v >> 16);
+            rows.rows[q + 1][at] = offset(v & 0xffff);
+        }
+    }
+}
+
+/// No wider blocks (AVX2): the horizontal pass starts at column 0.
+#[inline(always)]
+fn no_wide_blocks(_: &Rows16, _: usize, _: &mut VecSums) -> usize {
+    0
+}
+
+/// The horizontal pass over 32-column blocks with AVX-512 (sixteen even
+/// and sixteen odd columns per vector pair), each pixel into `sums`;
+/// returns the first column left for narrower blocks.
+///
+/// # Safety
+/// The CPU must support [`has_vnni`]; every row at least `w + 2 * HALF +
+/// BLOCK` long, mirrored for `w`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn horizontal_avx512(rows: &Rows16, w: usize, sums: &mut VecSums16) -> usize {
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        const WIDE: usize = 32;
+        let filter = FILTERS[0];
+        let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
+        let pair_weights: [__m512i; PAIRS] = std::array::from_fn(|p| {
+            let (k0, k1) = (2 * p, 2 * p + 1);
+            _mm512_set1_epi32(i32::from(weight(k0)) | (i32::from(weight(k1)) << 16))
+        });
+        assert!(rows
+            .rows
+            .iter()
+            .all(|row| row.len() >= w + 2 * HALF + BLOCK));
+        let starts = rows.rows.each_ref().map(|row| row.as_ptr());
+        let mut j = 0;
+        while j + WIDE <= w {
+            let zero = _mm512_setzero_si512();
+            // [quantity][even, odd columns]; lane m of the even vector:
+            // taps k, k+1 of column j + 2m.
+            let mut acc = [[zero; 2]; 8];
+            for (p, &c) in pair_weights.iter().enumerate() {
+                let k = j + 2 * p;
+                for (a, &start) in acc.iter_mut().zip(&starts) {
+                    // SAFETY: the reads end before column j + 2 * PAIRS + WIDE
+                    // <= w + 2 * HALF + BLOCK (asserted above).
+                    let src = start.add(k);
+                    a[0] = _mm512_dpwssd_epi32(a[0], _mm512_loadu_si512(src.cast()), c);
+                    a[1] = _mm512_dpwssd_epi32(a[1], _mm512_loadu_si512(src.add(1).cast()), c);
+                }
+            }
+            let top = _mm512_set1_epi32(i32::MIN);
+            let round = _mm512_set1_epi32(1 << 15);
+            // Even columns, then odd (one closure call each, not a loop
+            // over indices of `acc`).
+            let mut add_columns = |parity: usize| {
+                let sum = |q: usize| _mm512_add_epi32(acc[q][parity], top);
+                let moment = |q: usize| {
+                    let low = _mm512_srli_epi32::<16>(_mm512_add_epi32(sum(q + 1), round));
+                    _mm512_add_epi32(sum(q), low)
+                };
+                sums.add(sum(MU1), sum(MU2), moment(XX), moment(YY), moment(XY));
+            };
+            add_columns(0);
+            add_columns(1);
+            j += WIDE;
+        }
+        j
+    }
+}
+
 /// The passes, compiled once per instruction set: `dot` is
 /// `acc + madd(a, b)`, one fused instruction with VNNI. (A macro, because
 /// the target features of a function cannot be generic.)
 macro_rules! moment_pass {
-    ($module:ident, $features:literal, $dot:expr, $sums:ident) => {
+    ($module:ident, $features:literal, $dot:expr, $sums:ident, $vertical:path, $wide:path) => {
         mod $module {
             use super::*;
 
@@ -144,132 +439,13 @@ macro_rules! moment_pass {
                             ref_rows[k] = reference.row(y);
                             dis_rows[k] = distorted.row(y);
                         }
-                        vertical(rows, &ref_rows, &dis_rows, w);
+                        $vertical(rows, &ref_rows, &dis_rows, w);
                         for row in &mut rows.rows {
                             mirror_edges(&mut row[..w + 2 * HALF], HALF);
                         }
                         horizontal(rows, w, log2, gain_limit, &mut sums);
                     }
                     sums
-                }
-            }
-
-            /// The vertical pass of one row into `rows` (from column `HALF`).
-            #[target_feature(enable = $features)]
-            unsafe fn vertical(
-                rows: &mut Rows16,
-                ref_rows: &[&[u8]; TAPS],
-                dis_rows: &[&[u8]; TAPS],
-                w: usize,
-            ) {
-                // SAFETY: the caller upholds this function's `# Safety` contract.
-                unsafe {
-                    let filter = FILTERS[0];
-                    let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
-                    let flip = _mm_set1_epi8(-128);
-                    let mut j = 0;
-                    while j + BLOCK <= w {
-                        let zero = _mm256_setzero_si256();
-                        let mut acc = [[zero; 2]; 5];
-                        for p in 0..PAIRS {
-                            let (k0, k1) = (2 * p, 2 * p + 1);
-                            let pair = i32::from(weight(k0)) | (i32::from(weight(k1)) << 16);
-                            let c = _mm256_set1_epi32(pair);
-                            // Each 32-bit lane holds (x'[k0], x'[k1]) of one column.
-                            // The missing 18th tap (weight 0) reads the 17th row again.
-                            let k1_row = k1.min(TAPS - 1);
-                            let load = |rows: &[&[u8]; TAPS]| {
-                                let (r0, r1) =
-                                    (&rows[k0][j..j + BLOCK], &rows[k1_row][j..j + BLOCK]);
-                                let a = _mm_xor_si128(_mm_loadu_si128(r0.as_ptr().cast()), flip);
-                                let b = _mm_xor_si128(_mm_loadu_si128(r1.as_ptr().cast()), flip);
-                                [
-                                    _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)),
-                                    _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)),
-                                ]
-                            };
-                            let (r, d) = (load(ref_rows), load(dis_rows));
-                            for half in 0..2 {
-                                let (x, y) = (r[half], d[half]);
-                                let terms = [
-                                    x,
-                                    y,
-                                    _mm256_mullo_epi16(x, x),
-                                    _mm256_mullo_epi16(y, y),
-                                    _mm256_mullo_epi16(x, y),
-                                ];
-                                for (a, t) in acc.iter_mut().zip(terms) {
-                                    a[half] = dot(a[half], t, c);
-                                }
-                            }
-                        }
-                        let [s1, s2, sxx, syy, sxy] = acc;
-                        let mut out = [[zero; 2]; 8];
-                        for half in 0..2 {
-                            let (x, y) = (s1[half], s2[half]);
-                            // (Σc·x + 128) >> 8 with Σc·x = x + 2^23, offset by -32768.
-                            let mean = |s| {
-                                let v = _mm256_srli_epi32(
-                                    _mm256_add_epi32(s, _mm256_set1_epi32((1 << 23) + 128)),
-                                    8,
-                                );
-                                _mm256_sub_epi32(v, _mm256_set1_epi32(32768))
-                            };
-                            out[MU1][half] = mean(x);
-                            out[MU2][half] = mean(y);
-                            let base = _mm256_set1_epi32(1 << 30);
-                            let xx = _mm256_add_epi32(
-                                _mm256_add_epi32(sxx[half], _mm256_slli_epi32(x, 8)),
-                                base,
-                            );
-                            let yy = _mm256_add_epi32(
-                                _mm256_add_epi32(syy[half], _mm256_slli_epi32(y, 8)),
-                                base,
-                            );
-                            let xy = _mm256_add_epi32(
-                                _mm256_add_epi32(
-                                    sxy[half],
-                                    _mm256_slli_epi32(_mm256_add_epi32(x, y), 7),
-                                ),
-                                base,
-                            );
-                            for (q, v) in [(XX, xx), (YY, yy), (XY, xy)] {
-                                let bias = _mm256_set1_epi32(32768);
-                                out[q][half] = _mm256_sub_epi32(_mm256_srli_epi32(v, 16), bias);
-                                out[q + 1][half] = _mm256_sub_epi32(
-                                    _mm256_and_si256(v, _mm256_set1_epi32(0xffff)),
-                                    bias,
-                                );
-                            }
-                        }
-                        for (row, [lo, hi]) in rows.rows.iter_mut().zip(out) {
-                            // packs interleaves 128-bit lanes; the permute restores order.
-                            let packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xd8);
-                            let dst = &mut row[HALF + j..HALF + j + BLOCK];
-                            _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
-                        }
-                        j += BLOCK;
-                    }
-                    for j in j..w {
-                        let (mut m1, mut m2, mut xx, mut yy, mut xy) =
-                            (0u32, 0u32, 0u32, 0u32, 0u32);
-                        for k in 0..TAPS {
-                            let c = u32::from(filter[k]);
-                            let (x, y) = (u32::from(ref_rows[k][j]), u32::from(dis_rows[k][j]));
-                            m1 += c * x;
-                            m2 += c * y;
-                            xx = xx.wrapping_add(c * x * x);
-                            yy = yy.wrapping_add(c * y * y);
-                            xy = xy.wrapping_add(c * x * y);
-                        }
-                        let at = HALF + j;
-                        rows.rows[MU1][at] = offset((m1 + 128) >> 8);
-                        rows.rows[MU2][at] = offset((m2 + 128) >> 8);
-                        for (q, v) in [(XX, xx), (YY, yy), (XY, xy)] {
-                            rows.rows[q][at] = offset(v >> 16);
-                            rows.rows[q + 1][at] = offset(v & 0xffff);
-                        }
-                    }
                 }
             }
 
@@ -292,7 +468,8 @@ macro_rules! moment_pass {
                         _mm256_set1_epi32(i32::from(weight(k0)) | (i32::from(weight(k1)) << 16))
                     });
                     let starts = rows.rows.each_ref().map(|row| row.as_ptr());
-                    let mut j = 0;
+                    // Wider blocks first where the instruction set has them.
+                    let mut j = $wide(rows, w, &mut vec_sums);
                     while j + BLOCK <= w {
                         let zero = _mm256_setzero_si256();
                         // [quantity][even, odd columns]; lane m of the even
@@ -354,11 +531,15 @@ moment_pass!(
     avx2,
     "avx2",
     |acc, a, b| _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)),
-    VecSums
+    VecSums,
+    vertical_avx2,
+    no_wide_blocks
 );
 moment_pass!(
     vnni,
-    "avx2,avx512f,avx512vnni,avx512vl",
+    "avx2,avx512f,avx512bw,avx512vbmi,avx512vnni,avx512vl",
     _mm256_dpwssd_epi32,
-    VecSums16
+    VecSums16,
+    vertical_avx512,
+    horizontal_avx512
 );
