@@ -29,8 +29,8 @@ for bits in ${DEPTHS:-8 10}; do
             /usr/bin/time -f %e -a -o /tmp/cpu-peer-b "$vmafx" "${args[@]}" >/dev/null
         done
         a=$(median </tmp/cpu-peer-a) b=$(median </tmp/cpu-peer-b)
-        ratio=$(awk -v a="$(sort -n /tmp/cpu-peer-a | awk '{x[NR]=$1} END {print x[int((NR+1)/2)]}')" \
-            -v b="$(sort -n /tmp/cpu-peer-b | awk '{x[NR]=$1} END {print x[int((NR+1)/2)]}')" 'BEGIN {printf "%.2fx", a / b}')
+        # The middle field of "min / median / max".
+        ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {split(a, x, " / "); split(b, y, " / "); printf "%.2fx", x[2] / y[2]}')
         printf '| %s | 1920x1080 %s-bit, %s frames | %s | %s | %s | %s |\n' "$model" "$bits" \
             "$(( $(stat -c %s "$pairs/ref_1920x1080_${bits}bit.yuv") / (1920 * 1080 * 3 / 2 * (bits > 8 ? 2 : 1)) ))" \
             "$threads" "$a" "$b" "$ratio"

@@ -34,16 +34,9 @@ impl WideRow {
     }
 }
 
-/// True when the CPU may run this pass (AVX-512 and FMA).
-pub fn available() -> bool {
-    crate::cpu::has_avx512() && crate::cpu::has_fma()
-}
-
-#[inline]
-#[target_feature(enable = "avx2,fma,avx512f")]
-fn floor(v: __m512d) -> __m512d {
-    _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(v)
-}
+/// The moment pass's instruction sets and rounding.
+pub use super::moments_wide_avx512::available;
+use super::moments_wide_avx512::floor;
 
 /// Low-passes both planes with `filter` and keeps their even rows and
 /// columns into `outputs` (`(w / 2) x (h / 2)`, tightly packed); the

@@ -49,7 +49,8 @@ impl WideRows {
     }
 }
 
-/// True when the CPU may run this pass (AVX-512 and FMA).
+/// True when the CPU may run this pass and the decimation's (AVX-512 and
+/// FMA).
 pub fn available() -> bool {
     crate::cpu::has_avx512() && crate::cpu::has_fma()
 }
@@ -139,6 +140,13 @@ unsafe fn accumulate_taps<const TAPS: usize>(
     sums
 }
 
+/// Each lane rounded down to an integer (shared with the decimation).
+#[inline]
+#[target_feature(enable = "avx2,fma,avx512f")]
+pub(super) fn floor(v: __m512d) -> __m512d {
+    _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(v)
+}
+
 /// `floor((v + 2^(shift-1)) * 2^-shift)`, exact for integer `v < 2^53`;
 /// `v` itself for a zero shift.
 #[inline]
@@ -149,10 +157,7 @@ fn round_shift(v: __m512d, shift: u32) -> __m512d {
     }
     let half = _mm512_set1_pd(f64::from(1u32 << (shift - 1)));
     let scale = _mm512_set1_pd(1.0 / f64::from(1u32 << shift));
-    _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(_mm512_mul_pd(
-        _mm512_add_pd(v, half),
-        scale,
-    ))
+    floor(_mm512_mul_pd(_mm512_add_pd(v, half), scale))
 }
 
 /// `v mod 2^32`, exact for integer `0 <= v < 2^53`: C's cast of a 64-bit
@@ -161,9 +166,7 @@ fn round_shift(v: __m512d, shift: u32) -> __m512d {
 #[target_feature(enable = "avx2,fma,avx512f")]
 fn wrap32(v: __m512d) -> __m512d {
     const TWO_32: f64 = 4294967296.0;
-    let wraps = _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(
-        _mm512_mul_pd(v, _mm512_set1_pd(1.0 / TWO_32)),
-    );
+    let wraps = floor(_mm512_mul_pd(v, _mm512_set1_pd(1.0 / TWO_32)));
     _mm512_fnmadd_pd(wraps, _mm512_set1_pd(TWO_32), v)
 }
 
