@@ -35,36 +35,34 @@ fn without_fps(text: &str) -> String {
         .join("\n")
 }
 
+/// `-r`, `-d` and the geometry of the unpacked sample-sized golden pair.
+fn raw_pair_args<'a>(r: &'a Path, d: &'a Path) -> Vec<&'a str> {
+    let mut args = vec!["-r", r.to_str().unwrap(), "-d", d.to_str().unwrap()];
+    args.extend(SAMPLE_GEOMETRY);
+    args
+}
+
 #[test]
 fn golden_command_line_writes_the_golden_file() {
     let pair = &common::PAIRS[1];
     let dir = tempfile::tempdir().unwrap();
     let (r, d) = unpack(pair, dir.path());
     let out = dir.path().join("out.json");
-    let o = vmafx(&[
-        "-r",
-        r.to_str().unwrap(),
-        "-d",
-        d.to_str().unwrap(),
-        "-w",
-        "576",
-        "-h",
-        "324",
-        "-p",
-        "420",
-        "-b",
-        "8",
-        "--threads",
-        "1",
-        "--model",
-        "version=vmaf_v0.6.1",
-        "--json",
-        "--precision",
-        "max",
-        "-q",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = vmafx(
+        &[
+            &raw_pair_args(&r, &d)[..],
+            &["--threads", "1", "--model", "version=vmaf_v0.6.1"],
+            &[
+                "--json",
+                "--precision",
+                "max",
+                "-q",
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let ours = std::fs::read_to_string(&out).unwrap();
     let golden = std::fs::read_to_string(pair.golden_path("vmaf_v0.6.1")).unwrap();
@@ -122,28 +120,21 @@ fn feature_order_follows_libvmafs_threading() {
     let (r, d) = unpack(pair, dir.path());
     let run = |threads: &str| {
         let out = dir.path().join(format!("threads{threads}.json"));
-        let o = vmafx(&[
-            "-r",
-            r.to_str().unwrap(),
-            "-d",
-            d.to_str().unwrap(),
-            "-w",
-            "576",
-            "-h",
-            "324",
-            "-p",
-            "420",
-            "-b",
-            "8",
-            "--threads",
-            threads,
-            "--model",
-            "version=vmaf_float_v0.6.1",
-            "--json",
-            "-q",
-            "-o",
-            out.to_str().unwrap(),
-        ]);
+        let o = vmafx(
+            &[
+                &raw_pair_args(&r, &d)[..],
+                &["--threads", threads],
+                &[
+                    "--model",
+                    "version=vmaf_float_v0.6.1",
+                    "--json",
+                    "-q",
+                    "-o",
+                    out.to_str().unwrap(),
+                ],
+            ]
+            .concat(),
+        );
         assert!(o.status.success(), "{}", stderr(&o));
         key_order(&std::fs::read_to_string(&out).unwrap())
     };
