@@ -37,31 +37,35 @@
 // filtered into its own planes and one launch scores all five.
 //
 // C-values design: a block owns TW adjacent columns and a run of rows
-// of one scale; each thread owns one column's histogram hist[value][column]
-// over the window around its pixel (u16 counts in dynamic shared memory,
-// laid out so a warp's accesses fall in distinct banks whatever the
-// values). The block walks libvmaf's row order (RowWalk: rows_lo/rows_hi,
-// including pictures smaller than the window) in batches of BATCH steps:
+// of one scale; each column's histogram hist[value][column] over the window
+// around its pixel (u16 counts, two values to a 32-bit word, in dynamic
+// shared memory) is kept by K neighbouring lanes of one warp. The block
+// walks libvmaf's row order (RowWalk: rows_lo/rows_hi, including pictures
+// smaller than the window) in batches of BATCH steps:
 //   1. the keys (histogram row or UNCOUNTED) of the batch's entering rows,
 //      TW + 2 pad columns each, are loaded into a ring of 2 pad + 1 + BATCH
 //      rows in shared memory, LOADS independent global loads per thread at
 //      a time: each row is read from global memory once (a row leaves, and
 //      its c-values are computed, while it is still in the ring);
 //   2. the batch's (leaving, entering) key pairs are built from the ring;
-//   3. each thread walks the 2 pad + 1 pairs of its window per step,
-//      merging runs of equal pairs (flat areas, equal keys or unmasked
-//      samples, cost one compare per column), and between steps computes
-//      its pixel's c-value from at most 2 num_diffs + 1 counts of its
-//      column (the pixel's key from the ring). Pooling-bin increments are
-//      kept as a per-thread run of one bin and added on change.
-// Three barriers per batch. Cost ~ (2 pad + 1) shared loads per pixel plus
-// two shared read-modify-writes per run of changed pairs; the first row of
-// a block builds its window from scratch (amortized over 4 windows of
-// rows). Occupancy is bounded by the histograms: band * 2 TW bytes per block
-// (bt1886 defaults: band 564, ~100 KB with the ring at TW = 64: 2 blocks
-// per SM). TW is 64 where a block may have that much shared memory (CUDA),
-// 32 where it may have 64 KiB (AMD: ~60 KB at the defaults); the results
-// do not depend on it.
+//   3. per step, each of a column's K lanes walks every K-th of the 2 pad +
+//      1 pairs of its window, merging runs of equal pairs (flat areas,
+//      equal keys or unmasked samples, cost one compare per column), and
+//      applies them with shared-memory atomics (no lane waits for its
+//      read-modify-writes; the column's lanes update it at once). Between
+//      steps (a warp barrier) the lanes compute the pixel's c-value from at
+//      most 2 num_diffs + 1 counts of its column, sharing the contrast
+//      steps and meeting by shuffles. Pooling-bin increments are kept as a
+//      per-thread run of one bin and added on change.
+// Three barriers per batch. Cost ~ (2 pad + 1) / K shared loads per pixel
+// and lane plus two shared atomics per run of changed pairs; the first row
+// of a block builds its window from scratch (amortized over 4 windows of
+// rows). The histograms bound the columns an SM holds (band * 2 bytes
+// each; bt1886 defaults: band 564, ~100 KB per block with the ring at TW =
+// 64: 2 blocks per SM), so K lanes per column raise the warps an SM runs
+// K-fold. CUDA: TW = 64, K = 4 (256 threads); AMD, where a block may have
+// 64 KiB: TW = 32, K = 2 (one 64-wide wave; ~61 KB at the defaults). The
+// results do not depend on either.
 
 #include "common.cuh"
 #include "float_common.cuh"
@@ -275,28 +279,46 @@ __device__ __forceinline__ int rows_hi(int i, int pad, int h, int key_rows) {
     return imin(key_rows - 1, imax(pad - 1, imin(i + pad, h - 1)));
 }
 
-// hist[value][column] as u16 counts: a warp's threads (consecutive columns
-// t) touch distinct 32-bit words in distinct banks at TW = 64 (columns t and
-// t + 32 share a word), neighbouring halves of 16 words at TW = 32 (32
-// banks assumed for speed only; any count of banks gives the same results).
-template <int TW>
-__device__ __forceinline__ unsigned hist_index(unsigned v, unsigned t) {
-    static_assert(TW == 32 || TW == 64, "c-values blocks are 32 or 64 columns wide");
-    if (TW == 64) return v * TW + ((t & 31u) << 1) + (t >> 5);
-    return v * TW + t;
+// The histograms: u16 counts, two values of a column to a 32-bit word
+// (values 2m and 2m + 1 of column c: word m * hist_stride + c, the odd
+// value in the high half), updated by 32-bit atomics so that a thread never
+// waits for its read-modify-writes and the K threads of a column may update
+// it at once. With one thread per column a warp's lanes (consecutive
+// columns) touch distinct banks; with several, the column's threads touch
+// words of different values, so each value's row is one word longer than
+// the block is wide, which spreads them over the banks.
+template <int TW, int K> struct HistLayout {
+    static constexpr unsigned stride = TW + (K > 1 ? 1 : 0);
+    __device__ __forceinline__ static unsigned word(unsigned v, unsigned c) {
+        return (v >> 1) * stride + c;
+    }
+    __device__ __forceinline__ static unsigned shift(unsigned v) { return (v & 1u) << 4; }
+    // Words of `band` values.
+    __device__ __forceinline__ static unsigned words(unsigned band) {
+        return ((band + 1) >> 1) * stride;
+    }
+};
+
+template <int TW, int K>
+__device__ __forceinline__ unsigned hist_count(const unsigned *hist, unsigned v, unsigned c) {
+    typedef HistLayout<TW, K> L;
+    return (hist[L::word(v, c)] >> L::shift(v)) & 0xFFFFu;
 }
 
 extern __shared__ unsigned int cambi_shared[];
 
-// Applies a run of `run` equal (leaving, entering) key pairs to the column's
-// histogram.
-template <int TW>
-__device__ __forceinline__ void apply_pair(unsigned short *hist, unsigned t, unsigned pair,
+// Applies a run of `run` equal (leaving, entering) key pairs to column c's
+// histogram. A count never goes below zero, whatever order the column's
+// threads apply their pairs in (a step removes only samples its window
+// holds), so no borrow crosses into the word's other half.
+template <int TW, int K>
+__device__ __forceinline__ void apply_pair(unsigned *hist, unsigned c, unsigned pair,
                                            unsigned run) {
+    typedef HistLayout<TW, K> L;
     const unsigned out = pair & 0xFFFFu, in = pair >> 16;
     if (out == in) return;
-    if (out != UNCOUNTED) hist[hist_index<TW>(out, t)] -= (unsigned short)run;
-    if (in != UNCOUNTED) hist[hist_index<TW>(in, t)] += (unsigned short)run;
+    if (out != UNCOUNTED) atomicSub(&hist[L::word(out, c)], run << L::shift(out));
+    if (in != UNCOUNTED) atomicAdd(&hist[L::word(in, c)], run << L::shift(in));
 }
 
 // libvmaf's row order as a walk: steps that move the histograms' rows by
@@ -347,14 +369,18 @@ struct CLaunch {
     int scales, stride, pad, ring; // ring: rows of keys kept (>= 2 pad + 1 + BATCH)
 };
 
-// Grid: the scales' blocks one after another (1-D), TW threads each. A
-// block owns TW columns and rows_per_block rows of one scale. Dynamic
-// shared memory: band * TW u16 counts, ring * (TW + 2 pad) u16 keys
+// Grid: the scales' blocks one after another (1-D), TW * K threads each:
+// K neighbouring lanes per column (column t / K, part t % K). A block owns
+// TW columns and rows_per_block rows of one scale. Dynamic shared memory:
+// HistLayout::words(band) histogram words, ring * (TW + 2 pad) u16 keys
 // (rounded up to words), BATCH * (TW + 2 pad) staged pairs (+ 8 words the
 // unrolled scan may read past them), BINS1 pooling counts. Entry points
-// below, one per block width.
-template <int TW>
+// below, one per block shape.
+template <int TW, int K>
 __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &tables) {
+    static_assert(K == 1 || K == 2 || K == 4, "1, 2 or 4 threads per column");
+    constexpr int NT = TW * K;
+    typedef HistLayout<TW, K> L;
     int si = 0;
     while (si + 1 < launch.scales && (int)blockIdx.x >= launch.s[si + 1].first) ++si;
     const CScale &sc = launch.s[si];
@@ -363,20 +389,22 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
     const int stride = launch.stride, pad = launch.pad, ring = launch.ring;
     const int w = sc.w, h = sc.h, key_cols = sc.key_cols, key_rows = sc.key_rows;
     const int block = (int)blockIdx.x - sc.first;
-    unsigned short *hist = (unsigned short *)cambi_shared;
+    unsigned *hist = cambi_shared;
+    const unsigned hist_words = L::words(tables.band);
     const int staged = TW + 2 * pad;
-    // band * TW u16 = band * TW / 2 words (TW even).
-    unsigned short *keys = (unsigned short *)(cambi_shared + tables.band * (TW / 2));
-    unsigned *pairs = cambi_shared + tables.band * (TW / 2) + (ring * staged + 1) / 2;
-    unsigned *local_bins = pairs + BATCH * staged + 8;
+    unsigned short *keys = (unsigned short *)(cambi_shared + hist_words);
+    unsigned *pairs = cambi_shared + hist_words + (ring * staged + 1) / 2;
+    unsigned *local_bins = pairs + BATCH * staged + 8 * K;
     const unsigned t = threadIdx.x;
+    // This thread's column (in the block) and part of the column's window.
+    const unsigned col = t / K, part = t % K;
     const int x0 = (block % sc.col_blocks) * TW;
-    const int x = x0 + (int)t;
+    const int x = x0 + (int)col;
     const int y0 = (block / sc.col_blocks) * sc.rows_per_block;
     const int y1 = imin(y0 + sc.rows_per_block, h);
 
-    for (unsigned i = t; i < tables.band * (TW / 2); i += TW) cambi_shared[i] = 0;
-    for (unsigned i = t; i < BINS1; i += TW) local_bins[i] = 0;
+    for (unsigned i = t; i < hist_words; i += NT) cambi_shared[i] = 0;
+    for (unsigned i = t; i < BINS1; i += NT) local_bins[i] = 0;
 
     // This thread's pooling counts as a run of one bin (a column's
     // consecutive c-values mostly share their top bits): one shared atomic
@@ -408,11 +436,11 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
         // LOADS independent loads per thread at a time. Rows in the ring:
         // the histograms' (at most 2 pad + 1) and these (at most BATCH).
         const int load_total = (last_in - first_in + 1) * staged;
-        for (int base = 0; base < load_total; base += LOADS * TW) {
+        for (int base = 0; base < load_total; base += LOADS * NT) {
             unsigned k[LOADS];
 #pragma unroll
             for (int q = 0; q < LOADS; ++q) {
-                const int idx = base + q * TW + (int)t;
+                const int idx = base + q * NT + (int)t;
                 const int r = first_in + idx / staged, c = x0 - pad + idx % staged;
                 k[q] = UNCOUNTED;
                 if (idx < load_total && c >= 0 && c < key_cols) {
@@ -422,7 +450,7 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
             }
 #pragma unroll
             for (int q = 0; q < LOADS; ++q) {
-                const int idx = base + q * TW + (int)t;
+                const int idx = base + q * NT + (int)t;
                 if (idx < load_total)
                     keys[((first_in + idx / staged) % ring) * staged + idx % staged] =
                         (unsigned short)k[q];
@@ -439,7 +467,7 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
                 const unsigned short *ko = keys + (out_r >= 0 ? out_r % ring : 0) * staged;
                 const unsigned short *ki = keys + (in_r >= 0 ? in_r % ring : 0) * staged;
                 unsigned *p = pairs + b * staged;
-                for (int j = (int)t; j < staged; j += TW) {
+                for (int j = (int)t; j < staged; j += NT) {
                     const unsigned o = out_r >= 0 ? ko[j] : UNCOUNTED;
                     const unsigned in = in_r >= 0 ? ki[j] : UNCOUNTED;
                     p[j] = o | (in << 16);
@@ -461,56 +489,75 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
                     walk = before;
                     break;
                 }
-                // This thread's window: staged columns t .. t + 2 pad, runs
-                // of equal pairs merged; loads in independent groups of 8.
+                // This thread's part of its column's window: staged
+                // columns col + part, col + part + K, ... up to col + 2 pad;
+                // runs of equal pairs merged; loads in independent groups
+                // of 8 (reading at most 8 K - 1 words past the pairs).
                 const unsigned *p = pairs + b * staged;
-                const int last = (int)t + 2 * pad;
-                unsigned prev = p[t], run = 1;
-                for (int j0 = (int)t + 1; j0 <= last; j0 += 8) {
+                const int first = (int)(col + part), last = (int)col + 2 * pad;
+                // A part past a small window (2 pad + 1 < K) has none.
+                unsigned prev = first <= last ? p[first] : 0xFFFFFFFFu, run = 1;
+                for (int j0 = first + K; j0 <= last; j0 += 8 * K) {
                     unsigned v[8];
 #pragma unroll
-                    for (int k = 0; k < 8; ++k) v[k] = p[j0 + k];
+                    for (int k = 0; k < 8; ++k) v[k] = p[j0 + k * K];
                     // No early exit (past `last` stays past it): AMD's
                     // compiler unrolls only loops without one.
 #pragma unroll
                     for (int k = 0; k < 8; ++k) {
-                        if (j0 + k > last) continue;
+                        if (j0 + k * K > last) continue;
                         if (v[k] == prev) {
                             ++run;
                         } else {
-                            apply_pair<TW>(hist, t, prev, run);
+                            apply_pair<TW, K>(hist, col, prev, run);
                             prev = v[k];
                             run = 1;
                         }
                     }
                 }
-                apply_pair<TW>(hist, t, prev, run);
+                apply_pair<TW, K>(hist, col, prev, run);
+                // The column's counts are read next by its K lanes.
+                if (K > 1) lane_sync();
                 ++b;
                 continue;
             }
             // Row walk.i - 1: its keys are in the ring (it lies in the
-            // histograms' rows).
+            // histograms' rows). The column's K lanes share the contrast
+            // steps d (the k-th active one goes to part k % K) and meet by
+            // shuffles: every lane of the warp takes part.
             const int i = walk.i - 1;
-            if (x < w) {
-                const unsigned key = keys[(i % ring) * staged + (int)t + pad];
-                float c_value = 0.0f;
-                if (key != UNCOUNTED) {
-                    const unsigned p0 = hist[hist_index<TW>(key, t)];
-                    unsigned steps = tables.active[key];
-                    while (steps != 0) {
-                        const unsigned d = __ffs(steps) - 1;
-                        steps &= steps - 1;
-                        const unsigned up = key + d + 1;
-                        const unsigned above =
-                            up < tables.band ? hist[hist_index<TW>(up, t)] : 0u;
-                        const unsigned below = key > d ? hist[hist_index<TW>(key - d - 1, t)] : 0u;
-                        const unsigned p = above > below ? above : below;
-                        const unsigned product = (unsigned)tables.weights[d] * p0 * p;
-                        const float value =
-                            __fmul_rn(__int2float_rn((int)product), tables.reciprocal[p + p0]);
-                        if (value > c_value) c_value = value;
-                    }
+            const unsigned key = x < w ? keys[(i % ring) * staged + (int)col + pad] : UNCOUNTED;
+            float c_value = 0.0f;
+            if (key != UNCOUNTED) {
+                const unsigned p0 = hist_count<TW, K>(hist, key, col);
+                unsigned steps = tables.active[key];
+                unsigned nth = 0;
+                while (steps != 0) {
+                    const unsigned d = __ffs(steps) - 1;
+                    steps &= steps - 1;
+                    if (nth++ % K != part) continue;
+                    const unsigned up = key + d + 1;
+                    const unsigned above = up < tables.band ? hist_count<TW, K>(hist, up, col) : 0u;
+                    const unsigned below =
+                        key > d ? hist_count<TW, K>(hist, key - d - 1, col) : 0u;
+                    const unsigned p = above > below ? above : below;
+                    const unsigned product = (unsigned)tables.weights[d] * p0 * p;
+                    const float value =
+                        __fmul_rn(__int2float_rn((int)product), tables.reciprocal[p + p0]);
+                    if (value > c_value) c_value = value;
                 }
+            }
+            if (K > 1) {
+                // The largest of the parts' (c-values are >= 0, never NaN).
+#pragma unroll
+                for (int m = K / 2; m > 0; m /= 2) {
+                    const float other = lane_xor(c_value, m, K);
+                    if (other > c_value) c_value = other;
+                }
+                // The next step may change counts this row read.
+                lane_sync();
+            }
+            if (x < w && part == 0) {
                 sc.c_values[(u64)i * w + x] = c_value;
                 if (c_value != 0.0f) {
                     const unsigned bin = __float_as_uint(c_value) >> 20;
@@ -527,18 +574,20 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
     }
     if (run_count != 0) atomicAdd(&local_bins[run_bin], run_count);
     __syncthreads();
-    for (unsigned i = t; i < BINS1; i += TW) {
+    for (unsigned i = t; i < BINS1; i += NT) {
         if (local_bins[i] != 0) atomicAdd(&sc.bins[i], local_bins[i]);
     }
 }
 
-extern "C" __global__ void __launch_bounds__(64) cambi_c_values(CLaunch launch, Tables tables) {
-    c_values<64>(launch, tables);
+// CUDA: 64 columns, 4 threads each (where a block may have ~100 KB).
+extern "C" __global__ void __launch_bounds__(256) cambi_c_values(CLaunch launch, Tables tables) {
+    c_values<64, 4>(launch, tables);
 }
 
-extern "C" __global__ void __launch_bounds__(32)
+// AMD: 32 columns (a block's 64 KiB), 2 threads each (one 64-wide wave).
+extern "C" __global__ void __launch_bounds__(64)
     cambi_c_values_tw32(CLaunch launch, Tables tables) {
-    c_values<32>(launch, tables);
+    c_values<32, 2>(launch, tables);
 }
 
 // ---------------------------------------------------------------------------

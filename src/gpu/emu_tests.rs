@@ -904,3 +904,18 @@ fn a_missing_ssimulacra2_tile_barrier_is_caught() {
         "ssimulacra2",
     );
 }
+
+/// cambi's option sets that change its blocks' work: windows smaller than
+/// a column's threads (the window shrinks with the picture: 33 is 3
+/// columns at 352x288), more contrast steps than threads, PQ's wide band.
+#[test]
+fn cambi_option_sets_match_the_cpu() {
+    for options in [
+        "window_size=33:topk=0.1:tvi_threshold=0.012:max_log_contrast=3",
+        "window_size=15",
+        "eotf=pq:enc_bitdepth=8:topk=1.0",
+        "max_log_contrast=5:tvi_threshold=0.0001:topk=0.0001",
+    ] {
+        check(&[("cambi", options)], &[PAN_422_10BIT, PAN_8BIT], 1, &[]);
+    }
+}

@@ -56,28 +56,60 @@ pub(crate) static TWIN: GpuTwin = GpuTwin {
     backends: super::EVERY_BACKEND,
 };
 
-/// Columns and threads of a c-values block (the kernel's `TW`) and its
-/// entry point: 64 where a block may use more than 64 KiB of shared
-/// memory (CUDA), 32 where it may not (AMD's LDS).
-fn block_width(backend: GpuBackend) -> (u32, &'static str) {
-    match backend {
-        GpuBackend::Cuda => (64, "cambi_c_values"),
-        GpuBackend::Hip => (32, "cambi_c_values_tw32"),
+/// The shape of a c-values block: its columns (the kernel's `TW`), the
+/// threads that share each column's histogram (`K`) and its entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct BlockShape {
+    columns: u32,
+    threads_per_column: u32,
+    entry: &'static str,
+}
+
+impl BlockShape {
+    /// 64 columns where a block may use more than 64 KiB of shared memory
+    /// (CUDA), 32 where it may not (AMD's LDS); several threads per column,
+    /// since the histograms' shared memory bounds the columns an SM holds.
+    fn of(backend: GpuBackend) -> Self {
+        match backend {
+            GpuBackend::Cuda => BlockShape {
+                columns: 64,
+                threads_per_column: 4,
+                entry: "cambi_c_values",
+            },
+            GpuBackend::Hip => BlockShape {
+                columns: 32,
+                threads_per_column: 2,
+                entry: "cambi_c_values_tw32",
+            },
+        }
+    }
+
+    fn threads(&self) -> u32 {
+        self.columns * self.threads_per_column
+    }
+
+    /// Dynamic shared memory of a block (the kernel's layout): the
+    /// histograms (two values to a word, each value's row one word longer
+    /// than the block where several threads share a column), the ring of
+    /// keys, the staged pairs (+ 8 K words the unrolled scan may read past
+    /// them), the level-1 pooling bins.
+    fn shared_bytes(&self, band: u32, pad: u32) -> u32 {
+        let (tw, k) = (self.columns, self.threads_per_column);
+        let hist_stride = tw + u32::from(k > 1);
+        let staged = tw + 2 * pad;
+        let ring = 2 * pad + 1 + BATCH;
+        let words = band.div_ceil(2) * hist_stride
+            + (ring * staged).div_ceil(2)
+            + BATCH * staged
+            + 8 * k
+            + BINS[0] as u32;
+        words * 4
     }
 }
 
 /// What AMD GPUs give one block (and what HIP's backend plans for).
 const HIP_SHARED_BYTES: u32 = 64 * 1024;
 
-/// Dynamic shared memory of a c-values block (see the kernel): the
-/// histograms, the ring of keys, the staged pairs (+ 8 words the unrolled
-/// scan may read past them), the level-1 pooling bins.
-fn c_values_shared_bytes(band: u32, pad: u32, tw: u32) -> u32 {
-    let staged = tw + 2 * pad;
-    let ring = 2 * pad + 1 + BATCH;
-    let words = band * (tw / 2) + (ring * staged).div_ceil(2) + BATCH * staged + 8 + BINS[0] as u32;
-    words * 4
-}
 /// Histogram steps staged at once by a c-values block (`BATCH`).
 const BATCH: u32 = 8;
 /// Threads of the select kernels (`SELECT_THREADS`).
@@ -269,8 +301,8 @@ struct Kernels {
 }
 
 pub(super) struct GpuCambi {
-    /// Columns (and threads) of a c-values block, see [`block_width`].
-    tw: u32,
+    /// The c-values blocks' shape.
+    shape: BlockShape,
     config: Config,
     bit_depth: u32,
     /// Input luma size.
@@ -307,7 +339,7 @@ impl GpuCambi {
         gpu: &Gpu,
     ) -> Result<Option<Self>> {
         let (config, tables) = setup(options, format)?;
-        let (tw, c_values_entry) = block_width(gpu.backend());
+        let shape = BlockShape::of(gpu.backend());
         let band = tables.band_size();
         let widest_pad = [config.encode, config.source]
             .iter()
@@ -315,7 +347,7 @@ impl GpuCambi {
             .max()
             .unwrap_or(0);
         if gpu.backend() == GpuBackend::Hip
-            && c_values_shared_bytes(band as u32, widest_pad, tw) > HIP_SHARED_BYTES
+            && shape.shared_bytes(band as u32, widest_pad) > HIP_SHARED_BYTES
         {
             return Ok(None);
         }
@@ -399,7 +431,7 @@ impl GpuCambi {
             preprocess: module.function(&format!("cambi_preprocess_{suffix}"))?,
             mask: module.function("cambi_spatial_mask")?,
             prep: module.function("cambi_prep")?,
-            c_values: module.function(c_values_entry)?,
+            c_values: module.function(shape.entry)?,
             level2: module.function("cambi_select_level2")?,
             level3: module.function("cambi_select_level3")?,
             finish: module.function("cambi_select_finish")?,
@@ -407,7 +439,7 @@ impl GpuCambi {
         let mut plans = plans.into_iter();
         let encode = plans.next().expect("the encode geometry");
         Ok(Some(Self {
-            tw,
+            shape,
             bit_depth: u32::from(format.bit_depth),
             input,
             stride,
@@ -599,7 +631,7 @@ impl GpuCambi {
             // A block builds its first row's window from scratch: give it
             // about four windows of rows to amortize that.
             let rows_per_block = (4 * (2 * pad + 1)).max(32).min(scale.height);
-            let col_blocks = (scale.width as u32).div_ceil(self.tw);
+            let col_blocks = (scale.width as u32).div_ceil(self.shape.columns);
             *c = CScale {
                 img: img.ptr(),
                 msk: msk.ptr(),
@@ -618,8 +650,8 @@ impl GpuCambi {
         }
         let dims = LaunchDims {
             grid: (blocks, 1, 1),
-            block: (self.tw, 1, 1),
-            shared_bytes: c_values_shared_bytes(self.band, pad as u32, self.tw),
+            block: (self.shape.threads(), 1, 1),
+            shared_bytes: self.shape.shared_bytes(self.band, pad as u32),
         };
         let mut args = KernelArgs::new();
         args.arg(launch).arg(self.tables);
@@ -742,17 +774,20 @@ impl GpuExtractor for GpuCambi {
 
 #[cfg(test)]
 mod tests {
-    use super::{block_width, c_values_shared_bytes, HIP_SHARED_BYTES};
+    use super::{BlockShape, HIP_SHARED_BYTES};
     use crate::gpu::GpuBackend;
 
     /// bt1886 defaults: band 564, window 65 (pad 32).
     #[test]
     fn c_values_blocks_fit_each_backend_at_the_defaults() {
-        let (cuda, _) = block_width(GpuBackend::Cuda);
-        let (hip, _) = block_width(GpuBackend::Hip);
-        assert_eq!(c_values_shared_bytes(564, 32, cuda), 103_200);
-        let on_amd = c_values_shared_bytes(564, 32, hip);
-        assert_eq!(on_amd, 61_408);
+        let cuda = BlockShape::of(GpuBackend::Cuda);
+        let hip = BlockShape::of(GpuBackend::Hip);
+        // Two blocks to an SM of 228 KiB (1 KiB of each reserved).
+        assert_eq!(cuda.shared_bytes(564, 32), 104_424);
+        assert_eq!(cuda.threads(), 256);
+        let on_amd = hip.shared_bytes(564, 32);
+        assert_eq!(on_amd, 62_568);
         assert!(on_amd <= HIP_SHARED_BYTES);
+        assert_eq!(hip.threads(), 64);
     }
 }
