@@ -36,6 +36,13 @@ const TAPS: usize = FILTERS[0].len();
 const HALF: usize = TAPS / 2;
 /// Tap pairs; the last pair's second tap has weight 0.
 const PAIRS: usize = TAPS.div_ceil(2);
+/// The weights of taps `2p` and `2p + 1` in the low and high halves of one
+/// 32-bit lane, as the multiply-adds pair them (the 18th weight is 0).
+fn tap_pair(p: usize) -> i32 {
+    let weight = |k: usize| FILTERS[0].get(k).map_or(0, |&c| i32::from(c));
+    weight(2 * p) | (weight(2 * p + 1) << 16)
+}
+
 /// Pixels per vector block.
 const BLOCK: usize = 16;
 
@@ -123,8 +130,6 @@ unsafe fn vertical_avx2(
 ) {
     // SAFETY: the caller upholds this function's `# Safety` contract.
     unsafe {
-        let filter = FILTERS[0];
-        let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
         let flip = _mm_set1_epi8(-128);
         let mut j = 0;
         while j + BLOCK <= w {
@@ -132,8 +137,7 @@ unsafe fn vertical_avx2(
             let mut acc = [[zero; 2]; 5];
             for p in 0..PAIRS {
                 let (k0, k1) = (2 * p, 2 * p + 1);
-                let pair = i32::from(weight(k0)) | (i32::from(weight(k1)) << 16);
-                let c = _mm256_set1_epi32(pair);
+                let c = _mm256_set1_epi32(tap_pair(p));
                 // Each 32-bit lane holds (x'[k0], x'[k1]) of one column.
                 // The missing 18th tap (weight 0) reads the 17th row again.
                 let k1_row = k1.min(TAPS - 1);
@@ -220,8 +224,6 @@ unsafe fn vertical_avx512(
     // SAFETY: the caller upholds this function's `# Safety` contract.
     unsafe {
         const WIDE: usize = 16;
-        let filter = FILTERS[0];
-        let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
         // Byte 4m of the result: byte m of the first row; byte 4m + 2:
         // byte m of the second (index 64 + m); the others zeroed by the
         // mask, so each 16-bit half holds one sample.
@@ -233,10 +235,7 @@ unsafe fn vertical_avx512(
         let index = _mm512_loadu_si512(index.as_ptr().cast());
         let keep: __mmask64 = 0x5555_5555_5555_5555;
         let mid = _mm512_set1_epi16(128);
-        let weights: [__m512i; PAIRS] = std::array::from_fn(|p| {
-            let (k0, k1) = (2 * p, 2 * p + 1);
-            _mm512_set1_epi32(i32::from(weight(k0)) | (i32::from(weight(k1)) << 16))
-        });
+        let weights: [__m512i; PAIRS] = std::array::from_fn(|p| _mm512_set1_epi32(tap_pair(p)));
         // The missing 18th tap (weight 0) reads the 17th row again.
         let row_of = |p: usize, q: usize| (2 * p + q).min(TAPS - 1);
         let ref_ptrs: [*const u8; TAPS] = std::array::from_fn(|k| {
@@ -356,12 +355,8 @@ unsafe fn horizontal_avx512(rows: &Rows16, w: usize, sums: &mut VecSums16) -> us
     // SAFETY: the caller upholds this function's `# Safety` contract.
     unsafe {
         const WIDE: usize = 32;
-        let filter = FILTERS[0];
-        let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
-        let pair_weights: [__m512i; PAIRS] = std::array::from_fn(|p| {
-            let (k0, k1) = (2 * p, 2 * p + 1);
-            _mm512_set1_epi32(i32::from(weight(k0)) | (i32::from(weight(k1)) << 16))
-        });
+        let pair_weights: [__m512i; PAIRS] =
+            std::array::from_fn(|p| _mm512_set1_epi32(tap_pair(p)));
         assert!(rows
             .rows
             .iter()
@@ -461,12 +456,9 @@ macro_rules! moment_pass {
                 // SAFETY: the caller upholds this function's `# Safety` contract.
                 unsafe {
                     let filter = FILTERS[0];
-                    let weight = |k: usize| if k < TAPS { filter[k] } else { 0 };
                     let mut vec_sums = $sums::new(log2, gain_limit);
-                    let pair_weights: [__m256i; PAIRS] = std::array::from_fn(|p| {
-                        let (k0, k1) = (2 * p, 2 * p + 1);
-                        _mm256_set1_epi32(i32::from(weight(k0)) | (i32::from(weight(k1)) << 16))
-                    });
+                    let pair_weights: [__m256i; PAIRS] =
+                        std::array::from_fn(|p| _mm256_set1_epi32(tap_pair(p)));
                     let starts = rows.rows.each_ref().map(|row| row.as_ptr());
                     // Wider blocks first where the instruction set has them.
                     let mut j = $wide(rows, w, &mut vec_sums);
