@@ -47,26 +47,15 @@ fn golden_command_line_writes_the_golden_file() {
     let pair = &common::PAIRS[1];
     let dir = tempfile::tempdir().unwrap();
     let (r, d) = unpack(pair, dir.path());
-    let out = dir.path().join("out.json");
-    let o = vmafx(
-        &[
-            &raw_pair_args(&r, &d)[..],
-            &["--threads", "1", "--model", "version=vmaf_v0.6.1"],
-            &[
-                "--json",
-                "--precision",
-                "max",
-                "-q",
-                "-o",
-                out.to_str().unwrap(),
-            ],
-        ]
-        .concat(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let ours = std::fs::read_to_string(&out).unwrap();
+    let flags = [
+        &SAMPLE_GEOMETRY[..],
+        &["--threads", "1", "--model", "version=vmaf_v0.6.1"],
+    ]
+    .concat();
+    let (r, d) = (r.to_str().unwrap(), d.to_str().unwrap());
+    let ours = scores_json(dir.path(), r, d, &flags, None);
     let golden = std::fs::read_to_string(pair.golden_path("vmaf_v0.6.1")).unwrap();
-    assert_eq!(without_fps(&ours), without_fps(&golden));
+    assert_eq!(ours, without_fps(&golden));
 }
 
 /// The metric names of every frame, then of `pooled_metrics`, in the
