@@ -5,8 +5,10 @@
 //! This portable code is the reference and the fallback. On x86-64 with
 //! AVX2 it runs compiled for AVX2 with the statistic in intrinsics
 //! (`stats_avx2`), and scale 0 of 8-bit pictures, the bulk of the work,
-//! takes the 16-bit multiply-add path of `moments_u8_avx2`. Wider samples
-//! (every decimated scale, and scale 0 above 8 bits) take the exact
+//! takes the 16-bit multiply-add path of `moments_u8_avx2`, and scale 0 of
+//! 9- to 15-bit pictures that of `moments_u16_vnni` on CPUs with AVX-512
+//! VNNI. Wider samples (every decimated scale, 16-bit pictures, and
+//! pictures with samples above their bit depth) take the exact
 //! double-precision path of `moments_wide_avx512` on CPUs with AVX-512.
 
 use super::filter::{
@@ -47,6 +49,9 @@ pub struct MomentFilter {
     rows16: super::moments_u8_avx2::Rows16,
     #[cfg(target_arch = "x86_64")]
     wide: super::moments_wide_avx512::WideRows,
+    /// Made on first use: only pictures of 9 to 15 bits need it.
+    #[cfg(target_arch = "x86_64")]
+    ring: super::moments_u16_vnni::ProductRing,
 }
 
 /// What one call of the pass works on.
@@ -75,6 +80,8 @@ impl MomentFilter {
             rows16: super::moments_u8_avx2::Rows16::new(width),
             #[cfg(target_arch = "x86_64")]
             wide: super::moments_wide_avx512::WideRows::new(width),
+            #[cfg(target_arch = "x86_64")]
+            ring: Default::default(),
         }
     }
 
@@ -104,6 +111,20 @@ impl MomentFilter {
         };
         #[cfg(target_arch = "x86_64")]
         if let (Some(r), Some(d)) = (T::as_u16(reference), T::as_u16(distorted)) {
+            use super::moments_u16_vnni as u16_vnni;
+            if scale == 0
+                && sample_bits > 8
+                && sample_bits <= u16_vnni::MAX_BITS
+                && u16_vnni::available()
+            {
+                // SAFETY: the CPU supports the pass, checked.
+                let sums = unsafe {
+                    u16_vnni::accumulate(&mut self.ring, r, d, sample_bits, log2, gain_limit)
+                };
+                if let Some(sums) = sums {
+                    return sums;
+                }
+            }
             use super::moments_wide_avx512 as wide;
             if wide::available() {
                 let pass = wide::WidePass {
@@ -491,6 +512,52 @@ pub(super) mod tests {
                 let best = filter.accumulate(r, d, scale, bits, log2, 100.0);
                 assert_eq!(portable, best, "{bits}-bit scale {scale} {w}x{h}");
             }
+        }
+    }
+
+    /// The 16-bit multiply-add pass of scale 0 above 8 bits, called
+    /// directly (so that a fallback cannot hide it), against the portable
+    /// code at every bit depth it takes, on widths with and without a
+    /// partial vector; and its refusal of a sample above the bit depth.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn wide_sample_vnni_pass_matches_the_portable_pass() {
+        use super::super::moments_u16_vnni as u16_vnni;
+        if !u16_vnni::available() {
+            eprintln!("skipped: this CPU lacks AVX-512 VNNI and VBMI");
+            return;
+        }
+        let log2 = Log2Table::get();
+        for (w, h) in [(37, 21), (64, 19), (97, 33), (70, 22), (33, 16), (9, 9)] {
+            let mut filter = MomentFilter::new(w);
+            for bits in 9..=u16_vnni::MAX_BITS {
+                let (r, d) = test_pair(w, h, (1 << bits) - 1, bits + w as u32);
+                let (r, d) = (plane(&r, w, h), plane(&d, w, h));
+                for gain_limit in [100.0, 1.0] {
+                    let pass = Pass {
+                        reference: r,
+                        distorted: d,
+                        filter: FILTERS[0],
+                        shifts: VerticalShifts::for_bits(bits),
+                        log2,
+                        gain_limit,
+                    };
+                    let portable = accumulate(&mut filter.rows, &pass);
+                    // SAFETY: the CPU features were checked above.
+                    let vnni = unsafe {
+                        u16_vnni::accumulate(&mut filter.ring, r, d, bits, log2, gain_limit)
+                    };
+                    assert_eq!(Some(portable), vnni, "{bits}-bit {w}x{h}");
+                    assert_ne!(portable, ScaleSums::default());
+                }
+            }
+            // One sample one above the bit depth, in the last row.
+            let (mut r, d) = test_pair(w, h, 1023, 5);
+            r[w * h - 1] = 1024;
+            let (r, d) = (plane(&r, w, h), plane(&d, w, h));
+            // SAFETY: as above.
+            let refused = unsafe { u16_vnni::accumulate(&mut filter.ring, r, d, 10, log2, 1.0) };
+            assert_eq!(refused, None, "{w}x{h}");
         }
     }
 

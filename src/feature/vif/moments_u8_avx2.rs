@@ -32,13 +32,13 @@ use crate::picture::PlaneRef;
 use std::arch::x86_64::*;
 
 /// Taps of the scale-0 filter.
-const TAPS: usize = FILTERS[0].len();
-const HALF: usize = TAPS / 2;
+pub(super) const TAPS: usize = FILTERS[0].len();
+pub(super) const HALF: usize = TAPS / 2;
 /// Tap pairs; the last pair's second tap has weight 0.
-const PAIRS: usize = TAPS.div_ceil(2);
+pub(super) const PAIRS: usize = TAPS.div_ceil(2);
 /// The weights of taps `2p` and `2p + 1` in the low and high halves of one
 /// 32-bit lane, as the multiply-adds pair them (the 18th weight is 0).
-fn tap_pair(p: usize) -> i32 {
+pub(super) fn tap_pair(p: usize) -> i32 {
     let weight = |k: usize| FILTERS[0].get(k).map_or(0, |&c| i32::from(c));
     weight(2 * p) | (weight(2 * p + 1) << 16)
 }
@@ -65,6 +65,17 @@ impl Rows16 {
         Self {
             rows: std::array::from_fn(|_| vec![0; width + 2 * HALF + BLOCK]),
         }
+    }
+
+    /// True when the rows are long enough for pictures `w` wide.
+    pub(super) fn fits(&self, w: usize) -> bool {
+        self.rows[0].len() >= w + 2 * HALF + BLOCK
+    }
+
+    /// The rows, for a vertical pass written elsewhere (mu1, mu2, then the
+    /// high and low halves of xx, yy, xy; data from column `HALF`).
+    pub(super) fn rows_mut(&mut self) -> &mut [Vec<i16>; 8] {
+        &mut self.rows
     }
 }
 
@@ -102,6 +113,24 @@ pub unsafe fn accumulate(
 ) -> ScaleSums {
     // SAFETY: the CPU feature was detected before this path was chosen.
     unsafe { avx2::accumulate(rows, reference, distorted, log2, gain_limit) }
+}
+
+/// The horizontal pass of rows made by a vertical pass (mirrored to `w +
+/// 2 * HALF` columns), each pixel into `sums`, with AVX-512 VNNI.
+///
+/// # Safety
+/// The CPU must support [`has_vnni`]; `rows` made for a width of at least
+/// `w`.
+pub(super) unsafe fn horizontal_vnni(
+    rows: &Rows16,
+    w: usize,
+    log2: &Log2Table,
+    gain_limit: f64,
+    sums: &mut ScaleSums,
+) {
+    assert!(rows.rows[0].len() >= w + 2 * HALF + BLOCK);
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { vnni::horizontal(rows, w, log2, gain_limit, sums) }
 }
 
 /// [`accumulate`] with AVX-512 VNNI's fused multiply-adds.
@@ -446,7 +475,7 @@ macro_rules! moment_pass {
 
             /// The horizontal pass of the padded rows, each pixel into `sums`.
             #[target_feature(enable = $features)]
-            unsafe fn horizontal(
+            pub(super) unsafe fn horizontal(
                 rows: &Rows16,
                 w: usize,
                 log2: &Log2Table,
