@@ -1,8 +1,9 @@
 //! The decimation pass: low-pass a scale with the next scale's filter and
 //! keep its even rows and columns (odd sizes round down).
 //!
-//! This portable code is the reference and the fallback; 8-bit scale 0
-//! takes `decimate_u8_avx2` on CPUs with AVX2, 16-bit planes
+//! This portable code is the reference and the fallback; scale 0 of 8-bit
+//! pictures, and of 9- to 15-bit pictures within their bit depth, takes
+//! `decimate_u8_avx2` on CPUs with AVX2, other 16-bit planes
 //! `decimate_wide_avx512` on CPUs with AVX-512.
 
 use super::filter::{has_avx2, round_shift_u32, VifSample, LANES};
@@ -104,6 +105,22 @@ impl Decimator {
         };
         #[cfg(target_arch = "x86_64")]
         if let (Some(r), Some(d)) = (T::as_u16(reference), T::as_u16(distorted)) {
+            if scale == 1 && (9..=15).contains(&sample_bits) && has_avx2() {
+                let outputs = [&mut *pass.out_ref, &mut *pass.out_dis];
+                // SAFETY: the CPU supports AVX2, checked; the rows were made
+                // for this decimator's width; the bit depth is checked.
+                let done = unsafe {
+                    super::decimate_u8_avx2::decimate_u16(
+                        &mut self.rows_u8,
+                        [r, d],
+                        sample_bits,
+                        outputs,
+                    )
+                };
+                if done {
+                    return;
+                }
+            }
             use super::decimate_wide_avx512 as wide;
             if wide::available() {
                 let outputs = [&mut *pass.out_ref, &mut *pass.out_dis];
@@ -292,6 +309,65 @@ mod tests {
         assert!(out_ref.iter().any(|&v| v != 0));
     }
 
+    /// The 16-bit multiply-add pass of 9- to 15-bit scale 0, called
+    /// directly (so that a fallback cannot hide it), against the portable
+    /// code; and its refusal of a sample above the bit depth.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn sample_bits_pass_matches_the_portable_pass() {
+        use super::super::decimate_u8_avx2::decimate_u16;
+        if !has_avx2() {
+            eprintln!("skipped: this CPU lacks AVX2");
+            return;
+        }
+        fn plane(data: &[u16], w: usize, h: usize) -> PlaneRef<'_, u16> {
+            PlaneRef {
+                data,
+                width: w,
+                height: h,
+                stride: w,
+            }
+        }
+        for (w, h) in [(37, 21), (66, 41), (10, 10)] {
+            let n = (w / 2) * (h / 2);
+            let mut decimator = Decimator::new(w);
+            for bits in 9..=15 {
+                let (r, d) = test_pair(w, h, (1 << bits) - 1, bits);
+                let (mut out_ref, mut out_dis) = (vec![0; n], vec![0; n]);
+                let mut pass = Pass {
+                    reference: plane(&r, w, h),
+                    distorted: plane(&d, w, h),
+                    filter: FILTERS[1],
+                    mean_shift: bits,
+                    out_ref: &mut out_ref,
+                    out_dis: &mut out_dis,
+                };
+                decimate(&mut decimator, &mut pass);
+                let (mut fast_ref, mut fast_dis) = (vec![0; n], vec![0; n]);
+                let rows = &mut decimator.rows_u8;
+                let outputs = [&mut fast_ref[..], &mut fast_dis[..]];
+                // SAFETY: AVX2 checked above; the rows are made for w.
+                let done = unsafe {
+                    decimate_u16(rows, [plane(&r, w, h), plane(&d, w, h)], bits, outputs)
+                };
+                assert!(done, "{bits}-bit {w}x{h}");
+                assert_eq!(
+                    (fast_ref, fast_dis),
+                    (out_ref, out_dis),
+                    "{bits}-bit {w}x{h}"
+                );
+            }
+            let (r, mut d) = test_pair(w, h, 1023, 9);
+            d[w * h / 2] = 1024;
+            let outputs = [&mut vec![0; n][..], &mut vec![0; n][..]];
+            // SAFETY: as above.
+            let rows = &mut decimator.rows_u8;
+            let done =
+                unsafe { decimate_u16(rows, [plane(&r, w, h), plane(&d, w, h)], 10, outputs) };
+            assert!(!done, "{w}x{h}");
+        }
+    }
+
     /// The dispatched pass (AVX2 where the CPU has it) against the portable
     /// code, on odd sizes and every decimating filter.
     #[test]
@@ -300,7 +376,7 @@ mod tests {
             let (r, d) = test_pair(w, h, 255, 3);
             let narrow = |v: &[u16]| v.iter().map(|&x| x as u8).collect::<Vec<_>>();
             check(&narrow(&r), &narrow(&d), w, h, 1, 8);
-            for (scale, bits) in [(1, 10), (1, 16), (2, 16), (3, 16)] {
+            for (scale, bits) in [(1, 9), (1, 10), (1, 12), (1, 15), (1, 16), (2, 16), (3, 16)] {
                 let (r, d) = test_pair(w, h, (1 << bits) - 1, 3 + scale as u32);
                 check(&r, &d, w, h, scale, bits);
             }

@@ -1,9 +1,12 @@
-//! The first decimation (scale 0 to 1) of 8-bit pictures with AVX2 16-bit
-//! multiply-adds: samples and weights (below 2^15) are signed 16-bit as
-//! they are; the vertical results (16-bit) are held minus 32768 so that
+//! The first decimation (scale 0 to 1) of 8-bit pictures, and of 9- to
+//! 15-bit pictures whose samples are all within their bit depth, with AVX2
+//! 16-bit multiply-adds: samples (below 2^15) and weights are signed 16-bit
+//! as they are; the vertical results (16-bit) are held minus 32768 so that
 //! they are too, and `Σc·v = Σc·v' + 2^31` (the taps sum to 2^16) restores
 //! them. Sums wrap modulo 2^32 and their true values fit, so the results
-//! are those of `decimate::decimate`.
+//! are those of `decimate::decimate`. (A sample above its bit depth makes
+//! libvmaf's 16-bit vertical results wrap; such pictures are left to the
+//! other passes.)
 //!
 //! The horizontal pass keeps every other column, so each 32-bit lane pairs
 //! two neighbouring taps of one output column.
@@ -69,6 +72,109 @@ pub unsafe fn decimate(rows: &mut Rows, pictures: [PlaneRef<'_, u8>; 2], outputs
                 mirror_edges(&mut padded[..w + 2 * HALF], HALF);
                 horizontal(padded, &mut out[i * out_w..(i + 1) * out_w]);
             }
+        }
+    }
+}
+
+/// Decimates both `bits`-bit pictures into `outputs` as [`decimate`]
+/// does, or returns false, writing nothing, when a sample is `2^bits` or
+/// more.
+///
+/// # Safety
+/// As [`decimate`]; `bits` is 9 to 15.
+#[target_feature(enable = "avx2")]
+pub unsafe fn decimate_u16(
+    rows: &mut Rows,
+    pictures: [PlaneRef<'_, u16>; 2],
+    bits: u32,
+    outputs: [&mut [u16]; 2],
+) -> bool {
+    assert!((9..=15).contains(&bits), "{bits}-bit samples");
+    let limit = ((1u32 << bits) - 1) as u16;
+    if !pictures.iter().all(|p| within(p, limit)) {
+        return false;
+    }
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        let (w, h) = (pictures[0].width, pictures[0].height);
+        let out_w = w / 2;
+        assert!(rows.padded[0].len() >= w + 2 * HALF + 2 * BLOCK);
+        for (picture, (padded, out)) in pictures.iter().zip(rows.padded.iter_mut().zip(outputs)) {
+            for i in 0..h / 2 {
+                let mut taps: [&[u16]; TAPS] = [&[]; TAPS];
+                for (k, tap) in taps.iter_mut().enumerate() {
+                    *tap = picture.row(mirror((2 * i + k) as isize - HALF as isize, h));
+                }
+                vertical_u16(&taps, padded, w, bits);
+                mirror_edges(&mut padded[..w + 2 * HALF], HALF);
+                horizontal(padded, &mut out[i * out_w..(i + 1) * out_w]);
+            }
+        }
+    }
+    true
+}
+
+/// True when no sample of `plane` is above `limit`.
+#[target_feature(enable = "avx2")]
+fn within(plane: &PlaneRef<'_, u16>, limit: u16) -> bool {
+    (0..plane.height).all(|y| {
+        let row = plane.row(y);
+        let chunks = row.chunks_exact(BLOCK);
+        let tail = chunks.remainder().iter().all(|&v| v <= limit);
+        let mut max = _mm256_setzero_si256();
+        for chunk in chunks {
+            // SAFETY: sixteen samples.
+            let v = unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) };
+            max = _mm256_max_epu16(max, v);
+        }
+        // max <= limit exactly when min(max, limit) == max.
+        let fits = _mm256_cmpeq_epi16(_mm256_min_epu16(max, _mm256_set1_epi16(limit as i16)), max);
+        tail && _mm256_movemask_epi8(fits) == -1
+    })
+}
+
+/// The vertical pass of 9- to 15-bit samples (within their bit depth).
+#[target_feature(enable = "avx2")]
+unsafe fn vertical_u16(taps: &[&[u16]; TAPS], padded: &mut [i16], w: usize, bits: u32) {
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        let shift = _mm_cvtsi32_si128(bits as i32);
+        let round = _mm256_set1_epi32(1 << (bits - 1));
+        let mut j = 0;
+        while j + BLOCK <= w {
+            let mut acc = [_mm256_setzero_si256(); 2];
+            for p in 0..PAIRS {
+                let (k0, k1) = (2 * p, 2 * p + 1);
+                let c = _mm256_set1_epi32(weight(k0) | (weight(k1) << 16));
+                // The missing last tap (weight 0) reads the previous row again.
+                let (r0, r1) = (
+                    &taps[k0][j..j + BLOCK],
+                    &taps[k1.min(TAPS - 1)][j..j + BLOCK],
+                );
+                let a = _mm256_loadu_si256(r0.as_ptr().cast());
+                let b = _mm256_loadu_si256(r1.as_ptr().cast());
+                // Columns 0-3 and 8-11 (low), 4-7 and 12-15 (high).
+                let lo = _mm256_unpacklo_epi16(a, b);
+                let hi = _mm256_unpackhi_epi16(a, b);
+                acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(lo, c));
+                acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(hi, c));
+            }
+            // (Σc·x + 2^(bits-1)) >> bits, minus 32768.
+            let mean = |s| {
+                let v = _mm256_srl_epi32(_mm256_add_epi32(s, round), shift);
+                _mm256_sub_epi32(v, _mm256_set1_epi32(32768))
+            };
+            // packs joins each 128-bit lane's low and high columns: in order.
+            let packed = _mm256_packs_epi32(mean(acc[0]), mean(acc[1]));
+            let dst = &mut padded[HALF + j..HALF + j + BLOCK];
+            _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
+            j += BLOCK;
+        }
+        for j in j..w {
+            let sum: u32 = (0..TAPS)
+                .map(|k| FILTER[k] as u32 * u32::from(taps[k][j]))
+                .sum();
+            padded[HALF + j] = (((sum + (1 << (bits - 1))) >> bits) as u16 ^ 0x8000) as i16;
         }
     }
 }
