@@ -360,8 +360,8 @@ mod tests {
             let (r, mut d) = test_pair(w, h, 1023, 9);
             d[w * h / 2] = 1024;
             let outputs = [&mut vec![0; n][..], &mut vec![0; n][..]];
-            // SAFETY: as above.
             let rows = &mut decimator.rows_u8;
+            // SAFETY: as above.
             let done =
                 unsafe { decimate_u16(rows, [plane(&r, w, h), plane(&d, w, h)], 10, outputs) };
             assert!(!done, "{w}x{h}");
