@@ -1,6 +1,8 @@
-//! The moment pass for samples wider than 8 bits (scale 0 of 10- to 16-bit
-//! pictures, and every decimated scale) in double precision with AVX-512
-//! and fused multiply-adds, eight columns per vector.
+//! The moment pass for samples wider than 8 bits (every decimated scale,
+//! and scale 0 of pictures `moments_u16_vnni` does not take: 16-bit ones,
+//! those with a sample above their bit depth, and all on CPUs without
+//! VNNI) in double precision with AVX-512 and fused multiply-adds, eight
+//! columns per vector.
 //!
 //! libvmaf sums these moments in 64-bit integers, which x86 multiplies
 //! slowly. Here every operand and every partial sum is a non-negative
