@@ -11,7 +11,7 @@ pub use y4m::Y4mReader;
 pub use yuv::YuvReader;
 
 use crate::error::{Error, Result};
-use crate::picture::{HostPicture, PictureFormat, PlaneId};
+use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneRef};
 use std::io::Read;
 use std::path::Path;
 
@@ -93,6 +93,26 @@ pub(crate) fn read_frame(
     Ok(got)
 }
 
+crate::cpu::simd_dispatch! {
+    /// The first row holding a sample above `limit`, and that sample.
+    /// (Compiled once more for each SIMD level: SSE2 has no 16-bit
+    /// unsigned maximum, and this runs over every sample read.)
+    fn first_above(plane: &PlaneRef<'_, u16>, limit: u16) -> Option<(usize, u16)> => first_above_impl
+}
+
+#[inline(always)]
+fn first_above_impl(plane: &PlaneRef<'_, u16>, limit: u16) -> Option<(usize, u16)> {
+    // A whole-row maximum first (vectorised); the culprit only when there
+    // is one.
+    (0..plane.height).find_map(|y| {
+        let row = plane.row(y);
+        if row.iter().fold(0, |m, &v| m.max(v)) <= limit {
+            return None;
+        }
+        row.iter().find(|&&v| v > limit).map(|&v| (y, v))
+    })
+}
+
 /// Checks every sample fits the bit depth: a stray out-of-range word
 /// would silently overflow the integer extractors.
 pub(crate) fn check_samples(path: &Path, frame: u64, picture: &HostPicture) -> Result<()> {
@@ -102,18 +122,7 @@ pub(crate) fn check_samples(path: &Path, frame: u64, picture: &HostPicture) -> R
         for i in 0..fmt.plane_count() {
             let plane = PlaneId::ALL[i];
             let p = picture.plane_u16(plane);
-            // A whole-row maximum first (vectorised); the culprit only
-            // when there is one.
-            for y in 0..p.height {
-                let row = p.row(y);
-                if row.iter().fold(0, |m, &v| m.max(v)) <= limit {
-                    continue;
-                }
-                let v = row
-                    .iter()
-                    .find(|&&v| v > limit)
-                    .copied()
-                    .unwrap_or_default();
+            if let Some((y, v)) = first_above(&p, limit) {
                 return Err(Error::BadInput {
                     path: path.into(),
                     frame,
@@ -138,4 +147,37 @@ pub(crate) fn check_format(path: &Path, want: &PictureFormat, picture: &HostPict
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::picture::ChromaSubsampling;
+
+    /// A sample one above the bit depth is named by plane, row and value,
+    /// wherever it is in a row (vector body or tail); one at the limit
+    /// passes.
+    #[test]
+    fn a_sample_above_the_bit_depth_is_named() {
+        let format = PictureFormat::new(37, 6, ChromaSubsampling::Yuv420, 10).unwrap();
+        let path = Path::new("clip.yuv");
+        let mut picture = HostPicture::new(format);
+        picture.plane_u16_mut(PlaneId::Cb).fill(1023);
+        assert!(check_samples(path, 4, &picture).is_ok());
+        let (w, _) = format.plane_size(PlaneId::Cb);
+        for x in [0, w - 1] {
+            let mut bad = HostPicture::new(format);
+            bad.plane_u16_mut(PlaneId::Cb)[2 * w + x] = 1024;
+            match check_samples(path, 4, &bad) {
+                Err(Error::BadInput { frame, reason, .. }) => {
+                    assert_eq!(frame, 4);
+                    assert!(
+                        reason.starts_with("plane Cb row 2: sample 1024 does not fit 10 bits"),
+                        "{reason}"
+                    );
+                }
+                other => panic!("column {x}: {other:?}"),
+            }
+        }
+    }
 }
