@@ -49,6 +49,66 @@ fn weight(k: usize) -> i32 {
     }
 }
 
+/// Samples the vertical pass reads: 8-bit, or 9- to 15-bit within their
+/// bit depth.
+trait Sample: Copy + Into<u32> {
+    /// Sixteen columns from `j` of rows `a` and `b` as (a, b) pairs of
+    /// 16-bit values in the 32-bit lanes of two vectors.
+    ///
+    /// # Safety
+    /// Inlined only into AVX2 code; both rows hold `j + BLOCK` samples.
+    unsafe fn pairs(a: &[Self], b: &[Self], j: usize) -> [__m256i; 2];
+
+    /// Puts the 16-bit results of `packs` over the two vectors of `pairs`
+    /// in column order.
+    ///
+    /// # Safety
+    /// As [`Sample::pairs`].
+    unsafe fn in_order(packed: __m256i) -> __m256i;
+}
+
+impl Sample for u8 {
+    #[inline(always)]
+    unsafe fn pairs(a: &[u8], b: &[u8], j: usize) -> [__m256i; 2] {
+        // SAFETY: the caller upholds this function's contract.
+        unsafe {
+            let a = _mm_loadu_si128(a[j..j + BLOCK].as_ptr().cast());
+            let b = _mm_loadu_si128(b[j..j + BLOCK].as_ptr().cast());
+            // Columns 0-7, then 8-15.
+            [
+                _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b)),
+                _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(a, b)),
+            ]
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn in_order(packed: __m256i) -> __m256i {
+        // packs interleaves the 128-bit lanes; the permute restores order.
+        // SAFETY: the caller upholds this function's contract.
+        unsafe { _mm256_permute4x64_epi64(packed, 0xd8) }
+    }
+}
+
+impl Sample for u16 {
+    #[inline(always)]
+    unsafe fn pairs(a: &[u16], b: &[u16], j: usize) -> [__m256i; 2] {
+        // SAFETY: the caller upholds this function's contract.
+        unsafe {
+            let a = _mm256_loadu_si256(a[j..j + BLOCK].as_ptr().cast());
+            let b = _mm256_loadu_si256(b[j..j + BLOCK].as_ptr().cast());
+            // Columns 0-3 and 8-11, then 4-7 and 12-15.
+            [_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b)]
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn in_order(packed: __m256i) -> __m256i {
+        // packs joins each 128-bit lane's two halves: already in order.
+        packed
+    }
+}
+
 /// Decimates both 8-bit pictures into `outputs` (`(w / 2) x (h / 2)`,
 /// tightly packed).
 ///
@@ -57,23 +117,8 @@ fn weight(k: usize) -> i32 {
 /// the pictures'.
 #[target_feature(enable = "avx2")]
 pub unsafe fn decimate(rows: &mut Rows, pictures: [PlaneRef<'_, u8>; 2], outputs: [&mut [u16]; 2]) {
-    // SAFETY: the caller upholds this function's `# Safety` contract.
-    unsafe {
-        let (w, h) = (pictures[0].width, pictures[0].height);
-        let out_w = w / 2;
-        assert!(rows.padded[0].len() >= w + 2 * HALF + 2 * BLOCK);
-        for (picture, (padded, out)) in pictures.iter().zip(rows.padded.iter_mut().zip(outputs)) {
-            for i in 0..h / 2 {
-                let mut taps: [&[u8]; TAPS] = [&[]; TAPS];
-                for (k, tap) in taps.iter_mut().enumerate() {
-                    *tap = picture.row(mirror((2 * i + k) as isize - HALF as isize, h));
-                }
-                vertical(&taps, padded, w);
-                mirror_edges(&mut padded[..w + 2 * HALF], HALF);
-                horizontal(padded, &mut out[i * out_w..(i + 1) * out_w]);
-            }
-        }
-    }
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { decimate_bits(rows, pictures, 8, outputs) }
 }
 
 /// Decimates both `bits`-bit pictures into `outputs` as [`decimate`]
@@ -94,24 +139,35 @@ pub unsafe fn decimate_u16(
     if !pictures.iter().all(|p| within(p, limit)) {
         return false;
     }
-    // SAFETY: the caller upholds this function's `# Safety` contract.
-    unsafe {
-        let (w, h) = (pictures[0].width, pictures[0].height);
-        let out_w = w / 2;
-        assert!(rows.padded[0].len() >= w + 2 * HALF + 2 * BLOCK);
-        for (picture, (padded, out)) in pictures.iter().zip(rows.padded.iter_mut().zip(outputs)) {
-            for i in 0..h / 2 {
-                let mut taps: [&[u16]; TAPS] = [&[]; TAPS];
-                for (k, tap) in taps.iter_mut().enumerate() {
-                    *tap = picture.row(mirror((2 * i + k) as isize - HALF as isize, h));
-                }
-                vertical_u16(&taps, padded, w, bits);
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { decimate_bits(rows, pictures, bits, outputs) };
+    true
+}
+
+/// Decimates both pictures of `bits`-bit samples, all within their depth.
+#[target_feature(enable = "avx2")]
+unsafe fn decimate_bits<S: Sample>(
+    rows: &mut Rows,
+    pictures: [PlaneRef<'_, S>; 2],
+    bits: u32,
+    outputs: [&mut [u16]; 2],
+) {
+    let (w, h) = (pictures[0].width, pictures[0].height);
+    let out_w = w / 2;
+    assert!(rows.padded[0].len() >= w + 2 * HALF + 2 * BLOCK);
+    for (picture, (padded, out)) in pictures.iter().zip(rows.padded.iter_mut().zip(outputs)) {
+        for i in 0..h / 2 {
+            let taps: [&[S]; TAPS] = std::array::from_fn(|k| {
+                picture.row(mirror((2 * i + k) as isize - HALF as isize, h))
+            });
+            // SAFETY: AVX2 (the caller's contract); rows sized above.
+            unsafe {
+                vertical(&taps, padded, w, bits);
                 mirror_edges(&mut padded[..w + 2 * HALF], HALF);
                 horizontal(padded, &mut out[i * out_w..(i + 1) * out_w]);
             }
         }
     }
-    true
 }
 
 /// True when no sample of `plane` is above `limit`.
@@ -133,9 +189,9 @@ fn within(plane: &PlaneRef<'_, u16>, limit: u16) -> bool {
     })
 }
 
-/// The vertical pass of 9- to 15-bit samples (within their bit depth).
+/// The vertical pass of `bits`-bit samples within their bit depth.
 #[target_feature(enable = "avx2")]
-unsafe fn vertical_u16(taps: &[&[u16]; TAPS], padded: &mut [i16], w: usize, bits: u32) {
+unsafe fn vertical<S: Sample>(taps: &[&[S]; TAPS], padded: &mut [i16], w: usize, bits: u32) {
     // SAFETY: the caller upholds this function's `# Safety` contract.
     unsafe {
         let shift = _mm_cvtsi32_si128(bits as i32);
@@ -147,76 +203,26 @@ unsafe fn vertical_u16(taps: &[&[u16]; TAPS], padded: &mut [i16], w: usize, bits
                 let (k0, k1) = (2 * p, 2 * p + 1);
                 let c = _mm256_set1_epi32(weight(k0) | (weight(k1) << 16));
                 // The missing last tap (weight 0) reads the previous row again.
-                let (r0, r1) = (
-                    &taps[k0][j..j + BLOCK],
-                    &taps[k1.min(TAPS - 1)][j..j + BLOCK],
-                );
-                let a = _mm256_loadu_si256(r0.as_ptr().cast());
-                let b = _mm256_loadu_si256(r1.as_ptr().cast());
-                // Columns 0-3 and 8-11 (low), 4-7 and 12-15 (high).
-                let lo = _mm256_unpacklo_epi16(a, b);
-                let hi = _mm256_unpackhi_epi16(a, b);
-                acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(lo, c));
-                acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(hi, c));
+                let pairs = S::pairs(taps[k0], taps[k1.min(TAPS - 1)], j);
+                for (a, pair) in acc.iter_mut().zip(pairs) {
+                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(pair, c));
+                }
             }
             // (Σc·x + 2^(bits-1)) >> bits, minus 32768.
             let mean = |s| {
                 let v = _mm256_srl_epi32(_mm256_add_epi32(s, round), shift);
                 _mm256_sub_epi32(v, _mm256_set1_epi32(32768))
             };
-            // packs joins each 128-bit lane's low and high columns: in order.
-            let packed = _mm256_packs_epi32(mean(acc[0]), mean(acc[1]));
+            let packed = S::in_order(_mm256_packs_epi32(mean(acc[0]), mean(acc[1])));
             let dst = &mut padded[HALF + j..HALF + j + BLOCK];
             _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
             j += BLOCK;
         }
         for j in j..w {
             let sum: u32 = (0..TAPS)
-                .map(|k| FILTER[k] as u32 * u32::from(taps[k][j]))
+                .map(|k| FILTER[k] as u32 * taps[k][j].into())
                 .sum();
             padded[HALF + j] = (((sum + (1 << (bits - 1))) >> bits) as u16 ^ 0x8000) as i16;
-        }
-    }
-}
-
-#[target_feature(enable = "avx2")]
-unsafe fn vertical(taps: &[&[u8]; TAPS], padded: &mut [i16], w: usize) {
-    // SAFETY: the caller upholds this function's `# Safety` contract.
-    unsafe {
-        let mut j = 0;
-        while j + BLOCK <= w {
-            let mut acc = [_mm256_setzero_si256(); 2];
-            for p in 0..PAIRS {
-                let (k0, k1) = (2 * p, 2 * p + 1);
-                let c = _mm256_set1_epi32(weight(k0) | (weight(k1) << 16));
-                // The missing last tap (weight 0) reads the previous row again.
-                let (r0, r1) = (
-                    &taps[k0][j..j + BLOCK],
-                    &taps[k1.min(TAPS - 1)][j..j + BLOCK],
-                );
-                let a = _mm_loadu_si128(r0.as_ptr().cast());
-                let b = _mm_loadu_si128(r1.as_ptr().cast());
-                let lo = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b));
-                let hi = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(a, b));
-                acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(lo, c));
-                acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(hi, c));
-            }
-            // (Σc·x + 128) >> 8, minus 32768.
-            let mean = |s| {
-                let v = _mm256_srli_epi32(_mm256_add_epi32(s, _mm256_set1_epi32(128)), 8);
-                _mm256_sub_epi32(v, _mm256_set1_epi32(32768))
-            };
-            let packed =
-                _mm256_permute4x64_epi64(_mm256_packs_epi32(mean(acc[0]), mean(acc[1])), 0xd8);
-            let dst = &mut padded[HALF + j..HALF + j + BLOCK];
-            _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
-            j += BLOCK;
-        }
-        for j in j..w {
-            let sum: u32 = (0..TAPS)
-                .map(|k| FILTER[k] as u32 * u32::from(taps[k][j]))
-                .sum();
-            padded[HALF + j] = (((sum + 128) >> 8) as u16 ^ 0x8000) as i16;
         }
     }
 }
