@@ -752,6 +752,11 @@ impl GpuExtractor for GpuCambi {
         self.results.end(index, stream)
     }
 
+    fn instances(&self, format: &PictureFormat) -> usize {
+        // A frame's values depend on that frame alone.
+        super::spread_above_1440p(format)
+    }
+
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
         let Some((index, values)) = self.results.complete_launched("cambi")? else {
             return Ok(None);

@@ -90,6 +90,20 @@ pub(super) fn spread_up_to_1440p(format: &PictureFormat) -> usize {
     }
 }
 
+/// [`SPREAD`] above 1440p, one instance up to it: cambi's c-values launch
+/// one block per strip of columns, too few at 2160p to fill the device, so
+/// a second frame's kernels run beside them. H200, `vmaf_v1.0.16_3d0h`
+/// device-fed, 2160p: 695-710 fps with one instance, 992-996 with two,
+/// 1,004-1,015 with three to six; 1080p: 2,232 with one, 2,193-2,218 with
+/// more (`docs/performance.md`).
+pub(super) fn spread_above_1440p(format: &PictureFormat) -> usize {
+    if spread_up_to_1440p(format) == 1 {
+        SPREAD
+    } else {
+        1
+    }
+}
+
 /// An extractor's GPU version, named by its registry record
 /// ([`ExtractorInfo::gpu`]): how to create it, the kernel modules it loads
 /// and the backends it runs on.
