@@ -246,6 +246,27 @@ impl<'a, T: Copy> PlaneRef<'a, T> {
     }
 }
 
+crate::cpu::simd_dispatch! {
+    /// The first row holding a sample above `limit`, and that sample: the
+    /// check of samples against their bit depth. (Compiled once more for
+    /// each SIMD level: SSE2 has no 16-bit unsigned maximum, and this runs
+    /// over every sample read.)
+    pub(crate) fn first_above(plane: &PlaneRef<'_, u16>, limit: u16) -> Option<(usize, u16)> => first_above_impl
+}
+
+#[inline(always)]
+fn first_above_impl(plane: &PlaneRef<'_, u16>, limit: u16) -> Option<(usize, u16)> {
+    // A whole-row maximum first (vectorised); the culprit only when there
+    // is one.
+    (0..plane.height).find_map(|y| {
+        let row = plane.row(y);
+        if row.iter().fold(0, |m, &v| m.max(v)) <= limit {
+            return None;
+        }
+        row.iter().find(|&&v| v > limit).map(|&v| (y, v))
+    })
+}
+
 /// One plane's samples at either storage width.
 #[derive(Debug, Clone, Copy)]
 pub enum PlaneSamples<'a> {

@@ -11,7 +11,7 @@ pub use y4m::Y4mReader;
 pub use yuv::YuvReader;
 
 use crate::error::{Error, Result};
-use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneRef};
+use crate::picture::{first_above, HostPicture, PictureFormat, PlaneId};
 use std::io::Read;
 use std::path::Path;
 
@@ -91,26 +91,6 @@ pub(crate) fn read_frame(
         picture.fill_from_packed(buf);
     }
     Ok(got)
-}
-
-crate::cpu::simd_dispatch! {
-    /// The first row holding a sample above `limit`, and that sample.
-    /// (Compiled once more for each SIMD level: SSE2 has no 16-bit
-    /// unsigned maximum, and this runs over every sample read.)
-    fn first_above(plane: &PlaneRef<'_, u16>, limit: u16) -> Option<(usize, u16)> => first_above_impl
-}
-
-#[inline(always)]
-fn first_above_impl(plane: &PlaneRef<'_, u16>, limit: u16) -> Option<(usize, u16)> {
-    // A whole-row maximum first (vectorised); the culprit only when there
-    // is one.
-    (0..plane.height).find_map(|y| {
-        let row = plane.row(y);
-        if row.iter().fold(0, |m, &v| m.max(v)) <= limit {
-            return None;
-        }
-        row.iter().find(|&&v| v > limit).map(|&v| (y, v))
-    })
 }
 
 /// Checks every sample fits the bit depth: a stray out-of-range word

@@ -15,7 +15,7 @@
 
 use super::tables::FILTERS;
 use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
-use crate::picture::PlaneRef;
+use crate::picture::{first_above, PlaneRef};
 use std::arch::x86_64::*;
 
 const FILTER: &[u16] = FILTERS[1];
@@ -136,7 +136,7 @@ pub unsafe fn decimate_u16(
 ) -> bool {
     assert!((9..=15).contains(&bits), "{bits}-bit samples");
     let limit = ((1u32 << bits) - 1) as u16;
-    if !pictures.iter().all(|p| within(p, limit)) {
+    if pictures.iter().any(|p| first_above(p, limit).is_some()) {
         return false;
     }
     // SAFETY: the caller upholds this function's contract.
@@ -168,25 +168,6 @@ unsafe fn decimate_bits<S: Sample>(
             }
         }
     }
-}
-
-/// True when no sample of `plane` is above `limit`.
-#[target_feature(enable = "avx2")]
-fn within(plane: &PlaneRef<'_, u16>, limit: u16) -> bool {
-    (0..plane.height).all(|y| {
-        let row = plane.row(y);
-        let chunks = row.chunks_exact(BLOCK);
-        let tail = chunks.remainder().iter().all(|&v| v <= limit);
-        let mut max = _mm256_setzero_si256();
-        for chunk in chunks {
-            // SAFETY: sixteen samples.
-            let v = unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) };
-            max = _mm256_max_epu16(max, v);
-        }
-        // max <= limit exactly when min(max, limit) == max.
-        let fits = _mm256_cmpeq_epi16(_mm256_min_epu16(max, _mm256_set1_epi16(limit as i16)), max);
-        tail && _mm256_movemask_epi8(fits) == -1
-    })
 }
 
 /// The vertical pass of `bits`-bit samples within their bit depth.
