@@ -22,7 +22,7 @@ pub(crate) const CONTRAST_WEIGHTS: [i32; 32] = [
 ];
 
 /// Key of a sample that is not counted.
-const UNCOUNTED: u16 = u16::MAX;
+pub(super) const UNCOUNTED: u16 = u16::MAX;
 
 /// Number of reciprocals in libvmaf's `reciprocal_lut` (`p0 + p` indexes it).
 pub const RECIPROCAL_LUT_SIZE: usize = 4226;
@@ -38,6 +38,10 @@ pub struct ContrastTables {
     /// Per counted value: bit `d` is set when a step of `d + 1` codes is
     /// visible from it and reaches above the visibility luma.
     active_steps: Vec<u32>,
+    /// Per step `d`, the first and last counted value (as histogram rows)
+    /// from which it is visible: `active_steps` by step rather than by
+    /// value (each step's values are one interval); empty as `(0, -1)`.
+    step_rows: Vec<(i32, i32)>,
     /// libvmaf's `reciprocal_lut`: the single-precision reciprocal of each
     /// count total, as its source spells it (9 significant digits of
     /// `1 / i`, rounded to `float` by the compiler); entry 0 is 0.
@@ -69,6 +73,22 @@ impl ContrastTables {
                     bits | (u32::from(visible && above) << d)
                 })
             })
+            .collect::<Vec<u32>>();
+        let step_rows = (0..num_diffs)
+            .map(|d| {
+                let rows = || (0..band_size).filter(|&r| active_steps[r] & (1 << d) != 0);
+                match (rows().next(), rows().next_back()) {
+                    (Some(first), Some(last)) => {
+                        debug_assert_eq!(
+                            rows().count(),
+                            last + 1 - first,
+                            "step {d} not one interval"
+                        );
+                        (first as i32, last as i32)
+                    }
+                    _ => (0, -1),
+                }
+            })
             .collect();
         let reciprocal = (0..RECIPROCAL_LUT_SIZE)
             .map(|i| {
@@ -85,6 +105,7 @@ impl ContrastTables {
             band_base: base as u16,
             band_size,
             active_steps,
+            step_rows,
             reciprocal,
         }
     }
@@ -102,6 +123,12 @@ impl ContrastTables {
     /// Per counted value, the bit set of visible steps.
     pub(crate) fn active_steps(&self) -> &[u32] {
         &self.active_steps
+    }
+
+    /// Per step, the first and last histogram row it is visible from
+    /// (`(0, -1)` where none).
+    pub(crate) fn step_rows(&self) -> &[(i32, i32)] {
+        &self.step_rows
     }
 
     /// libvmaf's reciprocal table.
@@ -123,7 +150,8 @@ impl ContrastTables {
 }
 
 /// Scratch for the c-values: the sliding histograms (one row of `width`
-/// counters per counted value) and the histogram row of every sample.
+/// counters per counted value, and a spare counter after them for the
+/// vector row's 32-bit gathers) and the histogram row of every sample.
 #[derive(Debug, Clone, Default)]
 pub struct Histograms {
     counts: Vec<u16>,
@@ -134,7 +162,7 @@ impl Histograms {
     /// Scratch for planes of `stride` x `rows` samples.
     pub fn new(stride: usize, rows: usize, tables: &ContrastTables) -> Self {
         Self {
-            counts: vec![0; stride * tables.band_size],
+            counts: vec![0; stride * tables.band_size + 1],
             keys: vec![0; stride * rows],
         }
     }
@@ -148,6 +176,8 @@ struct Pass<'a> {
     key_cols: usize,
     width: usize,
     pad: usize,
+    /// Whether rows of c-values run sixteen pixels at a time (AVX-512).
+    vector: bool,
 }
 
 impl Pass<'_> {
@@ -256,6 +286,12 @@ impl Pass<'_> {
         let Some(keys) = self.key_row(row) else {
             return;
         };
+        #[cfg(target_arch = "x86_64")]
+        if self.vector {
+            // SAFETY: `vector` is only set where the CPU has AVX-512.
+            unsafe { super::c_values_avx512::row_values(tables, counts, keys, out, survey) };
+            return;
+        }
         for (x, (o, &key)) in out.iter_mut().zip(&keys[..width]).enumerate() {
             if key == UNCOUNTED {
                 *o = 0.0;
@@ -326,13 +362,33 @@ pub fn compute(
     height: usize,
     c_values: &mut [f32],
 ) -> Survey {
+    let vector = cfg!(target_arch = "x86_64") && crate::cpu::has_avx512();
+    compute_rows(
+        image, mask, tables, hist, window, width, height, c_values, vector,
+    )
+}
+
+/// [`compute`], with the rows of c-values made by the AVX-512 row when
+/// `vector` (which the CPU must have) or the portable one.
+#[allow(clippy::too_many_arguments)]
+fn compute_rows(
+    image: &Plane,
+    mask: &Plane,
+    tables: &ContrastTables,
+    hist: &mut Histograms,
+    window: usize,
+    width: usize,
+    height: usize,
+    c_values: &mut [f32],
+    vector: bool,
+) -> Survey {
     let pad = window >> 1;
     let c_values = &mut c_values[..width * height];
     if tables.band_size == 0 {
         c_values.fill(0.0);
         return Survey::default();
     }
-    let counts = &mut hist.counts[..width * tables.band_size];
+    let counts = &mut hist.counts[..width * tables.band_size + 1];
     counts.fill(0);
     // libvmaf visits the first `pad` columns when the row is narrower than
     // that, reading what earlier steps left in the buffer; likewise the
@@ -353,6 +409,7 @@ pub fn compute(
         key_cols,
         width,
         pad,
+        vector,
     };
     let mut survey = Survey::default();
     let mut values_of = |counts: &[u16], row: usize, survey: &mut Survey| {
@@ -513,6 +570,17 @@ mod tests {
         c
     }
 
+    /// The rows of c-values this machine can run: the portable one, and
+    /// the AVX-512 one where the CPU has it (said when it has not).
+    fn row_kinds() -> Vec<bool> {
+        if crate::cpu::has_avx512() {
+            vec![false, true]
+        } else {
+            eprintln!("no AVX-512 here: only the portable c-value row is checked");
+            vec![false]
+        }
+    }
+
     fn random_planes(stride: usize, rows: usize, base: u32, seed: &mut u32) -> (Plane, Plane) {
         let mut next = || {
             *seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
@@ -538,7 +606,7 @@ mod tests {
             .map(|d| tvi_for_diff(Eotf::Bt1886, d, 0.019))
             .collect();
         let mut seed = 3u32;
-        for (vlt, num_diffs, base) in [(0u16, 4usize, 200), (207, 4, 200), (0, 1, 70)] {
+        for (vlt, num_diffs, base) in [(0u16, 4usize, 200), (207, 4, 200), (0, 4, 0), (0, 1, 70)] {
             let tables = ContrastTables::new(num_diffs, &tvi[..num_diffs], vlt);
             // (stride, rows, width, height, window): the picture may be
             // smaller than the buffer (later scales) and than the window.
@@ -555,20 +623,22 @@ mod tests {
             ] {
                 let (image, mask) = random_planes(stride, rows, base, &mut seed);
                 let expected = reference(&image, &mask, &tables, window, width, height);
-                let mut hist = Histograms::new(stride, rows, &tables);
-                let mut c = vec![f32::NAN; stride * rows];
-                let survey = compute(
-                    &image, &mask, &tables, &mut hist, window, width, height, &mut c,
-                );
-                let what = format!("{width}x{height} in {stride}x{rows}, window {window}, vlt {vlt}, {num_diffs} steps");
-                for (i, (a, b)) in c[..width * height].iter().zip(&expected).enumerate() {
-                    assert_eq!(a.to_bits(), b.to_bits(), "{what}: c-value {i}");
+                for vector in row_kinds() {
+                    let mut hist = Histograms::new(stride, rows, &tables);
+                    let mut c = vec![f32::NAN; stride * rows];
+                    let survey = compute_rows(
+                        &image, &mask, &tables, &mut hist, window, width, height, &mut c, vector,
+                    );
+                    let what = format!("{width}x{height} in {stride}x{rows}, window {window}, vlt {vlt}, {num_diffs} steps, vector row {vector}");
+                    for (i, (a, b)) in c[..width * height].iter().zip(&expected).enumerate() {
+                        assert_eq!(a.to_bits(), b.to_bits(), "{what}: c-value {i}");
+                    }
+                    let direct = Survey::of(&expected);
+                    assert_eq!(format!("{survey:?}"), format!("{direct:?}"), "{what}");
                 }
-                let direct = Survey::of(&expected);
-                assert_eq!(format!("{survey:?}"), format!("{direct:?}"), "{what}");
                 assert!(
                     expected.iter().any(|&v| v > 0.0),
-                    "{what}: no banding in the test picture"
+                    "{width}x{height} in {stride}x{rows}, window {window}: no banding in the test picture"
                 );
             }
         }

@@ -94,15 +94,35 @@ impl Survey {
                 lane.add(v);
             }
         }
-        lanes.iter().fold(Self::default(), |acc, lane| Self {
-            total: acc.total + lane.total,
-            nonzero: acc.nonzero + lane.nonzero,
-            smallest: if lane.smallest < acc.smallest {
-                lane.smallest
+        lanes
+            .iter()
+            .fold(Self::default(), |acc, &lane| acc.join(lane))
+    }
+
+    /// A survey of `nonzero` values (none: `Self::default()`) summing to
+    /// `total`, the smallest `smallest`.
+    pub fn new(total: f64, nonzero: usize, smallest: f32) -> Self {
+        Self {
+            total,
+            nonzero,
+            smallest,
+        }
+    }
+
+    /// The survey of both surveys' values. The total is only used when
+    /// every order of adding the values gives the same sum
+    /// (`sums_exactly`, which no order can change), so surveys may be
+    /// made in any order and joined.
+    pub fn join(self, other: Self) -> Self {
+        Self {
+            total: self.total + other.total,
+            nonzero: self.nonzero + other.nonzero,
+            smallest: if other.smallest < self.smallest {
+                other.smallest
             } else {
-                acc.smallest
+                self.smallest
             },
-        })
+        }
     }
 
     /// Whether every partial sum of the values is exact in double
