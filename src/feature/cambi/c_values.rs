@@ -13,7 +13,11 @@
 //! in a visible step are counted (the "band"); the others can never make a
 //! c-value non-zero.
 
+#[cfg(target_arch = "x86_64")]
+use super::c_values_avx512::SPARE_CELLS;
 use super::plane::Plane;
+#[cfg(not(target_arch = "x86_64"))]
+const SPARE_CELLS: usize = 1;
 use super::pooling::Survey;
 
 /// Contrast weights for steps of 1, 2, ... codes (suprathreshold response).
@@ -150,8 +154,9 @@ impl ContrastTables {
 }
 
 /// Scratch for the c-values: the sliding histograms (one row of `width`
-/// counters per counted value, and a spare counter after them for the
-/// vector row's 32-bit gathers) and the histogram row of every sample.
+/// counters per counted value, then the vector slide's row for uncounted
+/// samples and spare counters for its blocks and the vector row's 32-bit
+/// gathers) and the histogram row of every sample.
 #[derive(Debug, Clone, Default)]
 pub struct Histograms {
     counts: Vec<u16>,
@@ -162,7 +167,7 @@ impl Histograms {
     /// Scratch for planes of `stride` x `rows` samples.
     pub fn new(stride: usize, rows: usize, tables: &ContrastTables) -> Self {
         Self {
-            counts: vec![0; stride * tables.band_size + 1],
+            counts: vec![0; stride * (tables.band_size + 1) + SPARE_CELLS],
             keys: vec![0; stride * rows],
         }
     }
@@ -176,7 +181,7 @@ struct Pass<'a> {
     key_cols: usize,
     width: usize,
     pad: usize,
-    /// Whether rows of c-values run sixteen pixels at a time (AVX-512).
+    /// Whether the window slides and rows of c-values run with AVX-512.
     vector: bool,
 }
 
@@ -257,6 +262,15 @@ impl Pass<'_> {
             self.update_row(counts, entering, true);
             return;
         };
+        #[cfg(target_arch = "x86_64")]
+        if self.vector {
+            let dump_row = self.tables.band_size as u16;
+            // SAFETY: `vector` is only set where the CPU has AVX-512.
+            unsafe {
+                super::c_values_avx512::slide(counts, out, inc, self.width, self.pad, dump_row)
+            };
+            return;
+        }
         let n = out.len();
         let mut x = 0;
         while x < n {
@@ -388,7 +402,7 @@ fn compute_rows(
         c_values.fill(0.0);
         return Survey::default();
     }
-    let counts = &mut hist.counts[..width * tables.band_size + 1];
+    let counts = &mut hist.counts[..width * (tables.band_size + 1) + SPARE_CELLS];
     counts.fill(0);
     // libvmaf visits the first `pad` columns when the row is narrower than
     // that, reading what earlier steps left in the buffer; likewise the

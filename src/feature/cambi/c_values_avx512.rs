@@ -152,3 +152,97 @@ unsafe fn gather_counts(counts: *const u16, lanes: __mmask16, cells: __m512i) ->
     };
     _mm512_and_si512(pairs, _mm512_set1_epi32(0xffff))
 }
+
+/// Cells per block of a histogram row.
+const BLOCK: usize = 16;
+
+/// Cells the histograms need after their last row: a block read and
+/// written whole reaches up to `BLOCK - 1` cells past a row's end.
+pub(super) const SPARE_CELLS: usize = BLOCK;
+
+/// Moves the window down a row: every sample of `leaving` that differs
+/// from the one below it in `entering` leaves the histograms, and that one
+/// comes in (`c_values::Pass::slide` without its runs). `counts` holds
+/// `dump_row + 1` rows of `width` cells and [`SPARE_CELLS`] after them;
+/// uncounted samples go to row `dump_row`, which nothing reads.
+///
+/// Each sample adds or removes one over its window's columns, as whole
+/// 16-cell blocks at fixed places in its row (loaded, added to under a
+/// mask, stored): the next sample of the same value then loads the very
+/// block just stored, which the CPU forwards from its store buffer (the
+/// portable runs' unaligned spans stalled on partly overlapping stores),
+/// and no branch depends on the samples but which columns changed.
+///
+/// # Safety
+/// The CPU must have AVX-512 F, BW and VL.
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+pub(super) unsafe fn slide(
+    counts: &mut [u16],
+    leaving: &[u16],
+    entering: &[u16],
+    width: usize,
+    pad: usize,
+    dump_row: u16,
+) {
+    let columns = leaving.len().min(entering.len());
+    assert!(counts.len() >= (usize::from(dump_row) + 1) * width + SPARE_CELLS);
+    assert!(width > 0 && width < 1 << 20);
+    let base = counts.as_mut_ptr();
+    let mut x0 = 0;
+    while x0 < columns {
+        let lanes = (columns - x0).min(32);
+        let in_row: __mmask32 = if lanes == 32 { !0 } else { (1u32 << lanes) - 1 };
+        // SAFETY: the mask keeps both loads inside the rows of keys.
+        let (out, inc) = unsafe {
+            (
+                _mm512_maskz_loadu_epi16(in_row, leaving.as_ptr().add(x0).cast()),
+                _mm512_maskz_loadu_epi16(in_row, entering.as_ptr().add(x0).cast()),
+            )
+        };
+        let mut changed = _mm512_mask_cmpneq_epi16_mask(in_row, out, inc);
+        while changed != 0 {
+            let x = x0 + changed.trailing_zeros() as usize;
+            changed &= changed - 1;
+            // Uncounted keys (and any key past the band) go to the dump row.
+            let gone = usize::from(leaving[x].min(dump_row));
+            let come = usize::from(entering[x].min(dump_row));
+            // SAFETY: both rows are at most `dump_row`, checked above to
+            // lie in `counts` with the spare cells.
+            unsafe {
+                add_window(base.add(gone * width), x, width, pad, -1);
+                add_window(base.add(come * width), x, width, pad, 1);
+            }
+        }
+        x0 += 32;
+    }
+}
+
+/// Adds `delta` to the cells of `row` within `pad` columns of `x` (and
+/// below `width`), block by block.
+///
+/// # Safety
+/// The CPU must have AVX-512 BW and VL; `row` must have `width` cells and
+/// [`SPARE_CELLS`] after them.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn add_window(row: *mut u16, x: usize, width: usize, pad: usize, delta: i16) {
+    let first = x.saturating_sub(pad);
+    let last = (x + pad).min(width - 1);
+    if first > last {
+        return; // a column past the picture (libvmaf's narrow rows)
+    }
+    let delta = _mm256_set1_epi16(delta);
+    for block in first / BLOCK..=last / BLOCK {
+        let start = block * BLOCK;
+        let from = first.saturating_sub(start);
+        let to = (last - start).min(BLOCK - 1);
+        let lanes = ((0xffff_u32 >> (BLOCK - 1 - to)) & (0xffff_u32 << from)) as __mmask16;
+        // SAFETY: the block starts below `width` and ends within the spare
+        // cells; lanes outside the window are stored as they were loaded.
+        unsafe {
+            let at = row.add(start).cast::<__m256i>();
+            let cells = _mm256_loadu_si256(at);
+            _mm256_storeu_si256(at, _mm256_mask_add_epi16(cells, lanes, cells, delta));
+        }
+    }
+}
