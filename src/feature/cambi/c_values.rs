@@ -16,6 +16,7 @@
 #[cfg(target_arch = "x86_64")]
 use super::c_values_avx512::SPARE_CELLS;
 use super::plane::Plane;
+use crate::cpu::simd_dispatch;
 #[cfg(not(target_arch = "x86_64"))]
 const SPARE_CELLS: usize = 1;
 use super::pooling::Survey;
@@ -343,6 +344,19 @@ impl Pass<'_> {
     }
 }
 
+simd_dispatch! {
+    /// The histogram row of each sample of a row (`UNCOUNTED` where
+    /// unmasked or outside the band).
+    fn key_row_of(tables: &ContrastTables, samples: &[u16], masked: &[u16], keys: &mut [u16]) => key_row_impl
+}
+
+#[inline(always)]
+fn key_row_impl(tables: &ContrastTables, samples: &[u16], masked: &[u16], keys: &mut [u16]) {
+    for ((k, &v), &m) in keys.iter_mut().zip(samples).zip(masked) {
+        *k = tables.key(v, m);
+    }
+}
+
 #[inline(always)]
 fn increment(counts: &mut [u16]) {
     for c in counts {
@@ -413,9 +427,7 @@ fn compute_rows(
     for (y, key_row) in keys.chunks_exact_mut(key_cols).enumerate() {
         let samples = &image.row(y)[..key_cols];
         let masked = &mask.row(y)[..key_cols];
-        for ((k, &v), &m) in key_row.iter_mut().zip(samples).zip(masked) {
-            *k = tables.key(v, m);
-        }
+        key_row_of(tables, samples, masked, key_row);
     }
     let pass = Pass {
         tables,

@@ -5,6 +5,7 @@
 //! horizontal pass; the first and last rows keep their input samples.
 
 use super::plane::Plane;
+use crate::cpu::simd_dispatch;
 
 /// The value two of `a`, `b`, `c` share, else the smallest.
 #[inline(always)]
@@ -22,8 +23,13 @@ fn horizontal(src: &[u16], dst: &mut [u16]) {
     let width = src.len();
     dst[0] = src[0];
     if width > 1 {
-        for x in 1..width - 1 {
-            dst[x] = mode3(src[x - 1], src[x], src[x + 1]);
+        let inner = dst[1..width - 1]
+            .iter_mut()
+            .zip(&src[..width - 2])
+            .zip(&src[1..width - 1])
+            .zip(&src[2..]);
+        for (((d, &left), &centre), &right) in inner {
+            *d = mode3(left, centre, right);
         }
         dst[width - 1] = src[width - 1];
     }
@@ -43,8 +49,13 @@ impl ModeScratch {
     }
 }
 
-/// Filters the top-left `width` x `height` of `image` in place.
-pub fn apply(image: &mut Plane, width: usize, height: usize, scratch: &mut ModeScratch) {
+simd_dispatch! {
+    /// Filters the top-left `width` x `height` of `image` in place.
+    pub fn apply(image: &mut Plane, width: usize, height: usize, scratch: &mut ModeScratch) => apply_impl
+}
+
+#[inline(always)]
+fn apply_impl(image: &mut Plane, width: usize, height: usize, scratch: &mut ModeScratch) {
     for y in 0..height {
         horizontal(&image.row(y)[..width], &mut scratch.rows[y % 3][..width]);
         // Row y-1 is written once rows y-2..=y are filtered; row y itself
@@ -52,8 +63,13 @@ pub fn apply(image: &mut Plane, width: usize, height: usize, scratch: &mut ModeS
         if y > 1 {
             let [r0, r1, r2] = &scratch.rows;
             let out = &mut image.row_mut(y - 1)[..width];
-            for (x, o) in out.iter_mut().enumerate() {
-                *o = mode3(r0[x], r1[x], r2[x]);
+            let rows = out
+                .iter_mut()
+                .zip(&r0[..width])
+                .zip(&r1[..width])
+                .zip(&r2[..width]);
+            for (((o, &a), &b), &c) in rows {
+                *o = mode3(a, b, c);
             }
         }
     }

@@ -37,22 +37,62 @@ impl Plane {
     /// Halves the picture in place by keeping every other sample of every
     /// other row (libvmaf's `decimate`); `width` x `height` is the new size.
     pub fn decimate(&mut self, width: usize, height: usize) {
-        let stride = self.stride;
-        // Row 0 reads further along its own row, ahead of the writes.
-        for x in 0..width {
-            self.data[x] = self.data[2 * x];
+        decimate(&mut self.data, self.stride, width, height);
+    }
+}
+
+/// libvmaf's `decimate` on the buffer: row `y` of the new size takes the
+/// even samples of row `2y`.
+fn decimate(data: &mut [u16], stride: usize, width: usize, height: usize) {
+    // Row 0 reads further along its own row, ahead of the writes.
+    for x in 0..width {
+        data[x] = data[2 * x];
+    }
+    for y in 1..height {
+        let (head, tail) = data.split_at_mut(2 * y * stride);
+        let dst = &mut head[y * stride..y * stride + width];
+        // Pairs (even, odd); the last odd sample may lie past the row.
+        let src = &tail[..2 * width - 1];
+        let done = keep_even(&mut dst[..width - 1], &src[..2 * width - 2]);
+        for x in done..width - 1 {
+            dst[x] = src[2 * x];
         }
-        for y in 1..height {
-            let (head, tail) = self.data.split_at_mut(2 * y * stride);
-            let dst = &mut head[y * stride..y * stride + width];
-            // Pairs (even, odd); the last odd sample may lie past the row.
-            let src = &tail[..2 * width - 1];
-            for (d, pair) in dst.iter_mut().zip(src.chunks_exact(2)) {
-                *d = pair[0];
-            }
-            dst[width - 1] = src[2 * width - 2];
+        dst[width - 1] = src[2 * width - 2];
+    }
+}
+
+/// Writes the even samples of `src` (twice as long) to a leading part of
+/// `dst` as whole vectors and returns its length (0 without AVX-512).
+fn keep_even(dst: &mut [u16], src: &[u16]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::has_avx512() {
+        // SAFETY: the CPU has AVX-512.
+        return unsafe { keep_even_avx512(dst, src) };
+    }
+    let _ = (dst, src);
+    0
+}
+
+/// [`keep_even`], sixteen samples per step: each pair read as one 32-bit
+/// lane, narrowed to its low (even) half.
+///
+/// # Safety
+/// The CPU must have AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn keep_even_avx512(dst: &mut [u16], src: &[u16]) -> usize {
+    use std::arch::x86_64::*;
+    const LANES: usize = 16;
+    let steps = dst.len().min(src.len() / 2) / LANES;
+    for step in 0..steps {
+        // SAFETY: step < steps keeps both accesses inside the slices.
+        unsafe {
+            let pairs = _mm512_loadu_si512(src.as_ptr().add(2 * LANES * step).cast());
+            let even = _mm512_cvtepi32_epi16(pairs);
+            _mm256_storeu_si256(dst.as_mut_ptr().add(LANES * step).cast(), even);
         }
     }
+    steps * LANES
 }
 
 #[cfg(test)]
@@ -71,5 +111,27 @@ mod tests {
         // Beyond the new size the old samples stay.
         assert_eq!(p.row(0)[3..], [3, 4]);
         assert_eq!(p.row(2), &[10, 11, 12, 13, 14]);
+    }
+
+    /// Rows long enough for whole vectors, with a partial one after them.
+    #[test]
+    fn decimate_wide_rows() {
+        for (stride, rows, width, height) in [(75, 9, 38, 5), (64, 4, 32, 2), (100, 6, 40, 3)] {
+            let mut p = Plane::new(stride, rows);
+            for (i, v) in p.data.iter_mut().enumerate() {
+                *v = (i * 7 % 1021) as u16;
+            }
+            let original = p.data.clone();
+            p.decimate(width, height);
+            for y in 0..height {
+                for x in 0..width {
+                    assert_eq!(
+                        p.data[y * stride + x],
+                        original[2 * y * stride + 2 * x],
+                        "{width}x{height}: ({x}, {y})"
+                    );
+                }
+            }
+        }
     }
 }

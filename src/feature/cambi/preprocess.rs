@@ -3,6 +3,7 @@
 //! the 2x2 anti-dithering average (libvmaf's `cambi_preprocessing`).
 
 use super::plane::Plane;
+use crate::cpu::simd_dispatch;
 use crate::picture::{PlaneRef, Sample};
 
 /// Maps a sample of `bit_depth` bits to 10 bits: a left shift below 10
@@ -50,9 +51,20 @@ pub fn first_out_of_range<T: Sample>(luma: &PlaneRef<'_, T>, bit_depth: u32) -> 
         .find(|&v: &u32| v > max)
 }
 
-/// Writes `luma` resized to `out_w` x `out_h` and requantized to 10 bits
-/// into the top-left of `out`.
-pub fn resize_to_10bit<T: Sample>(
+simd_dispatch! {
+    /// Writes `luma` resized to `out_w` x `out_h` and requantized to 10 bits
+    /// into the top-left of `out`.
+    pub fn resize_to_10bit<T: Sample>(
+        luma: &PlaneRef<'_, T>,
+        bit_depth: u32,
+        out: &mut Plane,
+        out_w: usize,
+        out_h: usize,
+    ) => resize_to_10bit_impl
+}
+
+#[inline(always)]
+fn resize_to_10bit_impl<T: Sample>(
     luma: &PlaneRef<'_, T>,
     bit_depth: u32,
     out: &mut Plane,
@@ -97,15 +109,37 @@ pub(crate) fn nearest_indices(in_len: usize, out_len: usize) -> Vec<u32> {
         .collect()
 }
 
-/// libvmaf's `anti_dithering_filter`: each sample becomes the average of
-/// the 2x2 block it starts (the last row and column average two samples),
-/// in place and computed from the unfiltered neighbours.
-pub fn anti_dither(plane: &mut Plane, width: usize, height: usize) {
+simd_dispatch! {
+    /// libvmaf's `anti_dithering_filter`: each sample becomes the average of
+    /// the 2x2 block it starts (the last row and column average two
+    /// samples), in place and computed from the unfiltered neighbours.
+    pub fn anti_dither(plane: &mut Plane, width: usize, height: usize) => anti_dither_impl
+}
+
+/// Samples averaged per step: each step reads one sample past its block
+/// before writing the block, so the in-place filter still reads the
+/// unfiltered right neighbour (and the loop vectorizes).
+const DITHER_BLOCK: usize = 32;
+
+#[inline(always)]
+fn anti_dither_impl(plane: &mut Plane, width: usize, height: usize) {
     for y in 0..height - 1 {
         let (top, bottom) = plane.data.split_at_mut((y + 1) * plane.stride);
         let cur = &mut top[y * plane.stride..y * plane.stride + width];
         let next = &bottom[..width];
-        for x in 0..width - 1 {
+        // Samples are 10-bit (at most 1024 after requantizing), so four of
+        // them sum in 16 bits.
+        let mut x = 0;
+        while x + DITHER_BLOCK < width {
+            let mut right = [0u16; DITHER_BLOCK + 1];
+            right.copy_from_slice(&cur[x..=x + DITHER_BLOCK]);
+            let below = &next[x..=x + DITHER_BLOCK];
+            for (i, out) in cur[x..x + DITHER_BLOCK].iter_mut().enumerate() {
+                *out = (right[i] + right[i + 1] + below[i] + below[i + 1]) >> 2;
+            }
+            x += DITHER_BLOCK;
+        }
+        for x in x..width - 1 {
             let sum = u32::from(cur[x])
                 + u32::from(cur[x + 1])
                 + u32::from(next[x])
@@ -146,6 +180,40 @@ mod tests {
         resize_to_10bit(&luma, 8, &mut out, 2, 2);
         // ratio 2: start 0.5, picks samples 1 and 3 of rows 1 and 3.
         assert_eq!(out.data, vec![5 << 2, 7 << 2, 13 << 2, 15 << 2]);
+    }
+
+    /// The blocked filter against the sample-by-sample one, on rows
+    /// shorter and longer than a block and at the largest samples.
+    #[test]
+    fn anti_dither_blocks_match_the_plain_filter() {
+        for (width, height) in [(2, 2), (31, 3), (32, 2), (33, 4), (65, 3), (100, 5)] {
+            let mut plane = Plane::new(width + 3, height);
+            for (i, v) in plane.data.iter_mut().enumerate() {
+                *v = if i % 7 == 0 {
+                    1024
+                } else {
+                    ((i * 37) % 1025) as u16
+                };
+            }
+            let mut expected = plane.clone();
+            for y in 0..height {
+                for x in 0..width {
+                    let at = |yy: usize, xx: usize| u32::from(plane.data[yy * plane.stride + xx]);
+                    let (right, down) = (x + 1 < width, y + 1 < height);
+                    let v = match (right, down) {
+                        (true, true) => {
+                            (at(y, x) + at(y, x + 1) + at(y + 1, x) + at(y + 1, x + 1)) >> 2
+                        }
+                        (false, true) => (at(y, x) + at(y + 1, x)) >> 1,
+                        (true, false) => (at(y, x) + at(y, x + 1)) >> 1,
+                        (false, false) => at(y, x),
+                    };
+                    expected.data[y * plane.stride + x] = v as u16;
+                }
+            }
+            anti_dither(&mut plane, width, height);
+            assert_eq!(plane.data, expected.data, "{width}x{height}");
+        }
     }
 
     #[test]

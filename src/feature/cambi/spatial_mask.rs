@@ -4,6 +4,7 @@
 //! of the 7x7 samples around it are flat (libvmaf's `get_spatial_mask`).
 
 use super::plane::Plane;
+use crate::cpu::simd_dispatch;
 
 const FILTER_SIZE: usize = 7;
 const PAD: usize = FILTER_SIZE / 2;
@@ -15,8 +16,6 @@ pub struct MaskScratch {
     flat: Vec<Vec<u8>>,
     /// Flat samples per column over the current 7 rows.
     column_sums: Vec<u16>,
-    /// Running sum of `column_sums` along the row, with a leading 0.
-    prefix: Vec<u32>,
 }
 
 impl MaskScratch {
@@ -24,7 +23,6 @@ impl MaskScratch {
         Self {
             flat: vec![vec![0; max_width]; FILTER_SIZE],
             column_sums: vec![0; max_width],
-            prefix: vec![0; max_width + 1],
         }
     }
 }
@@ -80,11 +78,7 @@ pub fn compute(
     scratch: &mut MaskScratch,
 ) {
     let threshold = mask_threshold(width, height);
-    let MaskScratch {
-        flat,
-        column_sums,
-        prefix,
-    } = scratch;
+    let MaskScratch { flat, column_sums } = scratch;
     let sums = &mut column_sums[..width];
     sums.fill(0);
     // Rows 0..PAD enter the window before the first output row.
@@ -104,12 +98,7 @@ pub fn compute(
             flat_row(image, width, height, entering, &mut flat[slot]);
             add_row(sums, &flat[slot][..width]);
         }
-        threshold_row(
-            sums,
-            &mut prefix[..width + 1],
-            threshold,
-            &mut mask.row_mut(y)[..width],
-        );
+        threshold_row(sums, threshold, &mut mask.row_mut(y)[..width]);
     }
 }
 
@@ -125,29 +114,42 @@ fn sub_row(sums: &mut [u16], flat: &[u8]) {
     }
 }
 
-/// 7-wide horizontal sums of the column sums (clipped at the edges),
-/// compared with the threshold.
-fn threshold_row(sums: &[u16], prefix: &mut [u32], threshold: u32, out: &mut [u16]) {
+simd_dispatch! {
+    /// 7-wide horizontal sums of the column sums (clipped at the edges),
+    /// compared with the threshold.
+    fn threshold_row(sums: &[u16], threshold: u32, out: &mut [u16]) => threshold_row_impl
+}
+
+#[inline(always)]
+fn threshold_row_impl(sums: &[u16], threshold: u32, out: &mut [u16]) {
     let width = sums.len();
-    let mut acc = 0u32;
-    prefix[0] = 0;
-    for (p, &s) in prefix[1..].iter_mut().zip(sums) {
-        acc = acc.wrapping_add(u32::from(s));
-        *p = acc;
-    }
-    // out[x] = prefix[min(x + PAD + 1, width)] - prefix[max(x - PAD, 0)].
-    let window = |x: usize| prefix[(x + PAD + 1).min(width)] - prefix[x.saturating_sub(PAD)];
-    let head = (PAD + 1).min(width);
+    let window = |x: usize| -> u32 {
+        sums[x.saturating_sub(PAD)..(x + PAD + 1).min(width)]
+            .iter()
+            .map(|&s| u32::from(s))
+            .sum()
+    };
+    let head = PAD.min(width);
     let tail_start = width.saturating_sub(PAD).max(head);
-    // The edges, clipped; the middle reads two shifted prefix slices.
+    // The edges, clipped; the middle adds seven shifted slices (a window
+    // holds at most 49 flat samples, so 16 bits hold the sum).
     for (x, o) in out.iter_mut().enumerate().take(head) {
         *o = u16::from(window(x) > threshold);
     }
     if tail_start > head {
-        let upper = &prefix[head + PAD + 1..tail_start + PAD + 1];
-        let lower = &prefix[head - PAD..tail_start - PAD];
-        for ((o, &u), &l) in out[head..tail_start].iter_mut().zip(upper).zip(lower) {
-            *o = u16::from(u.wrapping_sub(l) > threshold);
+        let tap = |k: usize| &sums[head + k - PAD..tail_start + k - PAD];
+        let middle = out[head..tail_start]
+            .iter_mut()
+            .zip(tap(0))
+            .zip(tap(1))
+            .zip(tap(2))
+            .zip(tap(3))
+            .zip(tap(4))
+            .zip(tap(5))
+            .zip(tap(6));
+        for (((((((o, &a), &b), &c), &d), &e), &f), &g) in middle {
+            let total = a + b + c + d + e + f + g;
+            *o = u16::from(u32::from(total) > threshold);
         }
     }
     for (x, o) in out.iter_mut().enumerate().skip(tail_start) {
@@ -171,7 +173,12 @@ mod tests {
     /// The mask against a direct count of every 7x7 window.
     #[test]
     fn matches_brute_force_window_counts() {
-        let (w, h) = (23, 17);
+        for (w, h) in [(23, 17), (100, 9), (5, 6), (7, 3), (1, 4)] {
+            brute_force_check(w, h);
+        }
+    }
+
+    fn brute_force_check(w: usize, h: usize) {
         let mut image = Plane::new(w, h);
         let mut seed = 7u32;
         for v in image.data.iter_mut() {
