@@ -40,10 +40,27 @@ pub fn blurred_difference_sad<T: Sample>(
     scratch: &mut SadScratch,
 ) -> u64 {
     #[cfg(target_arch = "x86_64")]
+    if crate::cpu::has_avx512() {
+        // SAFETY: the CPU supports AVX-512, checked just above.
+        return unsafe { sad_avx512(prev, cur, bit_depth, scratch) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if crate::cpu::has_avx2() {
         // SAFETY: the CPU supports AVX2, checked just above.
         return unsafe { sad_avx2(prev, cur, bit_depth, scratch) };
     }
+    sad_portable(prev, cur, bit_depth, scratch)
+}
+
+/// The same code compiled for AVX-512: sixteen lanes of 32-bit multiplies.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn sad_avx512<T: Sample>(
+    prev: &PlaneRef<'_, T>,
+    cur: &PlaneRef<'_, T>,
+    bit_depth: u32,
+    scratch: &mut SadScratch,
+) -> u64 {
     sad_portable(prev, cur, bit_depth, scratch)
 }
 
