@@ -8,6 +8,7 @@
 use super::cm::{ceil_log2, half};
 use super::dwt::Bands;
 use super::region::Region;
+use crate::cpu::simd_dispatch;
 
 /// Per-row rounding shift of the scale-0 sums, so that a large picture
 /// cannot overflow them.
@@ -15,9 +16,14 @@ pub(crate) fn fine_row_shift(region: &Region) -> u32 {
     ((region.area() as f64).log2() - 20.0).ceil().max(0.0) as u32
 }
 
-/// Scale 0: sums |c|^3 of each orientation in u64, rounded and shifted by
-/// [`fine_row_shift`] per row.
-pub fn fine_sums(reference: &Bands<i16>, region: &Region) -> [u64; 3] {
+simd_dispatch! {
+    /// Scale 0: sums |c|^3 of each orientation in u64, rounded and shifted by
+    /// [`fine_row_shift`] per row.
+    pub fn fine_sums(reference: &Bands<i16>, region: &Region) -> [u64; 3] => fine_sums_impl
+}
+
+#[inline(always)]
+fn fine_sums_impl(reference: &Bands<i16>, region: &Region) -> [u64; 3] {
     let shift = fine_row_shift(region);
     let round = half(shift) as u64;
     let w = reference.width;
@@ -67,9 +73,14 @@ impl CoarseShifts {
     }
 }
 
-/// Scales 1-3: |c|^3 with rounding shifts after squaring, cubing and each
-/// row.
-pub fn coarse_sums(reference: &Bands<i32>, scale: usize, region: &Region) -> [u64; 3] {
+simd_dispatch! {
+    /// Scales 1-3: |c|^3 with rounding shifts after squaring, cubing and each
+    /// row.
+    pub fn coarse_sums(reference: &Bands<i32>, scale: usize, region: &Region) -> [u64; 3] => coarse_sums_impl
+}
+
+#[inline(always)]
+fn coarse_sums_impl(reference: &Bands<i32>, scale: usize, region: &Region) -> [u64; 3] {
     let shifts = CoarseShifts::new(scale, region);
     let sq_shift = shifts.square;
     let sq_round = 1u64 << sq_shift;
