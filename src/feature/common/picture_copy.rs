@@ -7,6 +7,7 @@
 //! stay bit-identical.
 
 use super::float_plane::FloatPlane;
+use crate::cpu::simd_dispatch;
 use crate::error::{Error, Result};
 use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneRef, PlaneSamples, Sample};
 
@@ -75,12 +76,16 @@ fn copy_packed(samples: PlaneSamples<'_>, divisor: f32, offset: i32, dst: &mut [
     }
 }
 
-/// `out[i] = src[i] / divisor + offset` in `f32`, for `out.len()` samples.
-///
-/// Every divisor here is a power of two, so multiplying by its inverse
-/// gives the quotient exactly and vectorizes better than dividing.
-#[inline]
-pub fn convert_row<T: Sample>(src: &[T], divisor: f32, offset: i32, out: &mut [f32]) {
+simd_dispatch! {
+    /// `out[i] = src[i] / divisor + offset` in `f32`, for `out.len()` samples.
+    ///
+    /// Every divisor here is a power of two, so multiplying by its inverse
+    /// gives the quotient exactly and vectorizes better than dividing.
+    pub fn convert_row<T: Sample>(src: &[T], divisor: f32, offset: i32, out: &mut [f32]) => convert_row_impl
+}
+
+#[inline(always)]
+fn convert_row_impl<T: Sample>(src: &[T], divisor: f32, offset: i32, out: &mut [f32]) {
     let (scale, offset) = (1.0 / divisor, offset as f32);
     let src = &src[..out.len()];
     for (o, &s) in out.iter_mut().zip(src) {

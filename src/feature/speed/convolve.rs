@@ -6,6 +6,7 @@
 //! [`filter_decimate16`] gives exactly the samples the full filter followed
 //! by `vif_dec16_s` keeps, computing only those.
 
+use crate::cpu::simd_dispatch;
 use crate::feature::common::mirrored_filter::mirror;
 
 /// A plane of `f32` samples: `height` rows of `width`, `stride` apart.
@@ -23,8 +24,13 @@ impl FloatPlane<'_> {
     }
 }
 
-/// The vertical pass at row `y` into `out[..width]`.
-fn vertical_pass(filter: &[f32], src: FloatPlane<'_>, y: usize, out: &mut [f32]) {
+simd_dispatch! {
+    /// The vertical pass at row `y` into `out[..width]`.
+    fn vertical_pass(filter: &[f32], src: FloatPlane<'_>, y: usize, out: &mut [f32]) => vertical_pass_impl
+}
+
+#[inline(always)]
+fn vertical_pass_impl(filter: &[f32], src: FloatPlane<'_>, y: usize, out: &mut [f32]) {
     let radius = (filter.len() / 2) as isize;
     let out = &mut out[..src.width];
     out.fill(0.0);

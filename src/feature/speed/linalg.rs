@@ -8,6 +8,8 @@
 //! `double` constant) on `f32` values, the result is rounded back to `f32`
 //! as in C.
 
+use crate::cpu::simd_dispatch;
+
 /// Pivots and eigenvalues below this are treated as zero.
 pub const EPS: f64 = 1e-6;
 const MAX_QR_ITERATIONS: usize = 500;
@@ -357,9 +359,14 @@ fn vector_norm(v: &[f32]) -> f32 {
     sqrt(v.iter().fold(0.0f32, |acc, &e| acc + e * e))
 }
 
-/// `dst = x y` for x (rows x inner) and y (inner x cols), each element
-/// summed over the inner index in order from 0.
-fn mat_mul(dst: &mut [f32], x: &[f32], y: &[f32], rows: usize, inner: usize, cols: usize) {
+simd_dispatch! {
+    /// `dst = x y` for x (rows x inner) and y (inner x cols), each element
+    /// summed over the inner index in order from 0.
+    fn mat_mul(dst: &mut [f32], x: &[f32], y: &[f32], rows: usize, inner: usize, cols: usize) => mat_mul_impl
+}
+
+#[inline(always)]
+fn mat_mul_impl(dst: &mut [f32], x: &[f32], y: &[f32], rows: usize, inner: usize, cols: usize) {
     dst[..rows * cols].fill(0.0);
     for i in 0..rows {
         let out = &mut dst[i * cols..][..cols];
@@ -372,8 +379,13 @@ fn mat_mul(dst: &mut [f32], x: &[f32], y: &[f32], rows: usize, inner: usize, col
     }
 }
 
-/// Solves the upper triangular `r x = b` from the last row up.
-fn back_substitute(r: &[f32], b: &[f32], x: &mut [f32], n: usize, cols: usize) -> bool {
+simd_dispatch! {
+    /// Solves the upper triangular `r x = b` from the last row up.
+    fn back_substitute(r: &[f32], b: &[f32], x: &mut [f32], n: usize, cols: usize) -> bool => back_substitute_impl
+}
+
+#[inline(always)]
+fn back_substitute_impl(r: &[f32], b: &[f32], x: &mut [f32], n: usize, cols: usize) -> bool {
     for i in (0..n).rev() {
         let pivot = r[i * n + i];
         if f64::from(pivot.abs()) < EPS {
