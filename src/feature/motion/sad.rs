@@ -6,6 +6,7 @@
 //! blurred planes; the roundings make the two orders disagree, so the
 //! order here is the libvmaf one.
 
+use crate::cpu::simd_dispatch;
 use crate::feature::common::mirrored_filter::mirror;
 use crate::picture::{PlaneRef, Sample};
 
@@ -30,51 +31,18 @@ impl SadScratch {
     }
 }
 
-/// Sum over all pixels of `|blur(prev - cur)|`, as libvmaf's
-/// `motion_score_pipeline_{8,16}`. Both planes must have the same size, at
-/// least 3x3, and `scratch` at least their width.
-pub fn blurred_difference_sad<T: Sample>(
-    prev: &PlaneRef<'_, T>,
-    cur: &PlaneRef<'_, T>,
-    bit_depth: u32,
-    scratch: &mut SadScratch,
-) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    if crate::cpu::has_avx512() {
-        // SAFETY: the CPU supports AVX-512, checked just above.
-        return unsafe { sad_avx512(prev, cur, bit_depth, scratch) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if crate::cpu::has_avx2() {
-        // SAFETY: the CPU supports AVX2, checked just above.
-        return unsafe { sad_avx2(prev, cur, bit_depth, scratch) };
-    }
-    sad_portable(prev, cur, bit_depth, scratch)
-}
-
-/// The same code compiled for AVX-512: sixteen lanes of 32-bit multiplies.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-unsafe fn sad_avx512<T: Sample>(
-    prev: &PlaneRef<'_, T>,
-    cur: &PlaneRef<'_, T>,
-    bit_depth: u32,
-    scratch: &mut SadScratch,
-) -> u64 {
-    sad_portable(prev, cur, bit_depth, scratch)
-}
-
-/// The same code compiled for AVX2, so the row loops vectorize with 8 lanes
-/// of 32-bit multiplies (the baseline x86-64 target has no `pmulld`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn sad_avx2<T: Sample>(
-    prev: &PlaneRef<'_, T>,
-    cur: &PlaneRef<'_, T>,
-    bit_depth: u32,
-    scratch: &mut SadScratch,
-) -> u64 {
-    sad_portable(prev, cur, bit_depth, scratch)
+simd_dispatch! {
+    /// Sum over all pixels of `|blur(prev - cur)|`, as libvmaf's
+    /// `motion_score_pipeline_{8,16}`. Both planes must have the same size,
+    /// at least 3x3, and `scratch` at least their width. (The row loops
+    /// vectorize with 32-bit multiplies, which the baseline x86-64 target
+    /// lacks.)
+    pub fn blurred_difference_sad<T: Sample>(
+        prev: &PlaneRef<'_, T>,
+        cur: &PlaneRef<'_, T>,
+        bit_depth: u32,
+        scratch: &mut SadScratch,
+    ) -> u64 => sad_portable
 }
 
 #[inline(always)]
