@@ -16,10 +16,13 @@
 #[cfg(target_arch = "x86_64")]
 use super::c_values_avx512::SPARE_CELLS;
 use super::plane::Plane;
-use crate::cpu::simd_dispatch;
-#[cfg(not(target_arch = "x86_64"))]
-const SPARE_CELLS: usize = 1;
 use super::pooling::Survey;
+use crate::cpu::simd_dispatch;
+
+/// Counters after the histograms (the vector code's blocks and gathers
+/// read past the last row; none runs here).
+#[cfg(not(target_arch = "x86_64"))]
+const SPARE_CELLS: usize = 0;
 
 /// Contrast weights for steps of 1, 2, ... codes (suprathreshold response).
 pub(crate) const CONTRAST_WEIGHTS: [i32; 32] = [

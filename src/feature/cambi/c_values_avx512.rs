@@ -1,4 +1,6 @@
-//! A row of c-values sixteen pixels at a time with AVX-512 gathers.
+//! cambi's c-values with AVX-512 (ADR 0031): the window's slide a changed
+//! column at a time in fixed blocks ([`slide`]), and rows of c-values
+//! sixteen pixels at a time with gathers ([`row_values`]).
 //!
 //! The portable row (`c_values::Pass::row_values`) branches per pixel and
 //! per step on data that changes from pixel to pixel; here every lane runs
@@ -20,7 +22,7 @@ const LANES: usize = 16;
 /// The c-values of the row with keys `keys[..out.len()]` into `out`, from
 /// `counts` (one row of `out.len()` cells per counted value, and one cell
 /// more: a gather reads 32 bits at the last cell), adding the non-zero
-/// ones to `survey` in column order.
+/// ones to `survey`.
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, BW and VL.
