@@ -158,9 +158,9 @@ impl ContrastTables {
 }
 
 /// Scratch for the c-values: the sliding histograms (one row of `width`
-/// counters per counted value, then the vector slide's row for uncounted
-/// samples and spare counters for its blocks and the vector row's 32-bit
-/// gathers) and the histogram row of every sample.
+/// counters per counted value, then spare counters for the vector slide's
+/// blocks and the vector row's 32-bit gathers) and the histogram row of
+/// every sample.
 #[derive(Debug, Clone, Default)]
 pub struct Histograms {
     counts: Vec<u16>,
@@ -171,7 +171,7 @@ impl Histograms {
     /// Scratch for planes of `stride` x `rows` samples.
     pub fn new(stride: usize, rows: usize, tables: &ContrastTables) -> Self {
         Self {
-            counts: vec![0; stride * (tables.band_size + 1) + SPARE_CELLS],
+            counts: vec![0; stride * tables.band_size + SPARE_CELLS],
             keys: vec![0; stride * rows],
         }
     }
@@ -268,10 +268,10 @@ impl Pass<'_> {
         };
         #[cfg(target_arch = "x86_64")]
         if self.vector {
-            let dump_row = self.tables.band_size as u16;
+            let band_size = self.tables.band_size;
             // SAFETY: `vector` is only set where the CPU has AVX-512.
             unsafe {
-                super::c_values_avx512::slide(counts, out, inc, self.width, self.pad, dump_row)
+                super::c_values_avx512::slide(counts, out, inc, self.width, self.pad, band_size)
             };
             return;
         }
@@ -419,7 +419,7 @@ fn compute_rows(
         c_values.fill(0.0);
         return Survey::default();
     }
-    let counts = &mut hist.counts[..width * (tables.band_size + 1) + SPARE_CELLS];
+    let counts = &mut hist.counts[..width * tables.band_size + SPARE_CELLS];
     counts.fill(0);
     // libvmaf visits the first `pad` columns when the row is narrower than
     // that, reading what earlier steps left in the buffer; likewise the

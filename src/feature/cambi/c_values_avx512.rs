@@ -162,18 +162,20 @@ const BLOCK: usize = 16;
 /// written whole reaches up to `BLOCK - 1` cells past a row's end.
 pub(super) const SPARE_CELLS: usize = BLOCK;
 
-/// Moves the window down a row: every sample of `leaving` that differs
-/// from the one below it in `entering` leaves the histograms, and that one
-/// comes in (`c_values::Pass::slide` without its runs). `counts` holds
-/// `dump_row + 1` rows of `width` cells and [`SPARE_CELLS`] after them;
-/// uncounted samples go to row `dump_row`, which nothing reads.
+/// Moves the window down a row: every counted sample of `leaving` that
+/// differs from the one below it in `entering` leaves the histograms, and
+/// that one comes in if counted (`c_values::Pass::slide` without its
+/// runs). `counts` holds `band_size` rows of `width` cells and
+/// [`SPARE_CELLS`] after them.
 ///
 /// Each sample adds or removes one over its window's columns, as whole
 /// 16-cell blocks at fixed places in its row (loaded, added to under a
 /// mask, stored): the next sample of the same value then loads the very
 /// block just stored, which the CPU forwards from its store buffer (the
-/// portable runs' unaligned spans stalled on partly overlapping stores),
-/// and no branch depends on the samples but which columns changed.
+/// portable runs' unaligned spans stalled on partly overlapping stores).
+/// The columns to update are found 32 at a time by vector compares, so no
+/// branch depends on the samples; a chunk's removals come before its
+/// additions (the counts wrap, so the order does not matter).
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, BW and VL.
@@ -184,11 +186,12 @@ pub(super) unsafe fn slide(
     entering: &[u16],
     width: usize,
     pad: usize,
-    dump_row: u16,
+    band_size: usize,
 ) {
     let columns = leaving.len().min(entering.len());
-    assert!(counts.len() >= (usize::from(dump_row) + 1) * width + SPARE_CELLS);
-    assert!(width > 0 && width < 1 << 20);
+    assert!(counts.len() >= band_size * width + SPARE_CELLS);
+    assert!(width > 0 && width < 1 << 20 && band_size <= usize::from(u16::MAX));
+    let band = _mm512_set1_epi16(band_size as u16 as i16);
     let base = counts.as_mut_ptr();
     let mut x0 = 0;
     while x0 < columns {
@@ -201,19 +204,24 @@ pub(super) unsafe fn slide(
                 _mm512_maskz_loadu_epi16(in_row, entering.as_ptr().add(x0).cast()),
             )
         };
-        let mut changed = _mm512_mask_cmpneq_epi16_mask(in_row, out, inc);
-        while changed != 0 {
-            let x = x0 + changed.trailing_zeros() as usize;
-            changed &= changed - 1;
-            // Uncounted keys (and any key past the band) go to the dump row.
-            let gone = usize::from(leaving[x].min(dump_row));
-            let come = usize::from(entering[x].min(dump_row));
-            // SAFETY: both rows are at most `dump_row`, checked above to
-            // lie in `counts` with the spare cells.
-            unsafe {
-                add_window(base.add(gone * width), x, width, pad, -1);
-                add_window(base.add(come * width), x, width, pad, 1);
-            }
+        let changed = _mm512_mask_cmpneq_epi16_mask(in_row, out, inc);
+        // Keys below the band size are counted (`UNCOUNTED` is above it).
+        let mut gone = _mm512_mask_cmplt_epu16_mask(changed, out, band);
+        let mut come = _mm512_mask_cmplt_epu16_mask(changed, inc, band);
+        while gone != 0 {
+            let x = x0 + gone.trailing_zeros() as usize;
+            gone &= gone - 1;
+            let row = usize::from(leaving[x]);
+            // SAFETY: the row is below `band_size`, checked above to lie in
+            // `counts` with the spare cells.
+            unsafe { add_window(base.add(row * width), x, width, pad, -1) };
+        }
+        while come != 0 {
+            let x = x0 + come.trailing_zeros() as usize;
+            come &= come - 1;
+            let row = usize::from(entering[x]);
+            // SAFETY: as above.
+            unsafe { add_window(base.add(row * width), x, width, pad, 1) };
         }
         x0 += 32;
     }
