@@ -399,8 +399,9 @@ pub fn compute(
     )
 }
 
-/// [`compute`], with the rows of c-values made by the AVX-512 row when
-/// `vector` (which the CPU must have) or the portable one.
+/// [`compute`], with the window slid and the rows of c-values made by the
+/// AVX-512 code when `vector` (which the CPU must have), else by the
+/// portable code; the unit test runs both.
 #[allow(clippy::too_many_arguments)]
 fn compute_rows(
     image: &Plane,
