@@ -6,7 +6,7 @@
 
 use super::dwt::Bands;
 use super::region::Region;
-use crate::cpu::simd_dispatch;
+use crate::cpu::{has_avx512, simd_dispatch};
 
 /// A detail coefficient: 16 bits at scale 0, 32 bits at scales 1-3. The two
 /// widths compute the gain t/o differently (direct reciprocal table vs.
@@ -163,9 +163,54 @@ fn decouple_fine_impl(
     }
 }
 
+/// Decoupling of the 16-bit bands of scale 0: with AVX-512 where the CPU
+/// has it, else the portable loop compiled for the widest instruction set.
+pub fn decouple_fine(
+    reference: &Bands<i16>,
+    dis: &Bands<i16>,
+    region: &Region,
+    gain_limit: f64,
+    restored: &mut Bands<i16>,
+    additive: &mut Bands<i16>,
+) {
+    decouple_fine_with(
+        has_avx512(),
+        reference,
+        dis,
+        region,
+        gain_limit,
+        restored,
+        additive,
+    )
+}
+
+/// [`decouple_fine`], the AVX-512 loop only if `vector` (and the CPU has
+/// it): the unit tests run both on one machine.
+pub(super) fn decouple_fine_with(
+    vector: bool,
+    reference: &Bands<i16>,
+    dis: &Bands<i16>,
+    region: &Region,
+    gain_limit: f64,
+    restored: &mut Bands<i16>,
+    additive: &mut Bands<i16>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if vector && has_avx512() {
+        // SAFETY: the CPU has AVX-512 (checked above).
+        return unsafe {
+            super::decouple_avx512::decouple_fine(
+                reference, dis, region, gain_limit, restored, additive,
+            )
+        };
+    }
+    let _ = vector;
+    decouple_fine_portable(reference, dis, region, gain_limit, restored, additive)
+}
+
 simd_dispatch! {
-    /// Decoupling of the 16-bit bands of scale 0.
-    pub fn decouple_fine(
+    /// The portable scale-0 loop.
+    fn decouple_fine_portable(
         reference: &Bands<i16>,
         dis: &Bands<i16>,
         region: &Region,
@@ -363,6 +408,112 @@ mod tests {
         for (o, t) in [(100, 57), (-3000, 1234), (32767, -32768), (5, 5)] {
             let narrow = (DIV_LOOKUP[(o + 32768) as usize] as i64 * t as i64 + 16384) >> 15;
             assert_eq!(narrow, ratio_q15_wide(o, t), "{o} {t}");
+        }
+    }
+
+    /// Bands of `w` x `h` coefficients: small values, the extremes, and a
+    /// distorted picture near the reference so that many pairs align.
+    fn fine_pair(w: usize, h: usize, seed: u64) -> (Bands<i16>, Bands<i16>) {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as u32
+        };
+        let (mut o, mut t) = (Bands::with_capacity(w, h), Bands::with_capacity(w, h));
+        for band in 0..3 {
+            let (ob, tb) = match band {
+                0 => (&mut o.h, &mut t.h),
+                1 => (&mut o.v, &mut t.v),
+                _ => (&mut o.d, &mut t.d),
+            };
+            for (ov, tv) in ob.iter_mut().zip(tb.iter_mut()) {
+                let extreme = [i16::MIN, i16::MIN + 1, -1, 0, 1, i16::MAX][next() as usize % 6];
+                *ov = match next() % 8 {
+                    0 => extreme,
+                    1 => next() as i16,
+                    _ => (next() % 601) as i16 - 300,
+                };
+                *tv = match next() % 8 {
+                    0 => extreme,
+                    1 => next() as i16,
+                    2 => *ov,
+                    3 => ov.saturating_mul(2),
+                    _ => ov.saturating_add((next() % 41) as i16 - 20),
+                };
+            }
+        }
+        (o, t)
+    }
+
+    #[test]
+    fn avx512_fine_matches_portable() {
+        if !has_avx512() {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        }
+        for (w, h, seed) in [(37, 9, 1), (64, 5, 2), (161, 7, 3), (16, 3, 4)] {
+            let (o, t) = fine_pair(w, h, seed);
+            for region in [
+                Region {
+                    top: 0,
+                    bottom: h,
+                    left: 0,
+                    right: w,
+                },
+                Region {
+                    top: 1,
+                    bottom: h - 1,
+                    left: 3,
+                    right: w - 2,
+                },
+            ] {
+                for gain in [100.0, 1.0, 1.7, 37.25] {
+                    let run = |vector| {
+                        let mut r = Bands::with_capacity(w, h);
+                        let mut a = Bands::with_capacity(w, h);
+                        // Untouched coefficients outside the region must stay.
+                        for b in [&mut r.h, &mut r.v, &mut r.d, &mut a.h, &mut a.v, &mut a.d] {
+                            b.fill(7);
+                        }
+                        decouple_fine_with(vector, &o, &t, &region, gain, &mut r, &mut a);
+                        [r.h, r.v, r.d, a.h, a.v, a.d]
+                    };
+                    assert_eq!(run(true), run(false), "{w}x{h} {region:?} gain {gain}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn avx512_fine_aligns_the_extreme_vectors() {
+        // (h, v) = (-2^15, -2^15) against itself: the dot product and norms
+        // are 2^31, past i32. The pair is aligned, so the diagonal's
+        // enhancement (1000 -> 2000) counts as restored under a gain limit
+        // of 100.
+        if !has_avx512() {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        }
+        let mut o = Bands::with_capacity(16, 1);
+        o.h.fill(i16::MIN);
+        o.v.fill(i16::MIN);
+        o.d.fill(1000);
+        let mut t = o.clone();
+        t.d.fill(2000);
+        let region = Region {
+            top: 0,
+            bottom: 1,
+            left: 0,
+            right: 16,
+        };
+        for vector in [true, false] {
+            let (mut r, mut a) = (Bands::with_capacity(16, 1), Bands::with_capacity(16, 1));
+            decouple_fine_with(vector, &o, &t, &region, 100.0, &mut r, &mut a);
+            assert_eq!(r.h, vec![i16::MIN; 16], "vector {vector}");
+            assert_eq!(r.d, vec![2000; 16], "vector {vector}");
+            assert_eq!(a.d, vec![0; 16], "vector {vector}");
         }
     }
 

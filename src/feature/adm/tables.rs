@@ -19,10 +19,25 @@ pub const I4_ONE_BY_15: i64 = 286_331_153;
 /// 1/30 in Q32 (scales 1-3).
 pub const I4_ONE_BY_30: i64 = 143_165_577;
 
+/// The non-negative half of libvmaf's reciprocal table:
+/// `RECIPROCAL_Q30[d] = trunc(2^30 / d)` for d in 1..=32768, 0 at d = 0.
+/// The AVX-512 decoupling gathers from it; the portable loop computes the
+/// same entries in f64 (vectorizable).
+pub static RECIPROCAL_Q30: [i32; 32769] = build_reciprocals();
+
+const fn build_reciprocals() -> [i32; 32769] {
+    let mut t = [0i32; 32769];
+    let mut d = 1;
+    while d <= 32768 {
+        t[d as usize] = (1i32 << 30) / d;
+        d += 1;
+    }
+    t
+}
+
 /// libvmaf's reciprocal table: `DIV_LOOKUP[32768 + d] = 2^30 / d`
 /// (truncated, negated for d < 0), for d in -32768..=32768; entry 32768
-/// (d = 0) is unused and 0. Decoupling computes these entries exactly in
-/// f64 instead (vectorizable); the tests check that against this table.
+/// (d = 0) is unused and 0. The tests check the decoupling against it.
 #[cfg(test)]
 pub static DIV_LOOKUP: [i32; 65537] = build_div_lookup();
 
@@ -288,6 +303,7 @@ mod tests {
     #[test]
     fn div_lookup_matches_libvmaf_generator() {
         assert_eq!(DIV_LOOKUP[32768], 0);
+        assert_eq!(DIV_LOOKUP[32768..], RECIPROCAL_Q30[..]);
         assert_eq!(DIV_LOOKUP[32769], 1 << 30);
         assert_eq!(DIV_LOOKUP[32767], -(1 << 30));
         assert_eq!(DIV_LOOKUP[65536], 32768);
