@@ -300,9 +300,55 @@ fn decouple_coarse_impl(
     }
 }
 
+/// Decoupling of the 32-bit bands of scales 1-3: with AVX-512 where the
+/// CPU has it, else the portable loop compiled for the widest instruction
+/// set.
+pub fn decouple_coarse(
+    reference: &Bands<i32>,
+    dis: &Bands<i32>,
+    region: &Region,
+    gain_limit: f64,
+    restored: &mut Bands<i32>,
+    additive: &mut Bands<i32>,
+) {
+    decouple_coarse_with(
+        has_avx512(),
+        reference,
+        dis,
+        region,
+        gain_limit,
+        restored,
+        additive,
+    )
+}
+
+/// [`decouple_coarse`], the AVX-512 loop only if `vector` (and the CPU has
+/// it).
+pub(super) fn decouple_coarse_with(
+    vector: bool,
+    reference: &Bands<i32>,
+    dis: &Bands<i32>,
+    region: &Region,
+    gain_limit: f64,
+    restored: &mut Bands<i32>,
+    additive: &mut Bands<i32>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if vector && has_avx512() {
+        // SAFETY: the CPU has AVX-512 (checked above).
+        return unsafe {
+            super::decouple_avx512::decouple_coarse(
+                reference, dis, region, gain_limit, restored, additive,
+            )
+        };
+    }
+    let _ = vector;
+    decouple_coarse_portable(reference, dis, region, gain_limit, restored, additive)
+}
+
 simd_dispatch! {
-    /// Decoupling of the 32-bit bands of scales 1-3.
-    pub fn decouple_coarse(
+    /// The portable loop of scales 1-3.
+    fn decouple_coarse_portable(
         reference: &Bands<i32>,
         dis: &Bands<i32>,
         region: &Region,
@@ -478,6 +524,95 @@ mod tests {
                             b.fill(7);
                         }
                         decouple_fine_with(vector, &o, &t, &region, gain, &mut r, &mut a);
+                        [r.h, r.v, r.d, a.h, a.v, a.d]
+                    };
+                    assert_eq!(run(true), run(false), "{w}x{h} {region:?} gain {gain}");
+                }
+            }
+        }
+    }
+
+    /// Coarse bands: values of every magnitude up to the i32 extremes, and a
+    /// distorted picture near the reference.
+    fn coarse_pair(w: usize, h: usize, seed: u64) -> (Bands<i32>, Bands<i32>) {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 32) as u32
+        };
+        let (mut o, mut t) = (Bands::with_capacity(w, h), Bands::with_capacity(w, h));
+        for band in 0..3 {
+            let (ob, tb) = match band {
+                0 => (&mut o.h, &mut t.h),
+                1 => (&mut o.v, &mut t.v),
+                _ => (&mut o.d, &mut t.d),
+            };
+            for (ov, tv) in ob.iter_mut().zip(tb.iter_mut()) {
+                let extreme = [
+                    i32::MIN,
+                    i32::MIN + 1,
+                    -32769,
+                    -32768,
+                    -1,
+                    0,
+                    1,
+                    32767,
+                    32768,
+                    65535,
+                    i32::MAX,
+                ][next() as usize % 11];
+                // A random magnitude: 2^0 .. 2^31.
+                let sized = |r: u32, bits: u32| (r as i32) >> (31 - bits.min(31));
+                *ov = match next() % 8 {
+                    0 => extreme,
+                    1 => next() as i32,
+                    _ => sized(next(), next() % 32),
+                };
+                *tv = match next() % 8 {
+                    0 => extreme,
+                    1 => next() as i32,
+                    2 => *ov,
+                    3 => ov.saturating_mul(2),
+                    4 => *ov / 3,
+                    _ => ov.saturating_add(sized(next(), next() % 20)),
+                };
+            }
+        }
+        (o, t)
+    }
+
+    #[test]
+    fn avx512_coarse_matches_portable() {
+        if !has_avx512() {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        }
+        for (w, h, seed) in [(37, 9, 5), (64, 5, 6), (161, 7, 7), (8, 3, 8), (300, 40, 9)] {
+            let (o, t) = coarse_pair(w, h, seed);
+            for region in [
+                Region {
+                    top: 0,
+                    bottom: h,
+                    left: 0,
+                    right: w,
+                },
+                Region {
+                    top: 1,
+                    bottom: h - 1,
+                    left: 3,
+                    right: w - 2,
+                },
+            ] {
+                for gain in [100.0, 1.0, 1.7, 37.25] {
+                    let run = |vector| {
+                        let mut r = Bands::with_capacity(w, h);
+                        let mut a = Bands::with_capacity(w, h);
+                        for b in [&mut r.h, &mut r.v, &mut r.d, &mut a.h, &mut a.v, &mut a.d] {
+                            b.fill(7);
+                        }
+                        decouple_coarse_with(vector, &o, &t, &region, gain, &mut r, &mut a);
                         [r.h, r.v, r.d, a.h, a.v, a.d]
                     };
                     assert_eq!(run(true), run(false), "{w}x{h} {region:?} gain {gain}");

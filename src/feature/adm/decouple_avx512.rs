@@ -203,3 +203,155 @@ unsafe fn restore(o: __m512i, t: __m512i, aligned: __mmask16, gain: Gain) -> __m
     let applies = aligned & nonzero & _mm512_cmpgt_epi32_mask(k, zero);
     _mm512_mask_mov_epi32(rst, applies, limited)
 }
+
+/// Coefficients per vector at scales 1-3 (64-bit lanes).
+const WIDE_LANES: usize = 8;
+
+/// [`decouple::decouple_coarse`](super::decouple::decouple_coarse) with
+/// AVX-512, eight coefficients at a time in 64-bit lanes: libvmaf's int64
+/// products of 32-bit values are single multiplies (`vpmuldq`), its divisor
+/// shift comes from the exponent of |o| in double, the reciprocal from the
+/// table and the gain in doubles, as in the portable loop.
+///
+/// # Safety
+/// The CPU must have AVX-512 F, BW, DQ and VL.
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+pub(super) unsafe fn decouple_coarse(
+    reference: &Bands<i32>,
+    dis: &Bands<i32>,
+    region: &Region,
+    gain_limit: f64,
+    restored: &mut Bands<i32>,
+    additive: &mut Bands<i32>,
+) {
+    let (w, h) = (reference.width, reference.height);
+    restored.set_size(w, h);
+    additive.set_size(w, h);
+    assert!(region.right <= w && region.bottom <= h && region.left <= region.right);
+    for band in reference.all().into_iter().chain(dis.all()) {
+        assert!(band.len() >= w * h);
+    }
+    for band in [
+        &restored.h,
+        &restored.v,
+        &restored.d,
+        &additive.h,
+        &additive.v,
+        &additive.d,
+    ] {
+        assert!(band.len() >= w * h);
+    }
+    let gain = _mm512_set1_pd(gain_limit);
+    let cos_sq = _mm512_set1_pd(cos_1deg_sq());
+    let n = region.right - region.left;
+    let (o, t) = (
+        reference.all().map(<[i32]>::as_ptr),
+        dis.all().map(<[i32]>::as_ptr),
+    );
+    let rst = [&mut restored.h, &mut restored.v, &mut restored.d].map(|b| b.as_mut_ptr());
+    let add = [&mut additive.h, &mut additive.v, &mut additive.d].map(|b| b.as_mut_ptr());
+    for i in region.top..region.bottom {
+        let mut at = i * w + region.left;
+        let end = at + n;
+        while at < end {
+            let lanes: __mmask8 = if end - at >= WIDE_LANES {
+                0xff
+            } else {
+                (1u8 << (end - at)) - 1
+            };
+            // SAFETY: as in `decouple_fine`.
+            unsafe {
+                let o = o.map(|p| load_wide(p.add(at), lanes));
+                let t = t.map(|p| load_wide(p.add(at), lanes));
+                let aligned = within_1deg_wide(o, t, cos_sq);
+                for theta in 0..3 {
+                    let r = restore_wide(o[theta], t[theta], aligned, gain);
+                    store_wide(rst[theta].add(at), lanes, r);
+                    store_wide(add[theta].add(at), lanes, _mm512_sub_epi64(t[theta], r));
+                }
+            }
+            at += WIDE_LANES;
+        }
+    }
+}
+
+/// Loads the `lanes` of 8 coefficients at `p`, widened to 64 bits.
+///
+/// # Safety
+/// The lanes in `lanes` must be readable.
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn load_wide(p: *const i32, lanes: __mmask8) -> __m512i {
+    // SAFETY: the caller's; masked-off lanes are not read.
+    _mm512_cvtepi32_epi64(unsafe { _mm256_maskz_loadu_epi32(lanes, p) })
+}
+
+/// Stores the low 32 bits of each lane in `lanes` (a wrapping `as i32`).
+///
+/// # Safety
+/// The lanes in `lanes` must be writable.
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn store_wide(p: *mut i32, lanes: __mmask8, v: __m512i) {
+    // SAFETY: the caller's; masked-off lanes are not written.
+    unsafe { _mm512_mask_cvtepi64_storeu_epi32(p.cast(), lanes, v) }
+}
+
+/// `decouple::within_1deg` at scales 1-3: libvmaf's wrapping int64 dot
+/// product and squared norms, each rounded once to float.
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+fn within_1deg_wide(o: [__m512i; 3], t: [__m512i; 3], cos_sq: __m512d) -> __mmask8 {
+    let dot2 = |a: [__m512i; 3], b: [__m512i; 3]| {
+        let sum = _mm512_add_epi64(_mm512_mul_epi32(a[0], b[0]), _mm512_mul_epi32(a[1], b[1]));
+        _mm512_cvtps_pd(_mm512_cvtepi64_ps(sum))
+    };
+    let (dot, o_mag, t_mag) = (dot2(o, t), dot2(o, o), dot2(t, t));
+    let non_negative = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(dot, _mm512_setzero_pd());
+    let close = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(
+        _mm512_mul_pd(dot, dot),
+        _mm512_mul_pd(_mm512_mul_pd(cos_sq, o_mag), t_mag),
+    );
+    non_negative & close
+}
+
+/// `decouple::restore_coarse` of one orientation, in 64-bit lanes.
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn restore_wide(o: __m512i, t: __m512i, aligned: __mmask8, gain: __m512d) -> __m512i {
+    let zero = _mm512_setzero_si512();
+    let one = _mm512_set1_epi64(1);
+    let negative = _mm512_cmplt_epi64_mask(o, zero);
+    let nonzero = _mm512_cmpneq_epi64_mask(o, zero);
+    let abs_o = _mm512_abs_epi64(o);
+    // The divisor keeps the 15 leading bits of |o| (rounded): shift =
+    // floor(log2 |o|) - 14 past 2^15, the exponent of |o| as a double
+    // (exact: |o| <= 2^31).
+    let exponent = _mm512_cvttpd_epi64(_mm512_getexp_pd(_mm512_cvtepi64_pd(_mm512_max_epi64(
+        abs_o, one,
+    ))));
+    let shift = _mm512_max_epi64(_mm512_sub_epi64(exponent, _mm512_set1_epi64(14)), zero);
+    let half = _mm512_srli_epi64::<1>(_mm512_sllv_epi64(one, shift));
+    let divisor = _mm512_srlv_epi64(_mm512_add_epi64(abs_o, half), shift);
+    // SAFETY: divisor <= 32768 (|o| <= 2^31 with its 16 low bits rounded
+    // off at most), within the table.
+    let recip = _mm512_cvtepi32_epi64(unsafe {
+        _mm512_i64gather_epi32::<4>(divisor, RECIPROCAL_Q30.as_ptr().cast())
+    });
+    // The signed table entry times t: R < 2^31 and t fit a signed 32-bit
+    // multiply; o's sign applied to the 64-bit product (-t would overflow).
+    let product = _mm512_mul_epi32(recip, t);
+    let product = _mm512_mask_sub_epi64(product, negative, zero, product);
+    let round = _mm512_sllv_epi64(_mm512_set1_epi64(1 << 14), shift);
+    let ratio = _mm512_srav_epi64(
+        _mm512_add_epi64(product, round),
+        _mm512_add_epi64(shift, _mm512_set1_epi64(15)),
+    );
+    let k = _mm512_min_epi64(_mm512_max_epi64(ratio, zero), _mm512_set1_epi64(32768));
+    // k <= 2^15 and |o| <= 2^31: one signed 32-bit multiply.
+    let rst = _mm512_srai_epi64::<15>(_mm512_add_epi64(
+        _mm512_mul_epi32(k, o),
+        _mm512_set1_epi64(16384),
+    ));
+    let boosted = _mm512_mul_pd(_mm512_cvtepi64_pd(rst), gain);
+    let t_f = _mm512_cvtepi64_pd(t);
+    let limited = _mm512_mask_max_pd(_mm512_min_pd(boosted, t_f), negative, boosted, t_f);
+    let applies = aligned & nonzero & _mm512_cmpgt_epi64_mask(k, zero);
+    _mm512_mask_mov_epi64(rst, applies, _mm512_cvttpd_epi64(limited))
+}
