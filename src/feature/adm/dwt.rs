@@ -4,7 +4,7 @@
 //! 1-3 work on the 32-bit approximation of the previous level.
 
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
-use crate::cpu::simd_dispatch;
+use crate::cpu::{has_avx512, simd_dispatch};
 use crate::picture::{PlaneRef, Sample};
 use std::ops::Range;
 
@@ -132,10 +132,10 @@ fn filter64(f: &[i32; 4], s: [i32; 4]) -> i64 {
 /// the high-pass of the approximation-only analysis).
 #[derive(Debug, Clone, Default)]
 pub struct RowScratch {
-    lo: Vec<i16>,
-    hi: Vec<i16>,
-    out_lo: Vec<i16>,
-    out_hi: Vec<i16>,
+    pub(super) lo: Vec<i16>,
+    pub(super) hi: Vec<i16>,
+    pub(super) out_lo: Vec<i16>,
+    pub(super) out_hi: Vec<i16>,
 }
 
 impl RowScratch {
@@ -165,14 +165,20 @@ pub fn simd_reads_past_row(out_w: usize, sample_bytes: usize) -> bool {
 
 /// Number of output columns `1..=n` whose four taps `2j-1 ..= 2j+2` all
 /// lie inside a row of `width` (the rest are mirrored at the edges).
-fn interior_outputs(width: usize, out_w: usize) -> usize {
+pub(super) fn interior_outputs(width: usize, out_w: usize) -> usize {
     (width.saturating_sub(3) / 2).min(out_w.saturating_sub(1))
 }
 
 /// Output columns that need mirrored taps: the first and those past the
 /// interior.
-fn edge_outputs(n: usize, out_w: usize) -> impl Iterator<Item = usize> {
+pub(super) fn edge_outputs(n: usize, out_w: usize) -> impl Iterator<Item = usize> {
     std::iter::once(0).chain(n + 1..out_w)
+}
+
+/// One output of the scale-0 horizontal pass: libvmaf's rounded `>> 16`.
+#[inline(always)]
+fn fine_tap(f: &[i32; 4], s: [i32; 4]) -> i16 {
+    (filter32(f, s).wrapping_add(1 << 15) >> 16) as i16
 }
 
 /// Horizontal pass of scale 0: one 16-bit output per column of `dst_lo`
@@ -181,7 +187,6 @@ fn edge_outputs(n: usize, out_w: usize) -> impl Iterator<Item = usize> {
 fn horizontal_fine(row: &[i16], cols: &[[usize; 4]], dst_lo: &mut [i16], dst_hi: &mut [i16]) {
     let out_w = cols.len();
     let n = interior_outputs(row.len(), out_w);
-    let pass = |f: &[i32; 4], s: [i32; 4]| (filter32(f, s).wrapping_add(1 << 15) >> 16) as i16;
     let left = row[1..1 + 2 * n].chunks_exact(2);
     let right = row[3..3 + 2 * n].chunks_exact(2);
     for ((lo, hi), (a, b)) in dst_lo[1..=n]
@@ -190,19 +195,50 @@ fn horizontal_fine(row: &[i16], cols: &[[usize; 4]], dst_lo: &mut [i16], dst_hi:
         .zip(left.zip(right))
     {
         let s = [a[0] as i32, a[1] as i32, b[0] as i32, b[1] as i32];
-        *lo = pass(&DB2_LO, s);
-        *hi = pass(&DB2_HI, s);
+        *lo = fine_tap(&DB2_LO, s);
+        *hi = fine_tap(&DB2_HI, s);
     }
-    for j in edge_outputs(n, out_w) {
+    horizontal_fine_edges(row, cols, dst_lo, dst_hi);
+}
+
+/// The outputs of [`horizontal_fine`] with mirrored taps: the first column
+/// and those past the interior.
+#[inline(always)]
+pub(super) fn horizontal_fine_edges(
+    row: &[i16],
+    cols: &[[usize; 4]],
+    dst_lo: &mut [i16],
+    dst_hi: &mut [i16],
+) {
+    let out_w = cols.len();
+    for j in edge_outputs(interior_outputs(row.len(), out_w), out_w) {
         let s = cols[j].map(|k| row[k] as i32);
-        dst_lo[j] = pass(&DB2_LO, s);
-        dst_hi[j] = pass(&DB2_HI, s);
+        dst_lo[j] = fine_tap(&DB2_LO, s);
+        dst_hi[j] = fine_tap(&DB2_HI, s);
     }
+}
+
+/// The last column's (approximation, v) outputs as libvmaf's AVX-512 DWT
+/// computes them when [`simd_reads_past_row`]: the low-pass row `lo` is
+/// followed in memory by the high-pass row `hi`, and the unmirrored taps
+/// past its end read the start of it.
+pub(super) fn overrun_column(lo: &[i16], hi: &[i16], out_w: usize) -> (i16, i16) {
+    let (w, j) = (lo.len(), out_w - 1);
+    let s: [i32; 4] = std::array::from_fn(|t| {
+        let p = 2 * j + t - 1;
+        (if p < w { lo[p] } else { hi[p - w] }) as i32
+    });
+    (fine_tap(&DB2_LO, s), fine_tap(&DB2_HI, s))
 }
 
 /// Vertical pass of scale 0 for one output row.
 #[inline(always)]
-fn vertical_fine<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], hi: &mut [i16]) {
+pub(super) fn vertical_fine<S: Sample>(
+    rows: [&[S]; 4],
+    bit_depth: u32,
+    lo: &mut [i16],
+    hi: &mut [i16],
+) {
     let round = 1i32 << (bit_depth - 1);
     // Centres samples on zero: the low-pass filter has DC gain DB2_LO_SUM.
     let offset = DB2_LO_SUM * round;
@@ -250,15 +286,7 @@ fn analyze_picture_impl<S: Sample>(
                 horizontal_fine(lo, &taps.cols, approx_lo, dv);
                 horizontal_fine(hi, &taps.cols, dh, dd);
                 if simd_overrun {
-                    // The low-pass row is followed in memory by the high-pass
-                    // row: the unmirrored taps past the end read its start.
-                    let j = out_w - 1;
-                    let s: [i32; 4] = std::array::from_fn(|t| {
-                        let p = 2 * j + t - 1;
-                        (if p < w { lo[p] } else { hi[p - w] }) as i32
-                    });
-                    approx_lo[j] = (filter32(&DB2_LO, s).wrapping_add(1 << 15) >> 16) as i16;
-                    dv[j] = (filter32(&DB2_HI, s).wrapping_add(1 << 15) >> 16) as i16;
+                    (approx_lo[out_w - 1], dv[out_w - 1]) = overrun_column(lo, hi, out_w);
                 }
             }
         }
@@ -268,12 +296,47 @@ fn analyze_picture_impl<S: Sample>(
     }
 }
 
+/// Scale 0: analyses a `bit_depth`-bit picture plane. The approximation
+/// (16-bit values widened to 32 bits) goes to `approx`; the details go to
+/// `details` unless it is `None` (`adm_skip_scale0` needs only the
+/// approximation). With AVX-512 up to 12 bits (ADR 0032), else the portable
+/// loops compiled for the widest instruction set.
+pub fn analyze_picture<S: Sample>(
+    src: &PlaneRef<'_, S>,
+    bit_depth: u32,
+    taps: &Taps,
+    scratch: &mut RowScratch,
+    approx: &mut [i32],
+    details: Option<&mut Bands<i16>>,
+) {
+    analyze_picture_with(has_avx512(), src, bit_depth, taps, scratch, approx, details)
+}
+
+/// [`analyze_picture`], the AVX-512 loops only if `vector` (and the CPU has
+/// them): the unit tests run both on one machine.
+pub(super) fn analyze_picture_with<S: Sample>(
+    vector: bool,
+    src: &PlaneRef<'_, S>,
+    bit_depth: u32,
+    taps: &Taps,
+    scratch: &mut RowScratch,
+    approx: &mut [i32],
+    details: Option<&mut Bands<i16>>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if vector && has_avx512() && bit_depth <= super::dwt_avx512::MAX_BIT_DEPTH {
+        // SAFETY: the CPU has AVX-512 (checked above).
+        return unsafe {
+            super::dwt_avx512::analyze_picture(src, bit_depth, taps, scratch, approx, details)
+        };
+    }
+    let _ = vector;
+    analyze_picture_portable(src, bit_depth, taps, scratch, approx, details)
+}
+
 simd_dispatch! {
-    /// Scale 0: analyses a `bit_depth`-bit picture plane. The approximation
-    /// (16-bit values widened to 32 bits) goes to `approx`; the details go to
-    /// `details` unless it is `None` (`adm_skip_scale0` needs only the
-    /// approximation).
-    pub fn analyze_picture<S: Sample>(
+    /// The portable scale-0 analysis.
+    fn analyze_picture_portable<S: Sample>(
         src: &PlaneRef<'_, S>,
         bit_depth: u32,
         taps: &Taps,
@@ -448,6 +511,93 @@ simd_dispatch! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs the scale-0 analysis of a `w` x `h` plane of random `bits`-bit
+    /// samples (rows `stride` apart) with the AVX-512 loops or the portable
+    /// ones: (approximation, h, v, d).
+    fn analyze_random<S: Sample + TryFrom<u32>>(
+        vector: bool,
+        (w, h, stride): (usize, usize, usize),
+        bits: u32,
+        with_details: bool,
+        seed: u64,
+    ) -> [Vec<i32>; 4] {
+        let mut state = seed;
+        let data: Vec<S> = (0..stride * h)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Mostly random, sometimes the extremes.
+                let v = match (state >> 60) % 4 {
+                    0 => 0,
+                    1 => (1 << bits) - 1,
+                    _ => (state >> 33) as u32 & ((1 << bits) - 1),
+                };
+                S::try_from(v).ok().unwrap()
+            })
+            .collect();
+        let plane = PlaneRef {
+            data: &data,
+            width: w,
+            height: h,
+            stride,
+        };
+        let taps = Taps::new(w, h);
+        let (out_w, out_h) = (taps.cols.len(), taps.rows.len());
+        let mut bands = Bands::with_capacity(out_w, out_h);
+        let mut approx = vec![0; out_w * out_h];
+        let details = with_details.then_some(&mut bands);
+        analyze_picture_with(
+            vector,
+            &plane,
+            bits,
+            &taps,
+            &mut RowScratch::new(w),
+            &mut approx,
+            details,
+        );
+        let widen = |b: &[i16]| b.iter().map(|&x| x as i32).collect();
+        [approx, widen(&bands.h), widen(&bands.v), widen(&bands.d)]
+    }
+
+    #[test]
+    fn avx512_scale0_matches_portable() {
+        if !crate::cpu::has_avx512() {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        }
+        // Odd and even sizes, one or several vector blocks, rows with
+        // padding, and the widths where libvmaf's vector loop reads past
+        // the row (half widths 33 at 8 bits, 65 at 16).
+        let sizes = [
+            (5, 5, 5),
+            (37, 9, 40),
+            (64, 6, 64),
+            (65, 7, 65),
+            (66, 5, 70),
+            (129, 6, 129),
+            (130, 5, 130),
+            (333, 11, 340),
+        ];
+        for (k, &size) in sizes.iter().enumerate() {
+            for with_details in [true, false] {
+                let seed = k as u64;
+                assert_eq!(
+                    analyze_random::<u8>(true, size, 8, with_details, seed),
+                    analyze_random::<u8>(false, size, 8, with_details, seed),
+                    "8-bit {size:?} details {with_details}"
+                );
+                for bits in [10, 12] {
+                    assert_eq!(
+                        analyze_random::<u16>(true, size, bits, with_details, seed),
+                        analyze_random::<u16>(false, size, bits, with_details, seed),
+                        "{bits}-bit {size:?} details {with_details}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn taps_mirror_like_libvmaf() {

@@ -27,6 +27,7 @@ mod decouple;
 mod decouple_avx512;
 mod den;
 mod dwt;
+mod dwt_avx512;
 pub(crate) mod output;
 mod pipeline;
 mod region;
