@@ -33,7 +33,7 @@ impl Coef for i16 {
         rst: &mut Bands<i16>,
         add: &mut Bands<i16>,
     ) {
-        decouple_fine(r, d, reg, g, rst, add)
+        decouple_fine(true, r, d, reg, g, rst, add)
     }
 }
 
@@ -46,7 +46,7 @@ impl Coef for i32 {
         rst: &mut Bands<i32>,
         add: &mut Bands<i32>,
     ) {
-        decouple_coarse(r, d, reg, g, rst, add)
+        decouple_coarse(true, r, d, reg, g, rst, add)
     }
 }
 
@@ -163,30 +163,10 @@ fn decouple_fine_impl(
     }
 }
 
-/// Decoupling of the 16-bit bands of scale 0: with AVX-512 where the CPU
-/// has it, else the portable loop compiled for the widest instruction set.
-pub fn decouple_fine(
-    reference: &Bands<i16>,
-    dis: &Bands<i16>,
-    region: &Region,
-    gain_limit: f64,
-    restored: &mut Bands<i16>,
-    additive: &mut Bands<i16>,
-) {
-    decouple_fine_with(
-        has_avx512(),
-        reference,
-        dis,
-        region,
-        gain_limit,
-        restored,
-        additive,
-    )
-}
-
-/// [`decouple_fine`], the AVX-512 loop only if `vector` (and the CPU has
-/// it): the unit tests run both on one machine.
-pub(super) fn decouple_fine_with(
+/// Decoupling of the 16-bit bands of scale 0: with AVX-512 if `vector` and
+/// the CPU has it (the unit tests run both loops on one machine), else the
+/// portable loop compiled for the widest instruction set.
+pub(super) fn decouple_fine(
     vector: bool,
     reference: &Bands<i16>,
     dis: &Bands<i16>,
@@ -300,31 +280,8 @@ fn decouple_coarse_impl(
     }
 }
 
-/// Decoupling of the 32-bit bands of scales 1-3: with AVX-512 where the
-/// CPU has it, else the portable loop compiled for the widest instruction
-/// set.
-pub fn decouple_coarse(
-    reference: &Bands<i32>,
-    dis: &Bands<i32>,
-    region: &Region,
-    gain_limit: f64,
-    restored: &mut Bands<i32>,
-    additive: &mut Bands<i32>,
-) {
-    decouple_coarse_with(
-        has_avx512(),
-        reference,
-        dis,
-        region,
-        gain_limit,
-        restored,
-        additive,
-    )
-}
-
-/// [`decouple_coarse`], the AVX-512 loop only if `vector` (and the CPU has
-/// it).
-pub(super) fn decouple_coarse_with(
+/// Decoupling of the 32-bit bands of scales 1-3, as [`decouple_fine`].
+pub(super) fn decouple_coarse(
     vector: bool,
     reference: &Bands<i32>,
     dis: &Bands<i32>,
@@ -501,33 +458,47 @@ mod tests {
         }
         for (w, h, seed) in [(37, 9, 1), (64, 5, 2), (161, 7, 3), (16, 3, 4)] {
             let (o, t) = fine_pair(w, h, seed);
-            for region in [
-                Region {
-                    top: 0,
-                    bottom: h,
-                    left: 0,
-                    right: w,
-                },
-                Region {
-                    top: 1,
-                    bottom: h - 1,
-                    left: 3,
-                    right: w - 2,
-                },
-            ] {
-                for gain in [100.0, 1.0, 1.7, 37.25] {
-                    let run = |vector| {
-                        let mut r = Bands::with_capacity(w, h);
-                        let mut a = Bands::with_capacity(w, h);
-                        // Untouched coefficients outside the region must stay.
-                        for b in [&mut r.h, &mut r.v, &mut r.d, &mut a.h, &mut a.v, &mut a.d] {
-                            b.fill(7);
-                        }
-                        decouple_fine_with(vector, &o, &t, &region, gain, &mut r, &mut a);
-                        [r.h, r.v, r.d, a.h, a.v, a.d]
-                    };
-                    assert_eq!(run(true), run(false), "{w}x{h} {region:?} gain {gain}");
-                }
+            assert_loops_agree(&o, &t, decouple_fine);
+        }
+    }
+
+    /// A decoupling entry point: (vector, reference, distorted, region,
+    /// gain limit, restored, additive).
+    type Decouple<C> = fn(bool, &Bands<C>, &Bands<C>, &Region, f64, &mut Bands<C>, &mut Bands<C>);
+
+    /// Runs `decouple` with and without AVX-512 on the whole band and on an
+    /// inner region, with whole and fractional gain limits, and compares
+    /// every output coefficient (those outside the region must be left).
+    fn assert_loops_agree<C: Coef + PartialEq + std::fmt::Debug + From<i8>>(
+        o: &Bands<C>,
+        t: &Bands<C>,
+        decouple: Decouple<C>,
+    ) {
+        let (w, h) = (o.width, o.height);
+        let whole = Region {
+            top: 0,
+            bottom: h,
+            left: 0,
+            right: w,
+        };
+        let inner = Region {
+            top: 1,
+            bottom: h - 1,
+            left: 3,
+            right: w - 2,
+        };
+        for region in [whole, inner] {
+            for gain in [100.0, 1.0, 1.7, 37.25] {
+                let run = |vector| {
+                    let mut r = Bands::with_capacity(w, h);
+                    let mut a = Bands::with_capacity(w, h);
+                    for b in [&mut r.h, &mut r.v, &mut r.d, &mut a.h, &mut a.v, &mut a.d] {
+                        b.fill(C::from(7));
+                    }
+                    decouple(vector, o, t, &region, gain, &mut r, &mut a);
+                    [r.h, r.v, r.d, a.h, a.v, a.d]
+                };
+                assert_eq!(run(true), run(false), "{w}x{h} {region:?} gain {gain}");
             }
         }
     }
@@ -591,33 +562,7 @@ mod tests {
         }
         for (w, h, seed) in [(37, 9, 5), (64, 5, 6), (161, 7, 7), (8, 3, 8), (300, 40, 9)] {
             let (o, t) = coarse_pair(w, h, seed);
-            for region in [
-                Region {
-                    top: 0,
-                    bottom: h,
-                    left: 0,
-                    right: w,
-                },
-                Region {
-                    top: 1,
-                    bottom: h - 1,
-                    left: 3,
-                    right: w - 2,
-                },
-            ] {
-                for gain in [100.0, 1.0, 1.7, 37.25] {
-                    let run = |vector| {
-                        let mut r = Bands::with_capacity(w, h);
-                        let mut a = Bands::with_capacity(w, h);
-                        for b in [&mut r.h, &mut r.v, &mut r.d, &mut a.h, &mut a.v, &mut a.d] {
-                            b.fill(7);
-                        }
-                        decouple_coarse_with(vector, &o, &t, &region, gain, &mut r, &mut a);
-                        [r.h, r.v, r.d, a.h, a.v, a.d]
-                    };
-                    assert_eq!(run(true), run(false), "{w}x{h} {region:?} gain {gain}");
-                }
-            }
+            assert_loops_agree(&o, &t, decouple_coarse);
         }
     }
 
@@ -645,7 +590,7 @@ mod tests {
         };
         for vector in [true, false] {
             let (mut r, mut a) = (Bands::with_capacity(16, 1), Bands::with_capacity(16, 1));
-            decouple_fine_with(vector, &o, &t, &region, 100.0, &mut r, &mut a);
+            decouple_fine(vector, &o, &t, &region, 100.0, &mut r, &mut a);
             assert_eq!(r.h, vec![i16::MIN; 16], "vector {vector}");
             assert_eq!(r.d, vec![2000; 16], "vector {vector}");
             assert_eq!(a.d, vec![0; 16], "vector {vector}");

@@ -30,6 +30,51 @@ struct Gain {
     double: __m512d,
 }
 
+/// The bands of one decoupling as raw pointers, after checking that they
+/// hold `width` x `height` coefficients and that `region` lies inside.
+struct BandPointers<C> {
+    reference: [*const C; 3],
+    distorted: [*const C; 3],
+    restored: [*mut C; 3],
+    additive: [*mut C; 3],
+}
+
+impl<C: Copy + Default> BandPointers<C> {
+    fn new(
+        reference: &Bands<C>,
+        dis: &Bands<C>,
+        region: &Region,
+        restored: &mut Bands<C>,
+        additive: &mut Bands<C>,
+    ) -> Self {
+        let (w, h) = (reference.width, reference.height);
+        restored.set_size(w, h);
+        additive.set_size(w, h);
+        assert!(region.right <= w && region.bottom <= h && region.left <= region.right);
+        let reading = reference.all().into_iter().chain(dis.all());
+        let writing = restored.all().into_iter().chain(additive.all());
+        assert!(reading.chain(writing).all(|band| band.len() >= w * h));
+        let writable = |b: &mut Bands<C>| [&mut b.h, &mut b.v, &mut b.d].map(|b| b.as_mut_ptr());
+        Self {
+            reference: reference.all().map(<[C]>::as_ptr),
+            distorted: dis.all().map(<[C]>::as_ptr),
+            restored: writable(restored),
+            additive: writable(additive),
+        }
+    }
+}
+
+/// The runs of at most `lanes` coefficients that cover each row of
+/// `region` in bands `width` wide: (first index, length).
+fn blocks(region: &Region, width: usize, lanes: usize) -> impl Iterator<Item = (usize, usize)> {
+    let (left, right) = (region.left, region.right);
+    (region.top..region.bottom).flat_map(move |i| {
+        (left..right)
+            .step_by(lanes)
+            .map(move |j| (i * width + j, (right - j).min(lanes)))
+    })
+}
+
 /// [`decouple::decouple_fine`](super::decouple::decouple_fine) with AVX-512.
 ///
 /// # Safety
@@ -43,66 +88,35 @@ pub(super) unsafe fn decouple_fine(
     restored: &mut Bands<i16>,
     additive: &mut Bands<i16>,
 ) {
-    let (w, h) = (reference.width, reference.height);
-    restored.set_size(w, h);
-    additive.set_size(w, h);
-    assert!(region.right <= w && region.bottom <= h && region.left <= region.right);
-    for band in reference.all().into_iter().chain(dis.all()) {
-        assert!(band.len() >= w * h);
-    }
-    for band in [
-        &restored.h,
-        &restored.v,
-        &restored.d,
-        &additive.h,
-        &additive.v,
-        &additive.d,
-    ] {
-        assert!(band.len() >= w * h);
-    }
+    let bands = BandPointers::new(reference, dis, region, restored, additive);
     let gain = Gain {
         whole: (gain_limit.fract() == 0.0 && (0.0..65536.0).contains(&gain_limit))
             .then(|| _mm512_set1_epi32(gain_limit as i32)),
         double: _mm512_set1_pd(gain_limit),
     };
     let cos_sq = _mm512_set1_pd(cos_1deg_sq());
-    let n = region.right - region.left;
-    let (o, t) = (
-        reference.all().map(<[i16]>::as_ptr),
-        dis.all().map(<[i16]>::as_ptr),
-    );
-    let rst = [&mut restored.h, &mut restored.v, &mut restored.d].map(|b| b.as_mut_ptr());
-    let add = [&mut additive.h, &mut additive.v, &mut additive.d].map(|b| b.as_mut_ptr());
-    for i in region.top..region.bottom {
-        let mut at = i * w + region.left;
-        let end = at + n;
-        while at < end {
-            let lanes: __mmask16 = if end - at >= LANES {
-                0xffff
-            } else {
-                (1u16 << (end - at)) - 1
-            };
-            // SAFETY: the lanes in `lanes` lie in row i of bands with at least
-            // w * h coefficients (asserted); masked-off lanes are not accessed.
-            unsafe {
-                let o = o.map(|p| load(p.add(at), lanes));
-                let t = t.map(|p| load(p.add(at), lanes));
-                let aligned = within_1deg(o, t, cos_sq);
-                for theta in 0..3 {
-                    let r = restore(o[theta], t[theta], aligned, gain);
-                    store(rst[theta].add(at), lanes, r);
-                    store(add[theta].add(at), lanes, _mm512_sub_epi32(t[theta], r));
-                }
+    for (at, len) in blocks(region, reference.width, LANES) {
+        let lanes = ((1u32 << len) - 1) as __mmask16;
+        // SAFETY: the lanes in `lanes` lie in a row of `region`, inside bands
+        // of width x height coefficients (checked by `BandPointers::new`);
+        // masked-off lanes are not accessed.
+        unsafe {
+            let o = bands.reference.map(|p| load(p.add(at), lanes));
+            let t = bands.distorted.map(|p| load(p.add(at), lanes));
+            let aligned = within_1deg(o, t, cos_sq);
+            for theta in 0..3 {
+                let r = restore(o[theta], t[theta], aligned, gain);
+                store(bands.restored[theta].add(at), lanes, r);
+                store(
+                    bands.additive[theta].add(at),
+                    lanes,
+                    _mm512_sub_epi32(t[theta], r),
+                );
             }
-            at += LANES;
         }
     }
 }
 
-/// Loads the `lanes` of 16 coefficients at `p`, widened to 32 bits.
-///
-/// # Safety
-/// The lanes in `lanes` must be readable.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
 unsafe fn load(p: *const i16, lanes: __mmask16) -> __m512i {
     // SAFETY: the caller's; masked-off lanes are not read.
@@ -224,53 +238,25 @@ pub(super) unsafe fn decouple_coarse(
     restored: &mut Bands<i32>,
     additive: &mut Bands<i32>,
 ) {
-    let (w, h) = (reference.width, reference.height);
-    restored.set_size(w, h);
-    additive.set_size(w, h);
-    assert!(region.right <= w && region.bottom <= h && region.left <= region.right);
-    for band in reference.all().into_iter().chain(dis.all()) {
-        assert!(band.len() >= w * h);
-    }
-    for band in [
-        &restored.h,
-        &restored.v,
-        &restored.d,
-        &additive.h,
-        &additive.v,
-        &additive.d,
-    ] {
-        assert!(band.len() >= w * h);
-    }
+    let bands = BandPointers::new(reference, dis, region, restored, additive);
     let gain = _mm512_set1_pd(gain_limit);
     let cos_sq = _mm512_set1_pd(cos_1deg_sq());
-    let n = region.right - region.left;
-    let (o, t) = (
-        reference.all().map(<[i32]>::as_ptr),
-        dis.all().map(<[i32]>::as_ptr),
-    );
-    let rst = [&mut restored.h, &mut restored.v, &mut restored.d].map(|b| b.as_mut_ptr());
-    let add = [&mut additive.h, &mut additive.v, &mut additive.d].map(|b| b.as_mut_ptr());
-    for i in region.top..region.bottom {
-        let mut at = i * w + region.left;
-        let end = at + n;
-        while at < end {
-            let lanes: __mmask8 = if end - at >= WIDE_LANES {
-                0xff
-            } else {
-                (1u8 << (end - at)) - 1
-            };
-            // SAFETY: as in `decouple_fine`.
-            unsafe {
-                let o = o.map(|p| load_wide(p.add(at), lanes));
-                let t = t.map(|p| load_wide(p.add(at), lanes));
-                let aligned = within_1deg_wide(o, t, cos_sq);
-                for theta in 0..3 {
-                    let r = restore_wide(o[theta], t[theta], aligned, gain);
-                    store_wide(rst[theta].add(at), lanes, r);
-                    store_wide(add[theta].add(at), lanes, _mm512_sub_epi64(t[theta], r));
-                }
+    for (at, len) in blocks(region, reference.width, WIDE_LANES) {
+        let lanes = ((1u32 << len) - 1) as __mmask8;
+        // SAFETY: as in `decouple_fine`.
+        unsafe {
+            let o = bands.reference.map(|p| load_wide(p.add(at), lanes));
+            let t = bands.distorted.map(|p| load_wide(p.add(at), lanes));
+            let aligned = within_1deg_wide(o, t, cos_sq);
+            for theta in 0..3 {
+                let r = restore_wide(o[theta], t[theta], aligned, gain);
+                store_wide(bands.restored[theta].add(at), lanes, r);
+                store_wide(
+                    bands.additive[theta].add(at),
+                    lanes,
+                    _mm512_sub_epi64(t[theta], r),
+                );
             }
-            at += WIDE_LANES;
         }
     }
 }
