@@ -233,12 +233,7 @@ pub(super) fn overrun_column(lo: &[i16], hi: &[i16], out_w: usize) -> (i16, i16)
 
 /// Vertical pass of scale 0 for one output row.
 #[inline(always)]
-pub(super) fn vertical_fine<S: Sample>(
-    rows: [&[S]; 4],
-    bit_depth: u32,
-    lo: &mut [i16],
-    hi: &mut [i16],
-) {
+fn vertical_fine<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], hi: &mut [i16]) {
     let round = 1i32 << (bit_depth - 1);
     // Centres samples on zero: the low-pass filter has DC gain DB2_LO_SUM.
     let offset = DB2_LO_SUM * round;

@@ -14,8 +14,8 @@
 #![cfg(target_arch = "x86_64")]
 
 use super::dwt::{
-    horizontal_fine_edges, interior_outputs, overrun_column, simd_reads_past_row, Bands,
-    RowScratch, Taps,
+    edge_outputs, horizontal_fine_edges, interior_outputs, overrun_column, simd_reads_past_row,
+    Bands, RowScratch, Taps,
 };
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
 use crate::picture::{PlaneRef, Sample};
@@ -86,8 +86,7 @@ pub(super) unsafe fn analyze_picture<S: Sample>(
             }
         }
         // The mirrored columns' approximation went to `out_lo`.
-        approx_row[0] = out_lo[0] as i32;
-        for j in n + 1..out_w {
+        for j in edge_outputs(n, out_w) {
             approx_row[j] = out_lo[j] as i32;
         }
     }
