@@ -319,6 +319,7 @@ simd_dispatch! {
 mod tests {
     use super::*;
     use crate::feature::adm::tables::DIV_LOOKUP;
+    use crate::testing::fuzz::Rng;
 
     /// libvmaf's scale-0 restore with its table and int64 arithmetic.
     fn restore_fine_reference(o: i16, t: i16, aligned: bool, gain_limit: f64) -> i16 {
@@ -417,13 +418,8 @@ mod tests {
     /// Bands of `w` x `h` coefficients: small values, the extremes, and a
     /// distorted picture near the reference so that many pairs align.
     fn fine_pair(w: usize, h: usize, seed: u64) -> (Bands<i16>, Bands<i16>) {
-        let mut state = seed;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as u32
-        };
+        let mut rng = Rng(seed);
+        let mut next = move || (rng.next_u64() >> 32) as u32;
         let (mut o, mut t) = (Bands::with_capacity(w, h), Bands::with_capacity(w, h));
         for band in 0..3 {
             let (ob, tb) = match band {
@@ -506,13 +502,8 @@ mod tests {
     /// Coarse bands: values of every magnitude up to the i32 extremes, and a
     /// distorted picture near the reference.
     fn coarse_pair(w: usize, h: usize, seed: u64) -> (Bands<i32>, Bands<i32>) {
-        let mut state = seed;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 32) as u32
-        };
+        let mut rng = Rng(seed);
+        let mut next = move || (rng.next_u64() >> 32) as u32;
         let (mut o, mut t) = (Bands::with_capacity(w, h), Bands::with_capacity(w, h));
         for band in 0..3 {
             let (ob, tb) = match band {
