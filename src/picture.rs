@@ -7,6 +7,7 @@
 use crate::error::{Error, Result};
 use std::fmt;
 
+mod huge;
 mod memory;
 
 pub(crate) use memory::PictureBuffer;

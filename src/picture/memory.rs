@@ -6,6 +6,7 @@
 //! faulting in tens of megabytes. A GPU context's pool lends page-locked
 //! (pinned) buffers, which the upload reads directly (no staging copy).
 
+use super::huge::{self, HugeRegion};
 use super::{HostPicture, PictureFormat};
 use crate::error::Result;
 use std::sync::{Arc, Mutex, Weak};
@@ -18,22 +19,37 @@ pub(crate) trait PictureBuffer: Send + Sync {
     fn pinned(&self) -> bool;
 }
 
-/// Heap memory in 8-byte words: aligned for 16-bit samples and for the
-/// wide loads of the CPU kernels.
-pub(crate) struct HeapBuffer(Vec<u64>);
+/// A picture's own memory: heap words (aligned for 16-bit samples and for
+/// the wide loads of the CPU kernels), or, from [`huge::MIN_BYTES`] on, a
+/// mapping advised as huge pages (fewer faults and TLB misses).
+pub(crate) enum HeapBuffer {
+    Words(Vec<u64>),
+    Huge(HugeRegion),
+}
 
 impl HeapBuffer {
     pub(crate) fn zeroed(bytes: usize) -> Self {
-        Self(vec![0; bytes.div_ceil(8)])
+        if bytes >= huge::MIN_BYTES {
+            if let Some(region) = HugeRegion::zeroed(bytes) {
+                return Self::Huge(region);
+            }
+        }
+        Self::Words(vec![0; bytes.div_ceil(8)])
     }
 }
 
 impl PictureBuffer for HeapBuffer {
     fn bytes(&self) -> &[u8] {
-        bytemuck::cast_slice(&self.0)
+        match self {
+            Self::Words(w) => bytemuck::cast_slice(w),
+            Self::Huge(r) => r.bytes(),
+        }
     }
     fn bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::cast_slice_mut(&mut self.0)
+        match self {
+            Self::Words(w) => bytemuck::cast_slice_mut(w),
+            Self::Huge(r) => r.bytes_mut(),
+        }
     }
     fn pinned(&self) -> bool {
         false
