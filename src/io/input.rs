@@ -113,8 +113,13 @@ impl Input {
 
     /// The buffered stream of the whole input: `head` (bytes already read
     /// from the file), then the rest of the file.
+    ///
+    /// The buffer serves headers and small pictures: a read at least its
+    /// size, made while it is empty, goes straight into the picture (one
+    /// copy from the page cache, not two), so it is kept smaller than any
+    /// plane worth that (64 KiB, a pipe's default capacity).
     pub(crate) fn into_stream(self, head: Vec<u8>) -> Stream {
-        BufReader::with_capacity(1 << 20, Cursor::new(head).chain(self.file))
+        BufReader::with_capacity(64 << 10, Cursor::new(head).chain(self.file))
     }
 
     /// `(name, size of a regular file)`.
