@@ -11,7 +11,7 @@ pub use y4m::Y4mReader;
 pub use yuv::YuvReader;
 
 use crate::error::{Error, Result};
-use crate::picture::{first_above, HostPicture, PictureFormat, PlaneId};
+use crate::picture::{first_above, HostPicture, PictureFormat, PlaneId, PlaneRef};
 use std::io::Read;
 use std::path::Path;
 
@@ -61,44 +61,87 @@ pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<us
     Ok(got)
 }
 
+/// Bytes of a plane read at a time when its samples are checked against
+/// the bit depth: the check reads them while they are still in the core's
+/// cache, not in a second pass over the picture.
+const CHECKED_CHUNK: usize = 256 << 10;
+
+/// What [`read_frame`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FrameRead {
+    /// Bytes read: less than a frame only at the end of the input.
+    pub bytes: usize,
+    /// Every sample is known to fit the bit depth (checked as it was read,
+    /// or 8 and 16-bit samples, which always do); otherwise the caller
+    /// runs [`check_samples`], which also names a culprit.
+    pub fits: bool,
+}
+
 /// Reads one packed frame (file layout: planes in order, little-endian
 /// words above 8 bits) into `picture`. When the picture's rows are packed
 /// as the file's (pictures from [`crate::HostPicture::new`] and from a
 /// [`crate::PicturePool`] are), each plane is read straight into its
-/// memory: no copy in between. Otherwise through `buf`. Returns the bytes
-/// read: less than a frame only at the end of the input.
+/// memory, checked chunk by chunk: no copy in between. Otherwise through
+/// `buf`.
 pub(crate) fn read_frame(
     r: &mut impl Read,
     picture: &mut HostPicture,
     buf: &mut Vec<u8>,
-) -> std::io::Result<usize> {
+) -> std::io::Result<FrameRead> {
     let fmt = *picture.format();
+    let limit = sample_limit(&fmt);
     if cfg!(target_endian = "little") && picture.is_packed() {
-        let mut got = 0;
-        for plane in PlaneId::ALL.into_iter().take(fmt.plane_count()) {
+        let (mut bytes, mut fits) = (0, true);
+        'planes: for plane in PlaneId::ALL.into_iter().take(fmt.plane_count()) {
             let dst = picture.plane_bytes_mut(plane);
-            let n = read_full(r, dst)?;
-            got += n;
-            if n < dst.len() {
-                break;
+            let chunk = if limit.is_some() {
+                CHECKED_CHUNK
+            } else {
+                dst.len().max(1)
+            };
+            for part in dst.chunks_mut(chunk) {
+                let n = read_full(r, part)?;
+                bytes += n;
+                if n < part.len() {
+                    break 'planes;
+                }
+                if let Some(limit) = limit {
+                    let samples: &[u16] = bytemuck::cast_slice(part);
+                    let row = PlaneRef {
+                        data: samples,
+                        width: samples.len(),
+                        height: 1,
+                        stride: samples.len(),
+                    };
+                    fits &= first_above(&row, limit).is_none();
+                }
             }
         }
-        return Ok(got);
+        return Ok(FrameRead { bytes, fits });
     }
     buf.resize(fmt.frame_bytes(), 0);
-    let got = read_full(r, buf)?;
-    if got == buf.len() {
+    let bytes = read_full(r, buf)?;
+    if bytes == buf.len() {
         picture.fill_from_packed(buf);
     }
-    Ok(got)
+    Ok(FrameRead {
+        bytes,
+        fits: limit.is_none(),
+    })
+}
+
+/// The largest sample of the format's bit depth where samples are stored
+/// wider than it (9 to 15 bits in 16-bit words); `None` where every stored
+/// value fits.
+fn sample_limit(fmt: &PictureFormat) -> Option<u16> {
+    (fmt.bit_depth > 8 && fmt.bit_depth < 16).then(|| (1u16 << fmt.bit_depth) - 1)
 }
 
 /// Checks every sample fits the bit depth: a stray out-of-range word
 /// would silently overflow the integer extractors.
 pub(crate) fn check_samples(path: &Path, frame: u64, picture: &HostPicture) -> Result<()> {
     let fmt = *picture.format();
-    if fmt.bit_depth > 8 && fmt.bit_depth < 16 {
-        let limit = (1u16 << fmt.bit_depth) - 1;
+    if let Some(limit) = sample_limit(&fmt) {
         for i in 0..fmt.plane_count() {
             let plane = PlaneId::ALL[i];
             let p = picture.plane_u16(plane);
@@ -159,5 +202,71 @@ mod tests {
                 other => panic!("column {x}: {other:?}"),
             }
         }
+    }
+
+    /// A packed picture is checked chunk by chunk as it is read: a clean
+    /// frame comes back known to fit; a stray sample in any chunk of any
+    /// plane (here past the first chunk of luma, and the last sample of
+    /// Cr) comes back unverified, and the check then names it. A picture
+    /// with padded rows is read through the buffer and left to the check.
+    #[test]
+    fn samples_are_checked_as_they_are_read() {
+        let format = PictureFormat::new(640, 480, ChromaSubsampling::Yuv420, 10).unwrap();
+        assert!(format.plane_size(PlaneId::Y).0 * 480 * 2 > 2 * CHECKED_CHUNK);
+        let clean: Vec<u8> = (0..format.frame_bytes() / 2)
+            .flat_map(|i| ((i * 7 % 1024) as u16).to_le_bytes())
+            .collect();
+        let read = |bytes: &[u8], picture: &mut HostPicture| {
+            read_frame(&mut std::io::Cursor::new(bytes), picture, &mut Vec::new()).unwrap()
+        };
+        let mut picture = HostPicture::new(format);
+        assert!(picture.is_packed());
+        let whole = FrameRead {
+            bytes: format.frame_bytes(),
+            fits: true,
+        };
+        assert_eq!(read(&clean, &mut picture), whole);
+        assert_eq!(
+            picture.plane_u16(PlaneId::Y).row(3)[5],
+            ((3 * 640 + 5) * 7 % 1024) as u16
+        );
+
+        let luma_row = 300;
+        for (at, named) in [
+            ((luma_row * 640 + 17) * 2, "plane Y row 300: sample 1024"),
+            (format.frame_bytes() - 2, "plane Cr row 239: sample 1024"),
+        ] {
+            let mut bad = clean.clone();
+            bad[at..at + 2].copy_from_slice(&1024u16.to_le_bytes());
+            let got = read(&bad, &mut picture);
+            assert_eq!(
+                got,
+                FrameRead {
+                    fits: false,
+                    ..whole
+                }
+            );
+            match check_samples(Path::new("clip.yuv"), 0, &picture) {
+                Err(Error::BadInput { reason, .. }) => {
+                    assert!(reason.starts_with(named), "{reason}")
+                }
+                other => panic!("{named}: {other:?}"),
+            }
+        }
+
+        let mut padded = HostPicture::with_alignment(format, 256);
+        assert!(!padded.is_packed());
+        assert_eq!(
+            read(&clean, &mut padded),
+            FrameRead {
+                fits: false,
+                ..whole
+            }
+        );
+        assert!(check_samples(Path::new("clip.yuv"), 0, &padded).is_ok());
+        assert_eq!(
+            padded.plane_u16(PlaneId::Y).row(3)[5],
+            picture.plane_u16(PlaneId::Y).row(3)[5]
+        );
     }
 }
