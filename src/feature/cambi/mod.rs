@@ -22,9 +22,7 @@ pub(crate) mod twin;
 
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
-use crate::picture::{
-    HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneRef, PlaneSamples, Sample,
-};
+use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneSamples};
 use c_values::{ContrastTables, Histograms, RECIPROCAL_LUT_SIZE};
 use filter_mode::ModeScratch;
 use luminance::Eotf;
@@ -264,8 +262,15 @@ impl Cambi {
         let bit_depth = u32::from(self.format.bit_depth);
         let (width, height) = (geometry.width, geometry.height);
         match picture.plane(PlaneId::Y) {
-            PlaneSamples::U8(luma) => load(&luma, bit_depth, &mut self.work.image, width, height)?,
-            PlaneSamples::U16(luma) => load(&luma, bit_depth, &mut self.work.image, width, height)?,
+            PlaneSamples::U8(luma) => {
+                preprocess::resize_to_10bit(&luma, bit_depth, &mut self.work.image, width, height)
+            }
+            PlaneSamples::U16(luma) => {
+                if let Some(v) = preprocess::first_out_of_range(&luma, bit_depth) {
+                    return Err(out_of_range_error(v, bit_depth));
+                }
+                preprocess::resize_to_10bit(&luma, bit_depth, &mut self.work.image, width, height)
+            }
         }
         let work = &mut self.work;
         if self.config.enc_bitdepth < 10 {
@@ -386,22 +391,6 @@ pub(crate) fn out_of_range_error(v: u32, bit_depth: u32) -> Error {
             (1u32 << bit_depth) - 1
         ),
     }
-}
-
-/// Checks the luma fits the bit depth and writes it, resized and in 10
-/// bits, into the working plane.
-fn load<T: Sample>(
-    luma: &PlaneRef<'_, T>,
-    bit_depth: u32,
-    image: &mut Plane,
-    width: usize,
-    height: usize,
-) -> Result<()> {
-    if let Some(v) = preprocess::first_out_of_range(luma, bit_depth) {
-        return Err(out_of_range_error(v, bit_depth));
-    }
-    preprocess::resize_to_10bit(luma, bit_depth, image, width, height);
-    Ok(())
 }
 
 impl Extractor for Cambi {

@@ -4,7 +4,7 @@
 
 use super::plane::Plane;
 use crate::cpu::simd_dispatch;
-use crate::picture::{PlaneRef, Sample};
+use crate::picture::{first_above, PlaneRef, Sample};
 
 /// Maps a sample of `bit_depth` bits to 10 bits: a left shift below 10
 /// bits, a rounded right shift above.
@@ -40,15 +40,15 @@ impl Requantize {
 }
 
 /// The first sample above the bit depth's maximum, if any (libvmaf refuses
-/// such input; 8 and 16 bits cannot overflow).
-pub fn first_out_of_range<T: Sample>(luma: &PlaneRef<'_, T>, bit_depth: u32) -> Option<u32> {
-    if bit_depth == 8 || bit_depth >= 16 {
+/// such input; 16 bits cannot overflow, and 8-bit storage holds no sample
+/// above 255). Row maxima in vectors (`picture::first_above`): this runs
+/// over every sample of every frame.
+pub fn first_out_of_range(luma: &PlaneRef<'_, u16>, bit_depth: u32) -> Option<u32> {
+    if bit_depth >= 16 {
         return None;
     }
-    let max = (1u32 << bit_depth) - 1;
-    (0..luma.height)
-        .flat_map(|y| luma.row(y).iter().map(|&v| v.into()))
-        .find(|&v: &u32| v > max)
+    let max = (1u16 << bit_depth) - 1;
+    first_above(luma, max).map(|(_, v)| u32::from(v))
 }
 
 simd_dispatch! {
