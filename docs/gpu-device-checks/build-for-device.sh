@@ -35,13 +35,13 @@ TGT=${CARGO_TARGET_DIR:-target}
 TESTS=(capi gpu import import_serial)
 EXAMPLES=(gpu_bench bench_pairs lib_bench decoder_producer gl_producer vulkan_producer)
 
-# Every GPU module needs a suite in suites.sh (amd_kernels needs hipcc, not
-# a GPU: CI runs it).
+# Every GPU module needs a suite in device-common.sh's SUITE_TESTS, which
+# suites.sh runs (amd_kernels needs hipcc, not a GPU: CI runs it).
 for f in tests/gpu/*.rs tests/import/gpu*.rs tests/import_serial/gpu*.rs; do
     b=$(basename "$(dirname "$f")") m=$(basename "$f" .rs)
     case $m in main | amd_kernels) continue ;; esac
-    grep -q "=\"$b $m::" docs/gpu-device-checks/suites.sh \
-        || echo "warning: $f is in no suite (add one to suites.sh)" >&2
+    grep -q "=\"$b $m::" docs/gpu-device-checks/device-common.sh \
+        || echo "warning: $f is in no suite (add one to device-common.sh)" >&2
 done
 
 STAGE=.gpu-carry/bin
