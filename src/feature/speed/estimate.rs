@@ -9,6 +9,7 @@
 
 use super::geometry::{Geometry, BLOCK, BLOCK_AREA};
 use super::linalg::{EigenSolver, QrSolver, EPS};
+use crate::cpu::simd_dispatch;
 
 /// log2(2 pi e), as libvmaf's `log2(2 * M_PI * M_E)` folds it.
 const LOG2_2PIE: f64 = 4.094191170361282;
@@ -154,21 +155,14 @@ impl Estimator {
             std::array::from_fn(|r| std::array::from_fn(|c| f64::from(self.means[r * BLOCK + c])));
         for r1 in 0..BLOCK {
             for r2 in 0..=r1 {
-                let (mean_x, mean_y) = (means[r1], means[r2]);
-                let mut sums = [[0.0f64; BLOCK]; BLOCK];
-                for i in 0..sh {
-                    let xs = &self.wide[(r1 + i) * tw..][..tw];
-                    let ys = &self.wide[(r2 + i) * tw..][..tw];
-                    for j in 0..sw {
-                        let dx: [f64; BLOCK] = std::array::from_fn(|c| xs[j + c] - mean_x[c]);
-                        let dy: [f64; BLOCK] = std::array::from_fn(|c| ys[j + c] - mean_y[c]);
-                        for (row, &dxc) in sums.iter_mut().zip(&dx) {
-                            for (sum, &dyc) in row.iter_mut().zip(&dy) {
-                                *sum += dxc * dyc;
-                            }
-                        }
-                    }
-                }
+                let sums = product_sums(
+                    &self.wide[r1 * tw..],
+                    &self.wide[r2 * tw..],
+                    tw,
+                    [sw, sh],
+                    &means[r1],
+                    &means[r2],
+                );
                 for (c1, row) in sums.iter().enumerate() {
                     for (c2, &sum) in row.iter().enumerate() {
                         let (x_index, y_index) = (r1 * BLOCK + c1, r2 * BLOCK + c2);
@@ -250,6 +244,49 @@ pub fn speed_score(
         score += (spatial_ref - spatial_dis).abs();
     }
     score / blocks as f32
+}
+
+simd_dispatch! {
+    /// The 5 x 5 sums of products of offset samples (`xs` and `ys` minus
+    /// their offsets' means) over the `[width, height]` window, rows `tw`
+    /// apart: each sum one chain in row order, as libvmaf adds them (the
+    /// 25 chains side by side, which the wider levels hold in fewer
+    /// registers; separate multiplies and adds, so every level gives the
+    /// same bits).
+    fn product_sums(
+        xs: &[f64],
+        ys: &[f64],
+        tw: usize,
+        window: [usize; 2],
+        mean_x: &[f64; BLOCK],
+        mean_y: &[f64; BLOCK],
+    ) -> [[f64; BLOCK]; BLOCK] => product_sums_impl
+}
+
+#[inline(always)]
+fn product_sums_impl(
+    xs: &[f64],
+    ys: &[f64],
+    tw: usize,
+    [sw, sh]: [usize; 2],
+    mean_x: &[f64; BLOCK],
+    mean_y: &[f64; BLOCK],
+) -> [[f64; BLOCK]; BLOCK] {
+    let mut sums = [[0.0f64; BLOCK]; BLOCK];
+    for i in 0..sh {
+        let xs = &xs[i * tw..][..tw];
+        let ys = &ys[i * tw..][..tw];
+        for j in 0..sw {
+            let dx: [f64; BLOCK] = std::array::from_fn(|c| xs[j + c] - mean_x[c]);
+            let dy: [f64; BLOCK] = std::array::from_fn(|c| ys[j + c] - mean_y[c]);
+            for (row, &dxc) in sums.iter_mut().zip(&dx) {
+                for (sum, &dyc) in row.iter_mut().zip(&dy) {
+                    *sum += dxc * dyc;
+                }
+            }
+        }
+    }
+    sums
 }
 
 #[cfg(test)]
