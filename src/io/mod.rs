@@ -94,10 +94,11 @@ pub(crate) fn read_frame(
         let (mut bytes, mut fits) = (0, true);
         'planes: for plane in PlaneId::ALL.into_iter().take(fmt.plane_count()) {
             let dst = picture.plane_bytes_mut(plane);
+            // Unchecked planes in one read.
             let chunk = if limit.is_some() {
                 CHECKED_CHUNK
             } else {
-                dst.len().max(1)
+                usize::MAX
             };
             for part in dst.chunks_mut(chunk) {
                 let n = read_full(r, part)?;
