@@ -47,25 +47,26 @@
 //      rows in shared memory, LOADS independent global loads per thread at
 //      a time: each row is read from global memory once (a row leaves, and
 //      its c-values are computed, while it is still in the ring);
-//   2. the batch's (leaving, entering) key pairs are built from the ring;
-//   3. per step, each of a column's K lanes walks every K-th of the 2 pad +
-//      1 pairs of its window, merging runs of equal pairs (flat areas,
-//      equal keys or unmasked samples, cost one compare per column), and
-//      applies them with shared-memory atomics (no lane waits for its
-//      read-modify-writes; the column's lanes update it at once). Between
-//      steps (a warp barrier) the lanes compute the pixel's c-value from at
-//      most 2 num_diffs + 1 counts of its column, sharing the contrast
-//      steps and meeting by shuffles. Pooling-bin increments are kept as a
-//      per-thread run of one bin and added on change.
-// Three barriers per batch. Cost ~ (2 pad + 1) / K shared loads per pixel
-// and lane plus two shared atomics per run of changed pairs; the first row
-// of a block builds its window from scratch (amortized over 4 windows of
-// rows). The histograms bound the columns an SM holds (band * 2 bytes
-// each; bt1886 defaults: band 564, ~100 KB per block with the ring at TW =
-// 64: 2 blocks per SM), so K lanes per column raise the warps an SM runs
-// K-fold. CUDA: TW = 64, K = 4 (256 threads); AMD, where a block may have
-// 64 KiB: TW = 32, K = 2 (one 64-wide wave; ~61 KB at the defaults). The
-// results do not depend on either.
+//   2. the batch's (leaving, entering) key pairs are built from the ring,
+//      with a bit per pair set where it differs from its left neighbour
+//      (the start of a run of equal pairs; 32 to a word, by warp ballots);
+//   3. per step, each of a column's K lanes takes a K-th of the 2 pad + 1
+//      pairs of its window (adjacent ones), reads its runs off the start
+//      bits (flat areas, equal keys or unmasked samples, cost a word per
+//      32 pairs) and applies each run with shared-memory atomics (no lane
+//      waits for its read-modify-writes; the column's lanes update it at
+//      once). Between steps (a warp barrier) the lanes compute the pixel's
+//      c-value from at most 2 num_diffs + 1 counts of its column, sharing
+//      the contrast steps and meeting by shuffles. Pooling-bin increments
+//      are kept as a per-thread run of one bin and added on change.
+// Three barriers per batch. Cost per pixel and lane ~ a shared load and
+// two atomics per run of changed pairs in its part of the window; the
+// first row of a block builds its window from scratch (amortized over 4
+// windows of rows). The histograms bound the blocks an SM holds (band * 2
+// bytes a column; bt1886 defaults: band 564), so K lanes per column raise
+// the warps an SM runs K-fold. Each entry point below says its shape; the
+// results do not depend on it (integer counts; a c-value's maximum does
+// not depend on order).
 
 #include "common.cuh"
 #include "float_common.cuh"
@@ -349,7 +350,6 @@ __device__ __forceinline__ int walk_next(RowWalk &w, int pad, int h, int key_row
 }
 
 // Steps staged at once (three barriers per batch).
-#define BATCH 8
 // Keys loaded per thread and round (issued together).
 #define LOADS 8
 
@@ -373,12 +373,12 @@ struct CLaunch {
 // K neighbouring lanes per column (column t / K, part t % K). A block owns
 // TW columns and rows_per_block rows of one scale. Dynamic shared memory:
 // HistLayout::words(band) histogram words, ring * (TW + 2 pad) u16 keys
-// (rounded up to words), BATCH * (TW + 2 pad) staged pairs (+ 8 words the
-// unrolled scan may read past them), BINS1 pooling counts. Entry points
-// below, one per block shape.
-template <int TW, int K>
+// (rounded up to words), BATCH * (TW + 2 pad) staged pairs, BATCH *
+// (ceil((TW + 2 pad) / 32) + 1) words of their run starts, BINS1 pooling
+// counts. Entry points below, one per block shape.
+template <int TW, int K, int BATCH, bool SHARED_BINS>
 __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &tables) {
-    static_assert(K == 1 || K == 2 || K == 4, "1, 2 or 4 threads per column");
+    static_assert(K == 1 || K == 2 || K == 4 || K == 8, "1, 2, 4 or 8 threads per column");
     constexpr int NT = TW * K;
     typedef HistLayout<TW, K> L;
     int si = 0;
@@ -394,7 +394,11 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
     const int staged = TW + 2 * pad;
     unsigned short *keys = (unsigned short *)(cambi_shared + hist_words);
     unsigned *pairs = cambi_shared + hist_words + (ring * staged + 1) / 2;
-    unsigned *local_bins = pairs + BATCH * staged + 8 * K;
+    // Per staged step, bit j set where pair j starts a run (differs from
+    // pair j - 1), one word past the staged columns' words.
+    const int run_words = (staged + 31) / 32 + 1;
+    unsigned *run_starts = pairs + BATCH * staged;
+    unsigned *local_bins = SHARED_BINS ? run_starts + BATCH * run_words : sc.bins;
     const unsigned t = threadIdx.x;
     // This thread's column (in the block) and part of the column's window.
     const unsigned col = t / K, part = t % K;
@@ -404,7 +408,8 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
     const int y1 = imin(y0 + sc.rows_per_block, h);
 
     for (unsigned i = t; i < hist_words; i += NT) cambi_shared[i] = 0;
-    for (unsigned i = t; i < BINS1; i += NT) local_bins[i] = 0;
+    if (SHARED_BINS)
+        for (unsigned i = t; i < BINS1; i += NT) local_bins[i] = 0;
 
     // This thread's pooling counts as a run of one bin (a column's
     // consecutive c-values mostly share their top bits): one shared atomic
@@ -467,10 +472,25 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
                 const unsigned short *ko = keys + (out_r >= 0 ? out_r % ring : 0) * staged;
                 const unsigned short *ki = keys + (in_r >= 0 ? in_r % ring : 0) * staged;
                 unsigned *p = pairs + b * staged;
-                for (int j = (int)t; j < staged; j += NT) {
-                    const unsigned o = out_r >= 0 ? ko[j] : UNCOUNTED;
-                    const unsigned in = in_r >= 0 ? ki[j] : UNCOUNTED;
-                    p[j] = o | (in << 16);
+                unsigned *starts = run_starts + b * run_words;
+                // Every lane of each 32-lane group takes part (the group's
+                // bits meet by shuffles): the bound is the block's.
+                for (int j0 = 0; j0 < staged; j0 += NT) {
+                    const int j = j0 + (int)t;
+                    unsigned start = 1u; // past the staged columns: masked off
+                    if (j < staged) {
+                        const unsigned o = out_r >= 0 ? ko[j] : UNCOUNTED;
+                        const unsigned in = in_r >= 0 ? ki[j] : UNCOUNTED;
+                        const unsigned pair = o | (in << 16);
+                        p[j] = pair;
+                        if (j > 0) {
+                            const unsigned o1 = out_r >= 0 ? ko[j - 1] : UNCOUNTED;
+                            const unsigned in1 = in_r >= 0 ? ki[j - 1] : UNCOUNTED;
+                            start = pair != (o1 | (in1 << 16)) ? 1u : 0u;
+                        }
+                    }
+                    const unsigned word = lane_bits(start);
+                    if ((t & 31u) == 0 && (j >> 5) < run_words) starts[j >> 5] = word;
                 }
                 ++b;
             }
@@ -489,33 +509,34 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
                     walk = before;
                     break;
                 }
-                // This thread's part of its column's window: staged
-                // columns col + part, col + part + K, ... up to col + 2 pad;
-                // runs of equal pairs merged; loads in independent groups
-                // of 8 (reading at most 8 K - 1 words past the pairs).
+                // This thread's part of its column's window: the staged
+                // columns [s0, e0), a K-th of col .. col + 2 pad (a part
+                // past a small window, 2 pad + 1 < K, has none). Its runs
+                // of equal pairs are read off the run starts, 32 columns
+                // a word: a pair is loaded, and applied, once per run.
                 const unsigned *p = pairs + b * staged;
-                const int first = (int)(col + part), last = (int)col + 2 * pad;
-                // A part past a small window (2 pad + 1 < K) has none.
-                unsigned prev = first <= last ? p[first] : 0xFFFFFFFFu, run = 1;
-                for (int j0 = first + K; j0 <= last; j0 += 8 * K) {
-                    unsigned v[8];
-#pragma unroll
-                    for (int k = 0; k < 8; ++k) v[k] = p[j0 + k * K];
-                    // No early exit (past `last` stays past it): AMD's
-                    // compiler unrolls only loops without one.
-#pragma unroll
-                    for (int k = 0; k < 8; ++k) {
-                        if (j0 + k * K > last) continue;
-                        if (v[k] == prev) {
-                            ++run;
-                        } else {
-                            apply_pair<TW, K>(hist, col, prev, run);
-                            prev = v[k];
-                            run = 1;
+                const unsigned *starts = run_starts + b * run_words;
+                const int span = (2 * pad + K) / K;
+                const int s0 = (int)col + (int)part * span;
+                const int e0 = imin((int)col + 2 * pad + 1, s0 + span);
+                if (s0 < e0) {
+                    int run_at = s0;
+                    unsigned pair = p[s0];
+                    for (int pos = s0 + 1; pos < e0; pos += 32) {
+                        const int word = pos >> 5;
+                        const u64 both = ((u64)starts[word + 1] << 32) | starts[word];
+                        unsigned m = (unsigned)(both >> (pos & 31));
+                        if (e0 - pos < 32) m &= (1u << (e0 - pos)) - 1u;
+                        while (m != 0) {
+                            const int at = pos + __ffs(m) - 1;
+                            m &= m - 1u;
+                            apply_pair<TW, K>(hist, col, pair, (unsigned)(at - run_at));
+                            run_at = at;
+                            pair = p[at];
                         }
                     }
+                    apply_pair<TW, K>(hist, col, pair, (unsigned)(e0 - run_at));
                 }
-                apply_pair<TW, K>(hist, col, prev, run);
                 // The column's counts are read next by its K lanes.
                 if (K > 1) lane_sync();
                 ++b;
@@ -573,21 +594,26 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
         __syncthreads();
     }
     if (run_count != 0) atomicAdd(&local_bins[run_bin], run_count);
-    __syncthreads();
-    for (unsigned i = t; i < BINS1; i += NT) {
-        if (local_bins[i] != 0) atomicAdd(&sc.bins[i], local_bins[i]);
+    if (SHARED_BINS) {
+        __syncthreads();
+        for (unsigned i = t; i < BINS1; i += NT) {
+            if (local_bins[i] != 0) atomicAdd(&sc.bins[i], local_bins[i]);
+        }
     }
 }
 
-// CUDA: 64 columns, 4 threads each (where a block may have ~100 KB).
-extern "C" __global__ void __launch_bounds__(256) cambi_c_values(CLaunch launch, Tables tables) {
-    c_values<64, 4>(launch, tables);
+// CUDA: 32 columns, 4 threads each, 16 steps a batch, pooling counts
+// straight to global memory: ~48 KB a block at the defaults, four blocks
+// an SM (the shared pooling counts, 8 KB, would cost one).
+extern "C" __global__ void __launch_bounds__(128) cambi_c_values(CLaunch launch, Tables tables) {
+    c_values<32, 4, 16, false>(launch, tables);
 }
 
-// AMD: 32 columns (a block's 64 KiB), 2 threads each (one 64-wide wave).
+// AMD: 32 columns, 2 threads each (one 64-wide wave), 8 steps a batch,
+// within a block's 64 KiB.
 extern "C" __global__ void __launch_bounds__(64)
-    cambi_c_values_tw32(CLaunch launch, Tables tables) {
-    c_values<32, 2>(launch, tables);
+    cambi_c_values_wave64(CLaunch launch, Tables tables) {
+    c_values<32, 2, 8, true>(launch, tables);
 }
 
 // ---------------------------------------------------------------------------

@@ -14,9 +14,23 @@ typedef long long i64;
 #define lane_get(v, lane, width) __shfl((v), (lane), (width))
 #define lane_sync() __builtin_amdgcn_wave_barrier()
 #else
+// Bit l of the result: `bit` (0 or 1) of lane l of this lane's aligned
+// group of 32 (every lane of the warp must call).
+#define lane_bits(bit) __ballot_sync(0xffffffffu, (bit) != 0u)
 #define lane_xor(v, mask, width) __shfl_xor_sync(0xffffffffu, (v), (mask), (width))
 #define lane_get(v, lane, width) __shfl_sync(0xffffffffu, (v), (lane), (width))
 #define lane_sync() __syncwarp()
+#endif
+
+#if defined(__HIP_PLATFORM_AMD__)
+// Bit l of the result: `bit` (0 or 1) of lane l of this lane's aligned
+// group of 32 (every lane of the wave must call; by shuffles, the same on
+// 32- and 64-wide waves).
+__device__ __forceinline__ unsigned lane_bits(unsigned bit) {
+    unsigned word = bit << (threadIdx.x & 31u);
+    for (int m = 16; m > 0; m /= 2) word |= lane_xor(word, m, 32);
+    return word;
+}
 #endif
 
 // Sums each of `values` over the block (1-D, THREADS = blockDim.x, a

@@ -159,6 +159,11 @@ template <typename T> inline T __shfl_sync(unsigned, T v, int lane, int width = 
 template <typename T> inline T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
     return emu::shfl(v, emu::BFLY, mask, width);
 }
+inline unsigned __ballot_sync(unsigned, int predicate) {
+    unsigned word = predicate ? 1u << (emu::current->lane & 31) : 0u;
+    for (int m = 16; m > 0; m /= 2) word |= __shfl_xor_sync(0xffffffffu, word, m, 32);
+    return word;
+}
 template <typename T> inline T __shfl_down_sync(unsigned, T v, unsigned delta, int width = 32) {
     return emu::shfl(v, emu::DOWN, (int)delta, width);
 }

@@ -339,8 +339,8 @@ const OTHER_EXACT: [(&str, &str); 7] = [
 
 /// On AMD (HIP's choices: `EMU_HIP` at 32 lanes as RDNA, `EMU_WAVE64` at
 /// 64 as CDNA, 64 KiB of shared memory per block, checked at launch)
-/// cambi's c-values run in 32-column blocks, on the device, with the CPU's
-/// bits.
+/// cambi's c-values run in AMD's 64-thread blocks (its entry point),
+/// on the device, with the CPU's bits.
 #[test]
 fn cambi_fits_amd_shared_memory_with_the_cpu_bits() {
     for defines in [&["EMU_HIP"][..], &["EMU_WAVE64"][..]] {
@@ -360,7 +360,7 @@ fn cambi_fits_amd_shared_memory_with_the_cpu_bits() {
         }
         let names: Vec<String> = times.take().unwrap().into_iter().map(|t| t.name).collect();
         assert!(
-            names.iter().any(|n| n == "cambi_c_values_tw32")
+            names.iter().any(|n| n == "cambi_c_values_wave64")
                 && !names.iter().any(|n| n == "cambi_c_values"),
             "{defines:?}: c-values kernels launched: {names:?}"
         );

@@ -62,24 +62,37 @@ pub(crate) static TWIN: GpuTwin = GpuTwin {
 struct BlockShape {
     columns: u32,
     threads_per_column: u32,
+    /// Histogram steps staged at once (the kernel's `BATCH`).
+    batch: u32,
+    /// Whether a block counts its pooling bins in shared memory first
+    /// (`SHARED_BINS`) or adds them to the scale's in global memory.
+    shared_bins: bool,
     entry: &'static str,
 }
 
 impl BlockShape {
-    /// 64 columns where a block may use more than 64 KiB of shared memory
-    /// (CUDA), 32 where it may not (AMD's LDS); several threads per column,
-    /// since the histograms' shared memory bounds the columns an SM holds.
+    /// 32 columns, several threads per column, since the histograms'
+    /// shared memory bounds the columns an SM holds. CUDA: 4 threads, 16
+    /// steps a batch, pooling counts straight to global memory, so that an
+    /// H200 SM holds three blocks at 2160p's window and four at 1080p's
+    /// (against 64-column blocks with shared counts, two: c-values 0.69 ms
+    /// against 0.98 at 2160p with `vmaf_v1.0.16_3d0h`'s options, ADR
+    /// 0034); AMD: 2 threads (one 64-wide wave) within a block's 64 KiB.
     fn of(backend: GpuBackend) -> Self {
         match backend {
             GpuBackend::Cuda => BlockShape {
-                columns: 64,
+                columns: 32,
                 threads_per_column: 4,
+                batch: 16,
+                shared_bins: false,
                 entry: "cambi_c_values",
             },
             GpuBackend::Hip => BlockShape {
                 columns: 32,
                 threads_per_column: 2,
-                entry: "cambi_c_values_tw32",
+                batch: 8,
+                shared_bins: true,
+                entry: "cambi_c_values_wave64",
             },
         }
     }
@@ -91,27 +104,30 @@ impl BlockShape {
     /// Dynamic shared memory of a block (the kernel's layout): the
     /// histograms (two values to a word, each value's row one word longer
     /// than the block where several threads share a column), the ring of
-    /// keys, the staged pairs (+ 8 K words the unrolled scan may read past
-    /// them), the level-1 pooling bins.
+    /// keys, the staged pairs and their run starts (a bit per pair, one
+    /// word more per step than the pairs take), the level-1 pooling bins.
     fn shared_bytes(&self, band: u32, pad: u32) -> u32 {
         let (tw, k) = (self.columns, self.threads_per_column);
         let hist_stride = tw + u32::from(k > 1);
         let staged = tw + 2 * pad;
-        let ring = 2 * pad + 1 + BATCH;
+        let (ring, batch) = (self.ring(pad), self.batch);
         let words = band.div_ceil(2) * hist_stride
             + (ring * staged).div_ceil(2)
-            + BATCH * staged
-            + 8 * k
-            + BINS[0] as u32;
+            + batch * staged
+            + batch * (staged.div_ceil(32) + 1)
+            + if self.shared_bins { BINS[0] as u32 } else { 0 };
         words * 4
+    }
+
+    /// Rows of keys a block keeps: its histograms' and a batch's entering.
+    fn ring(&self, pad: u32) -> u32 {
+        2 * pad + 1 + self.batch
     }
 }
 
 /// What AMD GPUs give one block (and what HIP's backend plans for).
 const HIP_SHARED_BYTES: u32 = 64 * 1024;
 
-/// Histogram steps staged at once by a c-values block (`BATCH`).
-const BATCH: u32 = 8;
 /// Threads of the select kernels (`SELECT_THREADS`).
 const SELECT_THREADS: u32 = 256;
 /// C-values each select thread reads (a scale's select blocks, and level
@@ -623,7 +639,7 @@ impl GpuCambi {
             scales: scales.len() as i32,
             stride: self.stride as i32,
             pad: pad as i32,
-            ring: (2 * pad as u32 + 1 + BATCH) as i32,
+            ring: self.shape.ring(pad as u32) as i32,
             ..CLaunch::default()
         };
         let mut blocks = 0u32;
@@ -752,9 +768,9 @@ impl GpuExtractor for GpuCambi {
         self.results.end(index, stream)
     }
 
-    fn instances(&self, format: &PictureFormat) -> usize {
+    fn instances(&self, _: &PictureFormat) -> usize {
         // A frame's values depend on that frame alone.
-        super::spread_above_1440p(format)
+        super::SPREAD_LONG_CHAINS
     }
 
     fn complete(&mut self, sink: &mut FeatureSink) -> Result<Option<u32>> {
@@ -787,11 +803,15 @@ mod tests {
     fn c_values_blocks_fit_each_backend_at_the_defaults() {
         let cuda = BlockShape::of(GpuBackend::Cuda);
         let hip = BlockShape::of(GpuBackend::Hip);
-        // Two blocks to an SM of 228 KiB (1 KiB of each reserved).
-        assert_eq!(cuda.shared_bytes(564, 32), 104_424);
-        assert_eq!(cuda.threads(), 256);
+        // Three blocks to an SM of 228 KiB (1 KiB of each reserved); four
+        // at a 1080p window (33, pad 16).
+        let on_nvidia = cuda.shared_bytes(564, 32);
+        assert_eq!(on_nvidia, 59_176);
+        assert!(3 * (on_nvidia + 1024) <= 228 * 1024);
+        assert!(4 * (cuda.shared_bytes(564, 16) + 1024) <= 228 * 1024);
+        assert_eq!(cuda.threads(), 128);
         let on_amd = hip.shared_bytes(564, 32);
-        assert_eq!(on_amd, 62_568);
+        assert_eq!(on_amd, 62_632);
         assert!(on_amd <= HIP_SHARED_BYTES);
         assert_eq!(hip.threads(), 64);
     }

@@ -90,19 +90,15 @@ pub(super) fn spread_up_to_1440p(format: &PictureFormat) -> usize {
     }
 }
 
-/// [`SPREAD`] above 1440p, one instance up to it: cambi's c-values launch
-/// one block per strip of columns, too few at 2160p to fill the device, so
-/// a second frame's kernels run beside them. H200, `vmaf_v1.0.16_3d0h`
-/// device-fed, 2160p: 695-710 fps with one instance, 992-996 with two,
-/// 1,004-1,015 with three to six; 1080p: 2,232 with one, 2,193-2,218 with
-/// more (`docs/performance.md`).
-pub(super) fn spread_above_1440p(format: &PictureFormat) -> usize {
-    if spread_up_to_1440p(format) == 1 {
-        SPREAD
-    } else {
-        1
-    }
-}
+/// Instances of a frames-independent extractor whose frame is a long
+/// chain of launches that leaves most of the device idle: speed_chroma's
+/// estimate (one block per plane, sums in the CPU's order) and cambi's
+/// scales. Each frame's chain runs beside three others. H200,
+/// `vmaf_v1.0.16_3d0h` device-fed (one instance of speed_chroma, two of
+/// cambi above 1440p before): 1080p 2,223 -> 5,417-5,444 fps, 2160p
+/// 1,131-1,162 -> 1,219-1,223; three gave 5,155-5,163 and 1,214-1,222, six
+/// no more (`docs/performance.md`, ADR 0034).
+pub(super) const SPREAD_LONG_CHAINS: usize = 4;
 
 /// An extractor's GPU version, named by its registry record
 /// ([`ExtractorInfo::gpu`]): how to create it, the kernel modules it loads

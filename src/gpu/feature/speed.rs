@@ -331,6 +331,12 @@ impl GpuExtractor for GpuSpeedChroma {
         "speed_chroma"
     }
 
+    fn instances(&self, _: &PictureFormat) -> usize {
+        // A frame's values depend on that frame alone (speed_temporal's
+        // on the frame before, so it keeps one).
+        super::SPREAD_LONG_CHAINS
+    }
+
     fn planes(&self) -> PairPlanes {
         PairPlanes::both(PlaneMask::CHROMA)
     }
