@@ -25,7 +25,8 @@
 //!   shifted) on the device by one pass.
 //! * `device copied`: planar frames at unaligned addresses, copied on the
 //!   device (`allow_device_copy`).
-//! * `kernels`: device time per frame of the model's GPU extractors alone,
+//! * `kernels`: device time per frame of the model's GPU extractors alone
+//!   (with the options the model sets),
 //!   between timed events, planes already on the device.
 //!
 //! A model whose extractors are not all on the GPU gets host-fed rows only
@@ -593,11 +594,23 @@ fn main() -> Result<()> {
                         );
                     }
                 }
-                let defaults: Vec<_> = names.iter().map(|n| (*n, "")).collect();
                 if !args.runs("kernels") {
                     continue;
                 }
-                if let Some(ms) = kernels_ms(g, &frames, args.frames.min(200), &defaults)? {
+                // The model's extractors with the options it sets (cambi's
+                // in vmaf_v1.0.16_3d0h, say), each once.
+                let mut requests: Vec<(&str, String)> = Vec::new();
+                for r in Model::load(&ModelSpec::version(model))?.feature_requests()? {
+                    let options: Vec<String> =
+                        r.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    let request = (r.extractor.name, options.join(":"));
+                    if !requests.contains(&request) {
+                        requests.push(request);
+                    }
+                }
+                let requests: Vec<(&str, &str)> =
+                    requests.iter().map(|(n, o)| (*n, o.as_str())).collect();
+                if let Some(ms) = kernels_ms(g, &frames, args.frames.min(200), &requests)? {
                     row(
                         "cuda kernels only",
                         args.frames.min(200),
