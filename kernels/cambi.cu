@@ -322,6 +322,13 @@ __device__ __forceinline__ void apply_pair(unsigned *hist, unsigned c, unsigned 
     if (in != UNCOUNTED) atomicAdd(&hist[L::word(in, c)], run << L::shift(in));
 }
 
+// r % ring for 0 <= r < 65536 by a multiply-high with magic = ceil(2^32 /
+// ring) (exact while r * (magic * ring - 2^32) < 2^32, and magic * ring -
+// 2^32 < ring <= 65536): a division's ~20 instructions are 3.
+__device__ __forceinline__ int ring_slot(int r, int ring, unsigned magic) {
+    return r - (int)__umulhi((unsigned)r, magic) * ring;
+}
+
 // libvmaf's row order as a walk: steps that move the histograms' rows by
 // one (a leaving row, an entering row, or both) and the rows whose
 // c-values are computed in between.
@@ -374,8 +381,9 @@ struct CLaunch {
 // TW columns and rows_per_block rows of one scale. Dynamic shared memory:
 // HistLayout::words(band) histogram words, ring * (TW + 2 pad) u16 keys
 // (rounded up to words), BATCH * (TW + 2 pad) staged pairs, BATCH *
-// (ceil((TW + 2 pad) / 32) + 1) words of their run starts, BINS1 pooling
-// counts. Entry points below, one per block shape.
+// (ceil((TW + 2 pad) / 32) + 1) words of their run starts, 2 BATCH step
+// rows, BINS1 pooling counts (SHARED_BINS). Entry points below, one per
+// block shape.
 template <int TW, int K, int BATCH, bool SHARED_BINS>
 __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &tables) {
     static_assert(K == 1 || K == 2 || K == 4 || K == 8, "1, 2, 4 or 8 threads per column");
@@ -398,7 +406,10 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
     // pair j - 1), one word past the staged columns' words.
     const int run_words = (staged + 31) / 32 + 1;
     unsigned *run_starts = pairs + BATCH * staged;
-    unsigned *local_bins = SHARED_BINS ? run_starts + BATCH * run_words : sc.bins;
+    // The batch's steps: (leaving, entering) rows, -1 for none.
+    int *step_rows = (int *)(run_starts + BATCH * run_words);
+    unsigned *local_bins = SHARED_BINS ? (unsigned *)(step_rows + 2 * BATCH) : sc.bins;
+    const unsigned magic = 0xFFFFFFFFu / (unsigned)ring + 1u;
     const unsigned t = threadIdx.x;
     // This thread's column (in the block) and part of the column's window.
     const unsigned col = t / K, part = t % K;
@@ -406,6 +417,10 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
     const int x = x0 + (int)col;
     const int y0 = (block / sc.col_blocks) * sc.rows_per_block;
     const int y1 = imin(y0 + sc.rows_per_block, h);
+    // The ring loads' (row, staged column) of key index t, and how far NT
+    // indices move them: divisions once per block.
+    const int load_r0 = (int)t / staged, load_c0 = (int)t % staged;
+    const int load_dr = NT / staged, load_dc = NT % staged;
 
     for (unsigned i = t; i < hist_words; i += NT) cambi_shared[i] = 0;
     if (SHARED_BINS)
@@ -435,46 +450,58 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
                 break;
             }
             if (in_r >= 0) last_in = in_r;
+            if (t == 0) {
+                step_rows[2 * n] = out_r;
+                step_rows[2 * n + 1] = in_r;
+            }
             ++n;
         }
         // Keys of the entering rows into the ring (row r at slot r % ring),
         // LOADS independent loads per thread at a time. Rows in the ring:
         // the histograms' (at most 2 pad + 1) and these (at most BATCH).
         const int load_total = (last_in - first_in + 1) * staged;
+        int load_r = load_r0, load_c = load_c0;
         for (int base = 0; base < load_total; base += LOADS * NT) {
             unsigned k[LOADS];
+            int slot[LOADS];
 #pragma unroll
             for (int q = 0; q < LOADS; ++q) {
                 const int idx = base + q * NT + (int)t;
-                const int r = first_in + idx / staged, c = x0 - pad + idx % staged;
+                const int r = first_in + load_r, c = x0 - pad + load_c;
                 k[q] = UNCOUNTED;
-                if (idx < load_total && c >= 0 && c < key_cols) {
-                    const u64 at = (u64)r * stride + c;
-                    k[q] = sample_key(img[at], msk[at], tables);
+                slot[q] = -1;
+                if (idx < load_total) {
+                    slot[q] = ring_slot(r, ring, magic) * staged + load_c;
+                    if (c >= 0 && c < key_cols) {
+                        const u64 at = (u64)r * stride + c;
+                        k[q] = sample_key(img[at], msk[at], tables);
+                    }
+                }
+                load_r += load_dr;
+                load_c += load_dc;
+                if (load_c >= staged) {
+                    load_c -= staged;
+                    ++load_r;
                 }
             }
 #pragma unroll
             for (int q = 0; q < LOADS; ++q) {
-                const int idx = base + q * NT + (int)t;
-                if (idx < load_total)
-                    keys[((first_in + idx / staged) % ring) * staged + idx % staged] =
-                        (unsigned short)k[q];
+                if (slot[q] >= 0) keys[slot[q]] = (unsigned short)k[q];
             }
         }
         __syncthreads();
         // The batch's (leaving, entering) pairs from the ring.
         {
-            RowWalk replay = walk;
-            int b = 0;
-            while (b < n) {
-                int out_r = -1, in_r = -1;
-                if (walk_next(replay, pad, h, key_rows, y1, out_r, in_r) != WALK_STEP) continue;
-                const unsigned short *ko = keys + (out_r >= 0 ? out_r % ring : 0) * staged;
-                const unsigned short *ki = keys + (in_r >= 0 ? in_r % ring : 0) * staged;
+            for (int b = 0; b < n; ++b) {
+                const int out_r = step_rows[2 * b], in_r = step_rows[2 * b + 1];
+                const unsigned short *ko =
+                    keys + (out_r >= 0 ? ring_slot(out_r, ring, magic) : 0) * staged;
+                const unsigned short *ki =
+                    keys + (in_r >= 0 ? ring_slot(in_r, ring, magic) : 0) * staged;
                 unsigned *p = pairs + b * staged;
                 unsigned *starts = run_starts + b * run_words;
                 // Every lane of each 32-lane group takes part (the group's
-                // bits meet by shuffles): the bound is the block's.
+                // bits meet by a ballot): the bound is the block's.
                 for (int j0 = 0; j0 < staged; j0 += NT) {
                     const int j = j0 + (int)t;
                     unsigned start = 1u; // past the staged columns: masked off
@@ -492,7 +519,6 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
                     const unsigned word = lane_bits(start);
                     if ((t & 31u) == 0 && (j >> 5) < run_words) starts[j >> 5] = word;
                 }
-                ++b;
             }
         }
         __syncthreads();
@@ -547,7 +573,8 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
             // steps d (the k-th active one goes to part k % K) and meet by
             // shuffles: every lane of the warp takes part.
             const int i = walk.i - 1;
-            const unsigned key = x < w ? keys[(i % ring) * staged + (int)col + pad] : UNCOUNTED;
+            const unsigned key =
+                x < w ? keys[ring_slot(i, ring, magic) * staged + (int)col + pad] : UNCOUNTED;
             float c_value = 0.0f;
             if (key != UNCOUNTED) {
                 const unsigned p0 = hist_count<TW, K>(hist, key, col);

@@ -105,7 +105,8 @@ impl BlockShape {
     /// histograms (two values to a word, each value's row one word longer
     /// than the block where several threads share a column), the ring of
     /// keys, the staged pairs and their run starts (a bit per pair, one
-    /// word more per step than the pairs take), the level-1 pooling bins.
+    /// word more per step than the pairs take), the steps' rows, the
+    /// level-1 pooling bins (where a block keeps its own).
     fn shared_bytes(&self, band: u32, pad: u32) -> u32 {
         let (tw, k) = (self.columns, self.threads_per_column);
         let hist_stride = tw + u32::from(k > 1);
@@ -115,6 +116,7 @@ impl BlockShape {
             + (ring * staged).div_ceil(2)
             + batch * staged
             + batch * (staged.div_ceil(32) + 1)
+            + 2 * batch
             + if self.shared_bins { BINS[0] as u32 } else { 0 };
         words * 4
     }
@@ -806,12 +808,12 @@ mod tests {
         // Three blocks to an SM of 228 KiB (1 KiB of each reserved); four
         // at a 1080p window (33, pad 16).
         let on_nvidia = cuda.shared_bytes(564, 32);
-        assert_eq!(on_nvidia, 59_176);
+        assert_eq!(on_nvidia, 59_304);
         assert!(3 * (on_nvidia + 1024) <= 228 * 1024);
         assert!(4 * (cuda.shared_bytes(564, 16) + 1024) <= 228 * 1024);
         assert_eq!(cuda.threads(), 128);
         let on_amd = hip.shared_bytes(564, 32);
-        assert_eq!(on_amd, 62_632);
+        assert_eq!(on_amd, 62_696);
         assert!(on_amd <= HIP_SHARED_BYTES);
         assert_eq!(hip.threads(), 64);
     }
