@@ -356,7 +356,6 @@ __device__ __forceinline__ int walk_next(RowWalk &w, int pad, int h, int key_row
     return WALK_ROW;
 }
 
-// Steps staged at once (three barriers per batch).
 // Keys loaded per thread and round (issued together).
 #define LOADS 8
 
@@ -386,7 +385,7 @@ struct CLaunch {
 // block shape.
 template <int TW, int K, int BATCH, bool SHARED_BINS>
 __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &tables) {
-    static_assert(K == 1 || K == 2 || K == 4 || K == 8, "1, 2, 4 or 8 threads per column");
+    static_assert(K == 1 || K == 2 || K == 4, "1, 2 or 4 threads per column");
     constexpr int NT = TW * K;
     typedef HistLayout<TW, K> L;
     int si = 0;
@@ -408,7 +407,9 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
     unsigned *run_starts = pairs + BATCH * staged;
     // The batch's steps: (leaving, entering) rows, -1 for none.
     int *step_rows = (int *)(run_starts + BATCH * run_words);
-    unsigned *local_bins = SHARED_BINS ? (unsigned *)(step_rows + 2 * BATCH) : sc.bins;
+    // The pooling counts: the block's own in shared memory, added to the
+    // scale's at the end, or the scale's.
+    unsigned *bins = SHARED_BINS ? (unsigned *)(step_rows + 2 * BATCH) : sc.bins;
     const unsigned magic = 0xFFFFFFFFu / (unsigned)ring + 1u;
     const unsigned t = threadIdx.x;
     // This thread's column (in the block) and part of the column's window.
@@ -424,10 +425,10 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
 
     for (unsigned i = t; i < hist_words; i += NT) cambi_shared[i] = 0;
     if (SHARED_BINS)
-        for (unsigned i = t; i < BINS1; i += NT) local_bins[i] = 0;
+        for (unsigned i = t; i < BINS1; i += NT) bins[i] = 0;
 
     // This thread's pooling counts as a run of one bin (a column's
-    // consecutive c-values mostly share their top bits): one shared atomic
+    // consecutive c-values mostly share their top bits): one atomic
     // per change of bin instead of one per value.
     unsigned run_bin = 0, run_count = 0;
 
@@ -610,7 +611,7 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
                 if (c_value != 0.0f) {
                     const unsigned bin = __float_as_uint(c_value) >> 20;
                     if (bin != run_bin) {
-                        if (run_count != 0) atomicAdd(&local_bins[run_bin], run_count);
+                        if (run_count != 0) atomicAdd(&bins[run_bin], run_count);
                         run_bin = bin;
                         run_count = 0;
                     }
@@ -620,11 +621,11 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
         }
         __syncthreads();
     }
-    if (run_count != 0) atomicAdd(&local_bins[run_bin], run_count);
+    if (run_count != 0) atomicAdd(&bins[run_bin], run_count);
     if (SHARED_BINS) {
         __syncthreads();
         for (unsigned i = t; i < BINS1; i += NT) {
-            if (local_bins[i] != 0) atomicAdd(&sc.bins[i], local_bins[i]);
+            if (bins[i] != 0) atomicAdd(&sc.bins[i], bins[i]);
         }
     }
 }
