@@ -12,6 +12,7 @@ mod decimate_wide_avx512;
 mod filter;
 mod log2;
 mod moments;
+mod moments_u16_avx2;
 mod moments_u16_vnni;
 mod moments_u8_avx2;
 mod moments_wide_avx512;

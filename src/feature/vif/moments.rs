@@ -9,7 +9,10 @@
 //! 9- to 15-bit pictures that of `moments_u16_vnni` on CPUs with AVX-512
 //! VNNI. Wider samples (every decimated scale, 16-bit pictures, and
 //! pictures with samples above their bit depth) take the exact
-//! double-precision path of `moments_wide_avx512` on CPUs with AVX-512.
+//! double-precision path of `moments_wide_avx512` on CPUs with AVX-512;
+//! on CPUs with AVX2 only, 16-bit samples take the 16-bit multiply-add
+//! path of `moments_u16_avx2` (scale 0 above 8 bits, scales 1 and 2)
+//! unless a sample is above the bit depth.
 
 use super::filter::{
     has_avx2, round_shift_u32, SquareAccumulator, VerticalShifts, VifSample, LANES,
@@ -52,6 +55,9 @@ pub struct MomentFilter {
     /// Made on first use: only pictures of 9 to 15 bits need it.
     #[cfg(target_arch = "x86_64")]
     ring: super::moments_u16_vnni::ProductRing,
+    /// Made on first use: only 16-bit samples need it.
+    #[cfg(target_arch = "x86_64")]
+    ring_avx2: super::moments_u16_avx2::ProductRing,
 }
 
 /// What one call of the pass works on.
@@ -82,6 +88,8 @@ impl MomentFilter {
             wide: super::moments_wide_avx512::WideRows::new(width),
             #[cfg(target_arch = "x86_64")]
             ring: Default::default(),
+            #[cfg(target_arch = "x86_64")]
+            ring_avx2: Default::default(),
         }
     }
 
@@ -136,6 +144,24 @@ impl MomentFilter {
                 // SAFETY: the CPU supports the pass, checked; the rows were
                 // made for this filter's width.
                 return unsafe { wide::accumulate(&mut self.wide, &pass, log2, gain_limit) };
+            }
+            if has_avx2() {
+                let ring = &mut self.ring_avx2;
+                // SAFETY: the CPU supports AVX2, checked.
+                let sums = unsafe {
+                    super::moments_u16_avx2::accumulate(
+                        ring,
+                        r,
+                        d,
+                        scale,
+                        sample_bits,
+                        log2,
+                        gain_limit,
+                    )
+                };
+                if let Some(sums) = sums {
+                    return sums;
+                }
             }
         }
         #[cfg(target_arch = "x86_64")]
@@ -558,6 +584,81 @@ pub(super) mod tests {
             // SAFETY: as above.
             let refused = unsafe { u16_vnni::accumulate(&mut filter.ring, r, d, 10, log2, 1.0) };
             assert_eq!(refused, None, "{w}x{h}");
+        }
+    }
+
+    /// The AVX2 16-bit multiply-add pass, called directly (so that a
+    /// fallback cannot hide it), against the portable code: scale 0 at
+    /// every bit depth it takes and scales 1 and 2, on widths with and
+    /// without a partial vector, with samples at their extremes; its
+    /// refusal of scale 3, of 8-bit samples and of a sample above the bit
+    /// depth.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn avx2_16_bit_pass_matches_the_portable_pass() {
+        use super::super::moments_u16_avx2 as u16_avx2;
+        if !has_avx2() {
+            eprintln!("skipped: this CPU lacks AVX2");
+            return;
+        }
+        let log2 = Log2Table::get();
+        for (w, h) in [(37, 21), (64, 19), (97, 33), (70, 22), (33, 16), (16, 16)] {
+            let mut filter = MomentFilter::new(w);
+            let cases = (9..=16).map(|bits| (0, bits)).chain([(1, 16), (2, 16)]);
+            for (scale, bits) in cases {
+                let max = (1u32 << bits) - 1;
+                let (r, d) = test_pair(w, h, max, bits + w as u32 + scale as u32);
+                let (flat, full) = (vec![max as u16; w * h], vec![0u16; w * h]);
+                let pairs = [(&r, &d), (&flat, &flat), (&flat, &full), (&full, &flat)];
+                for (n, (r, d)) in pairs.into_iter().enumerate() {
+                    let (r, d) = (plane(r, w, h), plane(d, w, h));
+                    for gain_limit in [100.0, 1.0] {
+                        let pass = Pass {
+                            reference: r,
+                            distorted: d,
+                            filter: FILTERS[scale],
+                            shifts: VerticalShifts::for_bits(bits),
+                            log2,
+                            gain_limit,
+                        };
+                        let portable = accumulate(&mut filter.rows, &pass);
+                        // SAFETY: AVX2 checked above.
+                        let avx2 = unsafe {
+                            u16_avx2::accumulate(
+                                &mut filter.ring_avx2,
+                                r,
+                                d,
+                                scale,
+                                bits,
+                                log2,
+                                gain_limit,
+                            )
+                        };
+                        let case = format!("{bits}-bit scale {scale} {w}x{h} pair {n}");
+                        assert_eq!(Some(portable), avx2, "{case}");
+                        if n == 0 {
+                            assert_ne!(portable, ScaleSums::default(), "{case}");
+                        }
+                    }
+                }
+            }
+            let (mut r, d) = test_pair(w, h, 1023, 5);
+            let (pr, pd) = (plane(&r, w, h), plane(&d, w, h));
+            let mut refused = |scale, bits| {
+                // SAFETY: as above.
+                unsafe {
+                    u16_avx2::accumulate(&mut filter.ring_avx2, pr, pd, scale, bits, log2, 1.0)
+                }
+            };
+            assert_eq!(refused(3, 16), None, "scale 3, {w}x{h}");
+            assert_eq!(refused(0, 8), None, "8-bit, {w}x{h}");
+            // One sample one above the bit depth, in the last row.
+            r[w * h - 1] = 1024;
+            let pr = plane(&r, w, h);
+            // SAFETY: as above.
+            let over =
+                unsafe { u16_avx2::accumulate(&mut filter.ring_avx2, pr, pd, 0, 10, log2, 1.0) };
+            assert_eq!(over, None, "{w}x{h}");
         }
     }
 

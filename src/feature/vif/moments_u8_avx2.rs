@@ -39,7 +39,13 @@ pub(super) const PAIRS: usize = TAPS.div_ceil(2);
 /// The weights of taps `2p` and `2p + 1` in the low and high halves of one
 /// 32-bit lane, as the multiply-adds pair them (the 18th weight is 0).
 pub(super) fn tap_pair(p: usize) -> i32 {
-    let weight = |k: usize| FILTERS[0].get(k).map_or(0, |&c| i32::from(c));
+    filter_pair(FILTERS[0], p)
+}
+
+/// The weights of taps `2p` and `2p + 1` of `filter` (every weight below
+/// 2^15), as [`tap_pair`] pairs them; taps past the end weigh 0.
+pub(super) fn filter_pair(filter: &[u16], p: usize) -> i32 {
+    let weight = |k: usize| filter.get(k).map_or(0, |&c| i32::from(c));
     weight(2 * p) | (weight(2 * p + 1) << 16)
 }
 
@@ -130,7 +136,36 @@ pub(super) unsafe fn horizontal_vnni(
 ) {
     assert!(rows.rows[0].len() >= w + 2 * HALF + BLOCK);
     // SAFETY: the caller upholds this function's contract.
-    unsafe { vnni::horizontal(rows, w, log2, gain_limit, sums) }
+    unsafe {
+        vnni::horizontal::<TAPS>(
+            rows,
+            FILTERS[0].try_into().unwrap(),
+            w,
+            log2,
+            gain_limit,
+            sums,
+        )
+    }
+}
+
+/// The horizontal pass with AVX2 of rows made by a vertical pass with
+/// `filter` (of `N` taps, every weight below 2^15; rows mirrored to
+/// `N / 2` columns each side of the `w` from column `HALF`), each pixel
+/// into `sums`.
+///
+/// # Safety
+/// The CPU must support AVX2; `rows` made for a width of at least `w`.
+pub(super) unsafe fn horizontal_avx2<const N: usize>(
+    rows: &Rows16,
+    filter: &[u16; N],
+    w: usize,
+    log2: &Log2Table,
+    gain_limit: f64,
+    sums: &mut ScaleSums,
+) {
+    assert!(rows.rows[0].len() >= w + 2 * HALF + BLOCK);
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { avx2::horizontal::<N>(rows, filter, w, log2, gain_limit, sums) }
 }
 
 /// [`accumulate`] with AVX-512 VNNI's fused multiply-adds.
@@ -525,16 +560,19 @@ macro_rules! moment_pass {
                         for row in &mut rows.rows {
                             mirror_edges(&mut row[..w + 2 * HALF], HALF);
                         }
-                        horizontal(rows, w, log2, gain_limit, &mut sums);
+                        let filter = FILTERS[0].try_into().unwrap();
+                        horizontal::<TAPS>(rows, filter, w, log2, gain_limit, &mut sums);
                     }
                     sums
                 }
             }
 
-            /// The horizontal pass of the padded rows, each pixel into `sums`.
+            /// The horizontal pass of the padded rows (mirrored `N / 2`
+            /// columns each side), each pixel into `sums`.
             #[target_feature(enable = $features)]
-            pub(super) unsafe fn horizontal(
+            pub(super) unsafe fn horizontal<const N: usize>(
                 rows: &Rows16,
+                filter: &[u16; N],
                 w: usize,
                 log2: &Log2Table,
                 gain_limit: f64,
@@ -542,13 +580,21 @@ macro_rules! moment_pass {
             ) {
                 // SAFETY: the caller upholds this function's `# Safety` contract.
                 unsafe {
-                    let filter = FILTERS[0];
+                    const { assert!(N <= TAPS && N % 2 == 1) };
+                    // The first column the filter reads.
+                    let first = HALF - N / 2;
                     let mut vec_sums = $sums::new(log2, gain_limit);
                     let pair_weights: [__m256i; PAIRS] =
-                        std::array::from_fn(|p| _mm256_set1_epi32(tap_pair(p)));
-                    let starts = rows.rows.each_ref().map(|row| row.as_ptr());
-                    // Wider blocks first where the instruction set has them.
-                    let mut j = $wide(rows, w, &mut vec_sums);
+                        std::array::from_fn(|p| _mm256_set1_epi32(filter_pair(filter, p)));
+                    let pair_weights = &pair_weights[..N.div_ceil(2)];
+                    let starts = rows.rows.each_ref().map(|row| row.as_ptr().add(first));
+                    // Wider blocks first where the instruction set has them
+                    // (written for the scale-0 filter).
+                    let mut j = if N == TAPS && *filter == *FILTERS[0] {
+                        $wide(rows, w, &mut vec_sums)
+                    } else {
+                        0
+                    };
                     while j + BLOCK <= w {
                         let zero = _mm256_setzero_si256();
                         // [quantity][even, odd columns]; lane m of the even
@@ -557,9 +603,10 @@ macro_rules! moment_pass {
                         for (p, &c) in pair_weights.iter().enumerate() {
                             let k = j + 2 * p;
                             for (a, &start) in acc.iter_mut().zip(&starts) {
-                                // SAFETY: the reads end at column j + 2 * PAIRS + BLOCK
-                                // <= w + 2 * HALF + BLOCK, inside every row (asserted
-                                // by `accumulate`; all rows have one length).
+                                // SAFETY: the reads end at column first + j + 2 *
+                                // pairs + BLOCK <= w + HALF + N / 2 + 1 <= w + 2 *
+                                // HALF + BLOCK (N <= TAPS), inside every row (asserted
+                                // by the callers; all rows have one length).
                                 let src = start.add(k);
                                 a[0] = dot(a[0], _mm256_loadu_si256(src.cast()), c);
                                 a[1] = dot(a[1], _mm256_loadu_si256(src.add(1).cast()), c);
@@ -585,7 +632,8 @@ macro_rules! moment_pass {
                         let mut s = [0u32; 8];
                         for (k, &c) in filter.iter().enumerate() {
                             for (acc, row) in s.iter_mut().zip(&rows.rows) {
-                                *acc = acc.wrapping_add(u32::from(c) * unoffset(row[j + k]));
+                                let v = unoffset(row[first + j + k]);
+                                *acc = acc.wrapping_add(u32::from(c) * v);
                             }
                         }
                         let moment =

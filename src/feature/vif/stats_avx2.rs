@@ -134,6 +134,21 @@ impl VecSums {
                 _mm256_cmpgt_epi32(sigma2_sq, zero),
             );
             let has_gain = _mm256_andnot_si256(flat, positive);
+            let non_log = _mm256_and_si256(sigma2_sq, flat);
+            self.num_non_log = _mm256_add_epi64(
+                self.num_non_log,
+                _mm256_add_epi64(widen::<0>(non_log), widen::<1>(non_log)),
+            );
+            self.den_non_log = _mm256_sub_epi64(
+                self.den_non_log,
+                _mm256_add_epi64(widen::<0>(flat), widen::<1>(flat)),
+            );
+            if _mm256_testc_si256(flat, _mm256_set1_epi32(-1)) != 0 {
+                // Every pixel flatter than the noise (common in real
+                // pictures, in runs): no log terms, none of their costly
+                // divisions and gathers.
+                return;
+            }
 
             let den_log = self.log2_u32(_mm256_add_epi32(sigma1_sq, nsq));
             let den = _mm256_andnot_si256(
@@ -188,15 +203,6 @@ impl VecSums {
             self.den_log = _mm256_add_epi64(
                 self.den_log,
                 _mm256_add_epi64(widen::<0>(den), widen::<1>(den)),
-            );
-            let non_log = _mm256_and_si256(sigma2_sq, flat);
-            self.num_non_log = _mm256_add_epi64(
-                self.num_non_log,
-                _mm256_add_epi64(widen::<0>(non_log), widen::<1>(non_log)),
-            );
-            self.den_non_log = _mm256_sub_epi64(
-                self.den_non_log,
-                _mm256_add_epi64(widen::<0>(flat), widen::<1>(flat)),
             );
         }
     }
