@@ -185,8 +185,33 @@ struct Pass<'a> {
     key_cols: usize,
     width: usize,
     pad: usize,
-    /// Whether the window slides and rows of c-values run with AVX-512.
-    vector: bool,
+    /// The code that slides the window and makes the rows of c-values.
+    simd: Simd,
+}
+
+/// Which code slides the window and makes the rows of c-values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Simd {
+    Portable,
+    /// `c_values_avx2` (the CPU must have AVX2).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    Avx2,
+    /// `c_values_avx512` (the CPU must have AVX-512 F, BW and VL).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    Avx512,
+}
+
+impl Simd {
+    /// The fastest this CPU runs.
+    fn best() -> Self {
+        if cfg!(target_arch = "x86_64") && crate::cpu::has_avx512() {
+            Self::Avx512
+        } else if cfg!(target_arch = "x86_64") && crate::cpu::has_avx2() {
+            Self::Avx2
+        } else {
+            Self::Portable
+        }
+    }
 }
 
 impl Pass<'_> {
@@ -267,13 +292,21 @@ impl Pass<'_> {
             return;
         };
         #[cfg(target_arch = "x86_64")]
-        if self.vector {
-            let band_size = self.tables.band_size;
-            // SAFETY: `vector` is only set where the CPU has AVX-512.
-            unsafe {
-                super::c_values_avx512::slide(counts, out, inc, self.width, self.pad, band_size)
-            };
-            return;
+        {
+            let (width, pad, band_size) = (self.width, self.pad, self.tables.band_size);
+            match self.simd {
+                // SAFETY: `simd` names code the CPU runs (`Simd`).
+                Simd::Avx512 => unsafe {
+                    super::c_values_avx512::slide(counts, out, inc, width, pad, band_size);
+                    return;
+                },
+                // SAFETY: as above.
+                Simd::Avx2 => unsafe {
+                    super::c_values_avx2::slide(counts, out, inc, width, pad, band_size);
+                    return;
+                },
+                Simd::Portable => {}
+            }
         }
         let n = out.len();
         let mut x = 0;
@@ -305,10 +338,18 @@ impl Pass<'_> {
             return;
         };
         #[cfg(target_arch = "x86_64")]
-        if self.vector {
-            // SAFETY: `vector` is only set where the CPU has AVX-512.
-            unsafe { super::c_values_avx512::row_values(tables, counts, keys, out, survey) };
-            return;
+        match self.simd {
+            // SAFETY: `simd` names code the CPU runs (`Simd`).
+            Simd::Avx512 => unsafe {
+                super::c_values_avx512::row_values(tables, counts, keys, out, survey);
+                return;
+            },
+            // SAFETY: as above.
+            Simd::Avx2 => unsafe {
+                super::c_values_avx2::row_values(tables, counts, keys, out, survey);
+                return;
+            },
+            Simd::Portable => {}
         }
         for (x, (o, &key)) in out.iter_mut().zip(&keys[..width]).enumerate() {
             if key == UNCOUNTED {
@@ -393,15 +434,21 @@ pub fn compute(
     height: usize,
     c_values: &mut [f32],
 ) -> Survey {
-    let vector = cfg!(target_arch = "x86_64") && crate::cpu::has_avx512();
     compute_rows(
-        image, mask, tables, hist, window, width, height, c_values, vector,
+        image,
+        mask,
+        tables,
+        hist,
+        window,
+        width,
+        height,
+        c_values,
+        Simd::best(),
     )
 }
 
 /// [`compute`], with the window slid and the rows of c-values made by the
-/// AVX-512 code when `vector` (which the CPU must have), else by the
-/// portable code; the unit test runs both.
+/// code `simd` names (which the CPU must run); the unit test runs each.
 #[allow(clippy::too_many_arguments)]
 fn compute_rows(
     image: &Plane,
@@ -412,7 +459,7 @@ fn compute_rows(
     width: usize,
     height: usize,
     c_values: &mut [f32],
-    vector: bool,
+    simd: Simd,
 ) -> Survey {
     let pad = window >> 1;
     let c_values = &mut c_values[..width * height];
@@ -439,7 +486,7 @@ fn compute_rows(
         key_cols,
         width,
         pad,
-        vector,
+        simd,
     };
     let mut survey = Survey::default();
     let mut values_of = |counts: &[u16], row: usize, survey: &mut Survey| {
@@ -600,15 +647,21 @@ mod tests {
         c
     }
 
-    /// The rows of c-values this machine can run: the portable one, and
-    /// the AVX-512 one where the CPU has it (said when it has not).
-    fn row_kinds() -> Vec<bool> {
-        if crate::cpu::has_avx512() {
-            vec![false, true]
-        } else {
-            eprintln!("no AVX-512 here: only the portable c-value row is checked");
-            vec![false]
+    /// The codes this machine can run: the portable one, and the AVX2
+    /// and AVX-512 ones where the CPU has them (said when it has not).
+    fn row_kinds() -> Vec<Simd> {
+        let mut kinds = vec![Simd::Portable];
+        for (has, kind) in [
+            (crate::cpu::has_avx2(), Simd::Avx2),
+            (crate::cpu::has_avx512(), Simd::Avx512),
+        ] {
+            if cfg!(target_arch = "x86_64") && has {
+                kinds.push(kind);
+            } else {
+                eprintln!("this CPU lacks {kind:?}: its c-value code is not checked");
+            }
         }
+        kinds
     }
 
     fn random_planes(stride: usize, rows: usize, base: u32, seed: &mut u32) -> (Plane, Plane) {
@@ -653,13 +706,13 @@ mod tests {
             ] {
                 let (image, mask) = random_planes(stride, rows, base, &mut seed);
                 let expected = reference(&image, &mask, &tables, window, width, height);
-                for vector in row_kinds() {
+                for simd in row_kinds() {
                     let mut hist = Histograms::new(stride, rows, &tables);
                     let mut c = vec![f32::NAN; stride * rows];
                     let survey = compute_rows(
-                        &image, &mask, &tables, &mut hist, window, width, height, &mut c, vector,
+                        &image, &mask, &tables, &mut hist, window, width, height, &mut c, simd,
                     );
-                    let what = format!("{width}x{height} in {stride}x{rows}, window {window}, vlt {vlt}, {num_diffs} steps, vector row {vector}");
+                    let what = format!("{width}x{height} in {stride}x{rows}, window {window}, vlt {vlt}, {num_diffs} steps, {simd:?} code");
                     for (i, (a, b)) in c[..width * height].iter().zip(&expected).enumerate() {
                         assert_eq!(a.to_bits(), b.to_bits(), "{what}: c-value {i}");
                     }

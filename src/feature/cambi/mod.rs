@@ -11,6 +11,7 @@
 //! added. No state carries from frame to frame.
 
 mod c_values;
+mod c_values_avx2;
 mod c_values_avx512;
 mod filter_mode;
 mod luminance;
