@@ -184,6 +184,31 @@ pub(super) fn decouple_fine(
             )
         };
     }
+    decouple_fine_avx2(
+        vector, reference, dis, region, gain_limit, restored, additive,
+    )
+}
+
+/// [`decouple_fine`] without AVX-512: with AVX2 if `vector` and the CPU
+/// has it, else the portable loop.
+fn decouple_fine_avx2(
+    vector: bool,
+    reference: &Bands<i16>,
+    dis: &Bands<i16>,
+    region: &Region,
+    gain_limit: f64,
+    restored: &mut Bands<i16>,
+    additive: &mut Bands<i16>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if vector && crate::cpu::has_avx2() {
+        // SAFETY: the CPU has AVX2 (checked above).
+        return unsafe {
+            super::decouple_avx2::decouple_fine(
+                reference, dis, region, gain_limit, restored, additive,
+            )
+        };
+    }
     let _ = vector;
     decouple_fine_portable(reference, dis, region, gain_limit, restored, additive)
 }
@@ -458,6 +483,18 @@ mod tests {
         }
     }
 
+    #[test]
+    fn avx2_fine_matches_portable() {
+        if !crate::cpu::has_avx2() {
+            eprintln!("skipped: this CPU has no AVX2");
+            return;
+        }
+        for (w, h, seed) in [(37, 9, 1), (64, 5, 2), (161, 7, 3), (16, 3, 4), (8, 3, 5)] {
+            let (o, t) = fine_pair(w, h, seed);
+            assert_loops_agree(&o, &t, decouple_fine_avx2);
+        }
+    }
+
     /// A decoupling entry point: (vector, reference, distorted, region,
     /// gain limit, restored, additive).
     type Decouple<C> = fn(bool, &Bands<C>, &Bands<C>, &Region, f64, &mut Bands<C>, &mut Bands<C>);
@@ -558,15 +595,12 @@ mod tests {
     }
 
     #[test]
-    fn avx512_fine_aligns_the_extreme_vectors() {
+    fn vector_fine_loops_align_the_extreme_vectors() {
         // (h, v) = (-2^15, -2^15) against itself: the dot product and norms
         // are 2^31, past i32. The pair is aligned, so the diagonal's
         // enhancement (1000 -> 2000) counts as restored under a gain limit
-        // of 100.
-        if !has_avx512() {
-            eprintln!("skipped: this CPU has no AVX-512");
-            return;
-        }
+        // of 100. Every loop the CPU runs (AVX-512 where it has it, AVX2,
+        // the portable one).
         let mut o = Bands::with_capacity(16, 1);
         o.h.fill(i16::MIN);
         o.v.fill(i16::MIN);
@@ -579,9 +613,13 @@ mod tests {
             left: 0,
             right: 16,
         };
-        for vector in [true, false] {
+        if !has_avx512() {
+            eprintln!("this CPU has no AVX-512: its loop is not checked");
+        }
+        let fine: [Decouple<i16>; 2] = [decouple_fine, decouple_fine_avx2];
+        for (vector, decouple) in [(true, fine[0]), (true, fine[1]), (false, fine[0])] {
             let (mut r, mut a) = (Bands::with_capacity(16, 1), Bands::with_capacity(16, 1));
-            decouple_fine(vector, &o, &t, &region, 100.0, &mut r, &mut a);
+            decouple(vector, &o, &t, &region, 100.0, &mut r, &mut a);
             assert_eq!(r.h, vec![i16::MIN; 16], "vector {vector}");
             assert_eq!(r.d, vec![2000; 16], "vector {vector}");
             assert_eq!(a.d, vec![0; 16], "vector {vector}");

@@ -24,6 +24,7 @@
 mod cm;
 pub(crate) mod csf;
 mod decouple;
+mod decouple_avx2;
 mod decouple_avx512;
 mod den;
 mod dwt;
