@@ -7,12 +7,12 @@
 //! (`stats_avx2`), and scale 0 of 8-bit pictures, the bulk of the work,
 //! takes the 16-bit multiply-add path of `moments_u8_avx2`, and scale 0 of
 //! 9- to 15-bit pictures that of `moments_u16_vnni` on CPUs with AVX-512
-//! VNNI. Wider samples (every decimated scale, 16-bit pictures, and
-//! pictures with samples above their bit depth) take the exact
-//! double-precision path of `moments_wide_avx512` on CPUs with AVX-512;
-//! on CPUs with AVX2 only, 16-bit samples take the 16-bit multiply-add
-//! path of `moments_u16_avx2` (scale 0 above 8 bits, scales 1 and 2)
-//! unless a sample is above the bit depth.
+//! VNNI. Otherwise 16-bit samples (scale 0 above 8 bits, scales 1 and 2)
+//! take the 16-bit multiply-add path of `moments_u16_avx2` (its horizontal
+//! pass and statistic in AVX-512 where the CPU has VNNI), unless a sample
+//! is above the bit depth; what is left (scale 3, pictures with such a
+//! sample) takes the exact double-precision path of `moments_wide_avx512`
+//! on CPUs with AVX-512.
 
 use super::filter::{
     has_avx2, round_shift_u32, SquareAccumulator, VerticalShifts, VifSample, LANES,
@@ -133,18 +133,6 @@ impl MomentFilter {
                     return sums;
                 }
             }
-            use super::moments_wide_avx512 as wide;
-            if wide::available() {
-                let pass = wide::WidePass {
-                    reference: r,
-                    distorted: d,
-                    filter: pass.filter,
-                    shifts: pass.shifts,
-                };
-                // SAFETY: the CPU supports the pass, checked; the rows were
-                // made for this filter's width.
-                return unsafe { wide::accumulate(&mut self.wide, &pass, log2, gain_limit) };
-            }
             if has_avx2() {
                 let ring = &mut self.ring_avx2;
                 // SAFETY: the CPU supports AVX2, checked.
@@ -162,6 +150,18 @@ impl MomentFilter {
                 if let Some(sums) = sums {
                     return sums;
                 }
+            }
+            use super::moments_wide_avx512 as wide;
+            if wide::available() {
+                let pass = wide::WidePass {
+                    reference: r,
+                    distorted: d,
+                    filter: pass.filter,
+                    shifts: pass.shifts,
+                };
+                // SAFETY: the CPU supports the pass, checked; the rows were
+                // made for this filter's width.
+                return unsafe { wide::accumulate(&mut self.wide, &pass, log2, gain_limit) };
             }
         }
         #[cfg(target_arch = "x86_64")]
@@ -214,7 +214,7 @@ struct Sums {
 impl Sums {
     fn finish(mut self) -> ScaleSums {
         #[cfg(target_arch = "x86_64")]
-        if let Some(v) = &self.vector {
+        if let Some(v) = &mut self.vector {
             v.finish(&mut self.scalar);
         }
         self.scalar

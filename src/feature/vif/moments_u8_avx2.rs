@@ -148,10 +148,11 @@ pub(super) unsafe fn horizontal_vnni(
     }
 }
 
-/// The horizontal pass with AVX2 of rows made by a vertical pass with
-/// `filter` (of `N` taps, every weight below 2^15; rows mirrored to
-/// `N / 2` columns each side of the `w` from column `HALF`), each pixel
-/// into `sums`.
+/// The horizontal pass of rows made by a vertical pass with `filter` (of
+/// `N` taps, every weight below 2^15; rows mirrored to `N / 2` columns
+/// each side of the `w` from column `HALF`), each pixel into `sums`: with
+/// AVX-512 VNNI (and its sixteen-lane statistic) where the CPU has it,
+/// otherwise with AVX2.
 ///
 /// # Safety
 /// The CPU must support AVX2; `rows` made for a width of at least `w`.
@@ -165,7 +166,13 @@ pub(super) unsafe fn horizontal_avx2<const N: usize>(
 ) {
     assert!(rows.rows[0].len() >= w + 2 * HALF + BLOCK);
     // SAFETY: the caller upholds this function's contract.
-    unsafe { avx2::horizontal::<N>(rows, filter, w, log2, gain_limit, sums) }
+    unsafe {
+        if has_vnni() {
+            vnni::horizontal::<N>(rows, filter, w, log2, gain_limit, sums)
+        } else {
+            avx2::horizontal::<N>(rows, filter, w, log2, gain_limit, sums)
+        }
+    }
 }
 
 /// [`accumulate`] with AVX-512 VNNI's fused multiply-adds.

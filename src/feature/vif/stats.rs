@@ -126,3 +126,147 @@ impl ScaleSums {
         (num as f32, den as f32)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::fuzz::Rng;
+
+    /// Moments of `n` pixels in runs of flat (`sigma1_sq < sigma_nsq`) and
+    /// detailed ones, as pictures have them, with the edge cases: variances
+    /// at and around the noise, wrapped (negative) variances, covariances
+    /// of both signs, zero `sigma2_sq`.
+    fn moments(n: usize, seed: u64) -> MomentBlock<1024> {
+        assert!(n <= 1024);
+        let mut rng = Rng(seed);
+        let mut m = MomentBlock {
+            mu1: [0; 1024],
+            mu2: [0; 1024],
+            xx: [0; 1024],
+            yy: [0; 1024],
+            xy: [0; 1024],
+        };
+        let (mut flat, mut run) = (false, 0);
+        for l in 0..n {
+            if run == 0 {
+                (flat, run) = (rng.below(2) == 0, 1 + rng.below(40));
+            }
+            run -= 1;
+            let mu1 = rng.next_u64() as u32;
+            let mu2 = rng.next_u64() as u32;
+            let nsq = SIGMA_NSQ as u32;
+            let var1 = match (flat, rng.below(8)) {
+                (true, 0) => nsq - 1,
+                (true, 1) => (rng.next_u64() as u32) | 1 << 31,
+                (true, _) => rng.below(nsq as usize) as u32,
+                (false, 0) => nsq,
+                (false, _) => nsq + (rng.next_u64() as u32 >> 8),
+            };
+            let var2 = match rng.below(6) {
+                0 => 0,
+                1 => (rng.next_u64() as u32) | 1 << 31,
+                _ => rng.next_u64() as u32 >> 7,
+            };
+            let cov = (rng.next_u64() as i32) >> (7 + rng.below(20));
+            m.mu1[l] = mu1;
+            m.mu2[l] = mu2;
+            m.xx[l] = product_q32(mu1, mu1).wrapping_add(var1);
+            m.yy[l] = product_q32(mu2, mu2).wrapping_add(var2);
+            m.xy[l] = product_q32(mu1, mu2).wrapping_add(cov as u32);
+        }
+        m
+    }
+
+    /// The reference, a pixel at a time.
+    fn reference(m: &MomentBlock<1024>, n: usize, gain_limit: f64) -> ScaleSums {
+        let mut sums = ScaleSums::default();
+        for l in 0..n {
+            let one = MomentBlock {
+                mu1: [m.mu1[l]],
+                mu2: [m.mu2[l]],
+                xx: [m.xx[l]],
+                yy: [m.yy[l]],
+                xy: [m.xy[l]],
+            };
+            sums.add_block::<1>(&one, Log2Table::get(), gain_limit);
+        }
+        sums
+    }
+
+    /// The vector statistics, which queue the pixels that are not flat and
+    /// take them a whole vector at a time, give the reference's sums on
+    /// every mix of flat and detailed lanes, with a part vector left in the
+    /// queue at the end (lengths not multiples of the lanes) or none.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn vector_statistics_match_the_reference() {
+        use std::arch::x86_64::*;
+        if !crate::cpu::has_avx2() {
+            eprintln!("skipped: this CPU lacks AVX2");
+            return;
+        }
+        let log2 = Log2Table::get();
+        for (seed, blocks) in [(1, 1), (2, 3), (3, 64), (4, 64), (5, 63)] {
+            let n = blocks * 16;
+            let m = moments(n, seed);
+            for gain_limit in [100.0, 1.0] {
+                let want = reference(&m, n, gain_limit);
+                assert_ne!(want, ScaleSums::default());
+                // Every length from a whole number of vectors down by a few
+                // pixels, so that the queue ends part full.
+                for len in [n, n - 1, n - 5, n - 9] {
+                    let want = if len == n {
+                        want
+                    } else {
+                        reference(&m, len, gain_limit)
+                    };
+                    let load = |v: &[u32; 1024], l: usize| {
+                        let mut lanes = [0u32; 16];
+                        let end = (l + 16).min(len);
+                        lanes[..end - l].copy_from_slice(&v[l..end]);
+                        lanes
+                    };
+                    // Lanes past `len` are made flat (zero moments: sigma1_sq
+                    // 0) and their counts taken off.
+                    let pad = (len.div_ceil(8) * 8 - len) as i64;
+                    let mut avx2 = super::super::stats_avx2::VecSums::new(log2, gain_limit);
+                    for l in (0..len).step_by(8) {
+                        let [a, b, c, d, e] = [&m.mu1, &m.mu2, &m.xx, &m.yy, &m.xy]
+                            .map(|v| load(v, l))
+                            // SAFETY: an unaligned load of 32 of the 64 bytes.
+                            .map(|x| unsafe { _mm256_loadu_si256(x.as_ptr().cast()) });
+                        // SAFETY: AVX2 checked above.
+                        unsafe { avx2.add(a, b, c, d, e) };
+                    }
+                    let mut got = ScaleSums::default();
+                    avx2.finish(&mut got);
+                    got.den_non_log -= pad;
+                    assert_eq!(got, want, "AVX2, seed {seed}, {len} pixels, {gain_limit}");
+                    if !crate::cpu::has_avx512() {
+                        continue;
+                    }
+                    let pad = (len.div_ceil(16) * 16 - len) as i64;
+                    // SAFETY: AVX-512 F checked above.
+                    let mut wide =
+                        unsafe { super::super::stats_avx512::VecSums16::new(log2, gain_limit) };
+                    for l in (0..len).step_by(16) {
+                        let [a, b, c, d, e] = [&m.mu1, &m.mu2, &m.xx, &m.yy, &m.xy]
+                            .map(|v| load(v, l))
+                            // SAFETY: an unaligned load of the 64 bytes.
+                            .map(|x| unsafe { _mm512_loadu_si512(x.as_ptr().cast()) });
+                        // SAFETY: AVX-512 F checked above.
+                        unsafe { wide.add(a, b, c, d, e) };
+                    }
+                    let mut got = ScaleSums::default();
+                    // SAFETY: as above.
+                    unsafe { wide.finish(&mut got) };
+                    got.den_non_log -= pad;
+                    assert_eq!(
+                        got, want,
+                        "AVX-512, seed {seed}, {len} pixels, {gain_limit}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,13 +1,23 @@
 //! The per-pixel VIF statistic of `stats`, sixteen pixels at a time with
 //! AVX-512: the operations of `stats_avx2` (and so of the reference,
-//! `stats::ScaleSums::add_block`) in the same order on twice the lanes,
-//! so the same results.
+//! `stats::ScaleSums::add_block`) on twice the lanes, so the same results.
+//!
+//! Flat pixels (`sigma1_sq < sigma_nsq`, a third of a typical picture)
+//! only add their `sigma2_sq` and a count. The logs, the division and the
+//! conversions of the others are the bulk of the cost, so those pixels'
+//! moments are packed (`vpcompressd`) into a queue and the costly part
+//! runs on whole vectors of them: no lane of it is spent on a flat pixel.
+//! Every term is an integer summed in 64 bits, so the grouping does not
+//! change the sums.
 
 #![cfg(target_arch = "x86_64")]
 
 use super::log2::Log2Table;
 use super::stats::{ScaleSums, EPS, SIGMA_NSQ};
 use std::arch::x86_64::*;
+
+/// Lanes of a vector.
+const LANES: usize = 16;
 
 /// Per-lane partial sums (eight 64-bit lanes each); `finish` adds them up.
 pub struct VecSums16 {
@@ -17,6 +27,11 @@ pub struct VecSums16 {
     den_non_log: __m512i,
     table: *const i32,
     gain_limit: __m512d,
+    /// Moments (`sigma1_sq`, `sigma2_sq`, `sigma12`) of pixels that are
+    /// not flat, waiting for a whole vector: `queued` of them, at most a
+    /// vector's worth plus one add's.
+    queue: [[i32; 2 * LANES]; 3],
+    queued: usize,
 }
 
 /// `(a * b + 2^31) >> 32` of unsigned 32-bit lanes.
@@ -30,6 +45,16 @@ fn product_q32(a: __m512i, b: __m512i) -> __m512i {
         half,
     );
     _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64::<32>(even), odd)
+}
+
+/// The sum of the low and high eight 32-bit lanes, sign-extended to 64 bits.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn widen_sum(v: __m512i) -> __m512i {
+    _mm512_add_epi64(
+        _mm512_cvtepi32_epi64(half::<0>(v)),
+        _mm512_cvtepi32_epi64(half::<1>(v)),
+    )
 }
 
 /// The low or high eight 32-bit lanes.
@@ -51,6 +76,8 @@ impl VecSums16 {
             den_non_log: _mm512_setzero_si512(),
             table: log2.padded_entries().as_ptr().cast(),
             gain_limit: _mm512_set1_pd(gain_limit),
+            queue: [[0; 2 * LANES]; 3],
+            queued: 0,
         }
     }
 
@@ -116,12 +143,61 @@ impl VecSums16 {
         let sigma12 = _mm512_sub_epi32(xy, product_q32(mu1, mu2));
 
         let flat: __mmask16 = _mm512_cmpgt_epi32_mask(nsq, sigma1_sq);
+        let non_log = _mm512_maskz_mov_epi32(flat, sigma2_sq);
+        self.num_non_log = _mm512_add_epi64(self.num_non_log, widen_sum(non_log));
+        let flat_count = _mm512_maskz_mov_epi32(flat, _mm512_set1_epi32(1));
+        self.den_non_log = _mm512_add_epi64(self.den_non_log, widen_sum(flat_count));
+        if flat == 0xffff {
+            return;
+        }
+        let kept = !flat;
+        let at = self.queued;
+        for (queue, v) in self.queue.iter_mut().zip([sigma1_sq, sigma2_sq, sigma12]) {
+            // SAFETY: `at < LANES` (a full vector is taken off as soon as
+            // there is one), so the sixteen lanes fit the queue's 32.
+            unsafe {
+                _mm512_storeu_si512(
+                    queue.as_mut_ptr().add(at).cast(),
+                    _mm512_maskz_compress_epi32(kept, v),
+                )
+            };
+        }
+        self.queued += kept.count_ones() as usize;
+        if self.queued >= LANES {
+            let [s1, s2, s12] = self.queue.each_ref().map(|q| {
+                // SAFETY: in bounds (32 lanes).
+                unsafe { _mm512_loadu_si512(q.as_ptr().cast()) }
+            });
+            self.add_kept(s1, s2, s12, 0xffff);
+            for queue in &mut self.queue {
+                // SAFETY: in bounds (32 lanes).
+                unsafe {
+                    let rest = _mm512_loadu_si512(queue.as_ptr().add(LANES).cast());
+                    _mm512_storeu_si512(queue.as_mut_ptr().cast(), rest);
+                }
+            }
+            self.queued -= LANES;
+        }
+    }
+
+    /// The logs of the pixels of lanes `valid`, none of them flat.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn add_kept(
+        &mut self,
+        sigma1_sq: __m512i,
+        sigma2_sq: __m512i,
+        sigma12: __m512i,
+        valid: __mmask16,
+    ) {
+        let zero = _mm512_setzero_si512();
+        let nsq = _mm512_set1_epi32(SIGMA_NSQ);
         let positive =
             _mm512_cmpgt_epi32_mask(sigma12, zero) & _mm512_cmpgt_epi32_mask(sigma2_sq, zero);
-        let has_gain = !flat & positive;
+        let has_gain = valid & positive;
 
         let den_log = self.log2_u32(_mm512_add_epi32(sigma1_sq, nsq));
-        let den = _mm512_maskz_sub_epi32(!flat, den_log, _mm512_set1_epi32(2048 * 17));
+        let den = _mm512_maskz_sub_epi32(valid, den_log, _mm512_set1_epi32(2048 * 17));
 
         // The gain and the noise left after it, in double precision, eight
         // lanes at a time.
@@ -169,17 +245,7 @@ impl VecSums16 {
         let (gain_lo, gain_hi) = (has_gain as __mmask8, (has_gain >> 8) as __mmask8);
         self.num_log = _mm512_mask_add_epi64(self.num_log, gain_lo, self.num_log, num.0);
         self.num_log = _mm512_mask_add_epi64(self.num_log, gain_hi, self.num_log, num.1);
-        let widen_sum = |v: __m512i| {
-            _mm512_add_epi64(
-                _mm512_cvtepi32_epi64(half::<0>(v)),
-                _mm512_cvtepi32_epi64(half::<1>(v)),
-            )
-        };
         self.den_log = _mm512_add_epi64(self.den_log, widen_sum(den));
-        let non_log = _mm512_maskz_mov_epi32(flat, sigma2_sq);
-        self.num_non_log = _mm512_add_epi64(self.num_non_log, widen_sum(non_log));
-        let flat_count = _mm512_maskz_mov_epi32(flat, _mm512_set1_epi32(1));
-        self.den_non_log = _mm512_add_epi64(self.den_non_log, widen_sum(flat_count));
     }
 
     /// Adds sixteen pixels given as two halves of eight lanes each (`[mu1,
@@ -200,7 +266,15 @@ impl VecSums16 {
     /// # Safety
     /// The CPU must support AVX-512 F.
     #[target_feature(enable = "avx512f")]
-    pub unsafe fn finish(&self, sums: &mut ScaleSums) {
+    pub unsafe fn finish(&mut self, sums: &mut ScaleSums) {
+        if self.queued > 0 {
+            let [s1, s2, s12] = self.queue.each_ref().map(|q| {
+                // SAFETY: in bounds (32 lanes).
+                unsafe { _mm512_loadu_si512(q.as_ptr().cast()) }
+            });
+            self.add_kept(s1, s2, s12, ((1u32 << self.queued) - 1) as __mmask16);
+            self.queued = 0;
+        }
         sums.add_totals(
             _mm512_reduce_add_epi64(self.num_log),
             _mm512_reduce_add_epi64(self.den_log),
