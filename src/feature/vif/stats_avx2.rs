@@ -6,20 +6,12 @@
 //! conversions (a 16-bit integer to single precision, an integer below
 //! 2^52 to double), the table is read with gathers, and the terms are
 //! summed per lane in 64 bits.
-//!
-//! As in `stats_avx512`, flat pixels only add their `sigma2_sq` and a
-//! count, and the moments of the others are packed into a queue (by a
-//! permutation from a table of the lanes each mask keeps) so that the
-//! logs, divisions and conversions run on whole vectors of them.
 
 #![cfg(target_arch = "x86_64")]
 
 use super::log2::Log2Table;
 use super::stats::{ScaleSums, EPS, SIGMA_NSQ};
 use std::arch::x86_64::*;
-
-/// Lanes of a vector.
-const LANES: usize = 8;
 
 /// Per-lane partial sums; `finish` adds them up.
 pub struct VecSums {
@@ -29,32 +21,7 @@ pub struct VecSums {
     den_non_log: __m256i,
     table: *const i32,
     gain_limit: __m256d,
-    /// Moments (`sigma1_sq`, `sigma2_sq`, `sigma12`) of pixels that are
-    /// not flat, waiting for a whole vector: `queued` of them, at most a
-    /// vector's worth plus one add's.
-    queue: [[i32; 2 * LANES]; 3],
-    queued: usize,
 }
-
-/// For each mask of kept lanes, the kept lanes' indices in order, four
-/// bits each from the lowest (`vpermd`'s operand for packing them).
-const PACK: [u32; 256] = {
-    let mut table = [0; 256];
-    let mut mask = 0;
-    while mask < 256 {
-        let (mut lane, mut at, mut packed) = (0, 0, 0u32);
-        while lane < LANES {
-            if mask >> lane & 1 == 1 {
-                packed |= (lane as u32) << (4 * at);
-                at += 1;
-            }
-            lane += 1;
-        }
-        table[mask] = packed;
-        mask += 1;
-    }
-    table
-};
 
 /// `(a * b + 2^31) >> 32` of unsigned 32-bit lanes.
 #[inline]
@@ -88,8 +55,6 @@ impl VecSums {
                 den_non_log: _mm256_setzero_si256(),
                 table: log2.padded_entries().as_ptr().cast(),
                 gain_limit: _mm256_set1_pd(gain_limit),
-                queue: [[0; 2 * LANES]; 3],
-                queued: 0,
             }
         }
     }
@@ -164,6 +129,11 @@ impl VecSums {
             let sigma12 = _mm256_sub_epi32(xy, product_q32(mu1, mu2));
 
             let flat = _mm256_cmpgt_epi32(nsq, sigma1_sq);
+            let positive = _mm256_and_si256(
+                _mm256_cmpgt_epi32(sigma12, zero),
+                _mm256_cmpgt_epi32(sigma2_sq, zero),
+            );
+            let has_gain = _mm256_andnot_si256(flat, positive);
             let non_log = _mm256_and_si256(sigma2_sq, flat);
             self.num_non_log = _mm256_add_epi64(
                 self.num_non_log,
@@ -173,67 +143,16 @@ impl VecSums {
                 self.den_non_log,
                 _mm256_add_epi64(widen::<0>(flat), widen::<1>(flat)),
             );
-            let kept = !_mm256_movemask_ps(_mm256_castsi256_ps(flat)) as usize & 0xff;
-            if kept == 0 {
+            if _mm256_testc_si256(flat, _mm256_set1_epi32(-1)) != 0 {
+                // Every pixel flatter than the noise (common in real
+                // pictures, in runs): no log terms, none of their costly
+                // divisions and gathers.
                 return;
             }
-            let order = _mm256_and_si256(
-                _mm256_srlv_epi32(
-                    _mm256_set1_epi32(PACK[kept] as i32),
-                    _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28),
-                ),
-                _mm256_set1_epi32(0xf),
-            );
-            let at = self.queued;
-            for (queue, v) in self.queue.iter_mut().zip([sigma1_sq, sigma2_sq, sigma12]) {
-                // SAFETY: `at < LANES` (a full vector is taken off as soon
-                // as there is one), so the eight lanes fit the queue's 16.
-                _mm256_storeu_si256(
-                    queue.as_mut_ptr().add(at).cast(),
-                    _mm256_permutevar8x32_epi32(v, order),
-                );
-            }
-            self.queued += kept.count_ones() as usize;
-            if self.queued >= LANES {
-                let [s1, s2, s12] = self.queue.each_ref().map(|q| {
-                    // SAFETY: in bounds (16 lanes).
-                    _mm256_loadu_si256(q.as_ptr().cast())
-                });
-                self.add_kept(s1, s2, s12, _mm256_set1_epi32(-1));
-                for queue in &mut self.queue {
-                    // SAFETY: in bounds (16 lanes).
-                    let rest = _mm256_loadu_si256(queue.as_ptr().add(LANES).cast());
-                    _mm256_storeu_si256(queue.as_mut_ptr().cast(), rest);
-                }
-                self.queued -= LANES;
-            }
-        }
-    }
-
-    /// The logs of the pixels of lanes `valid` (all bits set), none of
-    /// them flat.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn add_kept(
-        &mut self,
-        sigma1_sq: __m256i,
-        sigma2_sq: __m256i,
-        sigma12: __m256i,
-        valid: __m256i,
-    ) {
-        // SAFETY: the caller upholds this function's `# Safety` contract.
-        unsafe {
-            let zero = _mm256_setzero_si256();
-            let nsq = _mm256_set1_epi32(SIGMA_NSQ);
-            let positive = _mm256_and_si256(
-                _mm256_cmpgt_epi32(sigma12, zero),
-                _mm256_cmpgt_epi32(sigma2_sq, zero),
-            );
-            let has_gain = _mm256_and_si256(valid, positive);
 
             let den_log = self.log2_u32(_mm256_add_epi32(sigma1_sq, nsq));
-            let den = _mm256_and_si256(
-                valid,
+            let den = _mm256_andnot_si256(
+                flat,
                 _mm256_sub_epi32(den_log, _mm256_set1_epi32(2048 * 17)),
             );
 
@@ -303,19 +222,7 @@ impl VecSums {
     }
 
     /// Adds the lanes' sums into `sums`.
-    pub fn finish(&mut self, sums: &mut ScaleSums) {
-        if self.queued > 0 {
-            let valid: [i32; LANES] = std::array::from_fn(|i| -i32::from(i < self.queued));
-            // SAFETY: made only on AVX2 CPUs (see `new`); loads in bounds.
-            unsafe {
-                let [s1, s2, s12] = self
-                    .queue
-                    .each_ref()
-                    .map(|q| _mm256_loadu_si256(q.as_ptr().cast()));
-                self.add_kept(s1, s2, s12, _mm256_loadu_si256(valid.as_ptr().cast()));
-            }
-            self.queued = 0;
-        }
+    pub fn finish(&self, sums: &mut ScaleSums) {
         let total = |v: __m256i| {
             let mut lanes = [0i64; 4];
             // SAFETY: an unaligned store of a 256-bit value into 32 bytes.
