@@ -5,7 +5,7 @@
 //! Flat pixels (`sigma1_sq < sigma_nsq`, a third of a typical picture)
 //! only add their `sigma2_sq` and a count. The logs, the division and the
 //! conversions of the others are the bulk of the cost, so those pixels'
-//! moments are packed (`vpcompressd`) into a queue and the costly part
+//! moments are packed (`vpcompressd`) into a queue of registers and the costly part
 //! runs on whole vectors of them: no lane of it is spent on a flat pixel.
 //! Every term is an integer summed in 64 bits, so the grouping does not
 //! change the sums. (`stats_avx2` does not queue: without a compress
@@ -30,9 +30,10 @@ pub struct VecSums16 {
     table: *const i32,
     gain_limit: __m512d,
     /// Moments (`sigma1_sq`, `sigma2_sq`, `sigma12`) of pixels that are
-    /// not flat, waiting for a whole vector: `queued` of them, at most a
-    /// vector's worth plus one add's.
-    queue: [[i32; 2 * LANES]; 3],
+    /// not flat, waiting for a whole vector: the low `queued` lanes (fewer
+    /// than sixteen). Kept in whole registers: a queue in memory, written
+    /// at lane offsets and read whole, defeats store forwarding.
+    queue: [__m512i; 3],
     queued: usize,
 }
 
@@ -78,7 +79,7 @@ impl VecSums16 {
             den_non_log: _mm512_setzero_si512(),
             table: log2.padded_entries().as_ptr().cast(),
             gain_limit: _mm512_set1_pd(gain_limit),
-            queue: [[0; 2 * LANES]; 3],
+            queue: [_mm512_setzero_si512(); 3],
             queued: 0,
         }
     }
@@ -153,33 +154,28 @@ impl VecSums16 {
             return;
         }
         let kept = !flat;
-        let at = self.queued;
-        for (queue, v) in self.queue.iter_mut().zip([sigma1_sq, sigma2_sq, sigma12]) {
-            // SAFETY: `at < LANES` (a full vector is taken off as soon as
-            // there is one), so the sixteen lanes fit the queue's 32.
-            unsafe {
-                _mm512_storeu_si512(
-                    queue.as_mut_ptr().add(at).cast(),
-                    _mm512_maskz_compress_epi32(kept, v),
-                )
-            };
+        let (q, k) = (self.queued, kept.count_ones() as usize);
+        let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        // Lane l >= q of the queue takes packed lane l - q.
+        let into = _mm512_sub_epi32(lane, _mm512_set1_epi32(q as i32));
+        let above = (0xffffu32 << q) as __mmask16;
+        let packed = [sigma1_sq, sigma2_sq, sigma12].map(|v| _mm512_maskz_compress_epi32(kept, v));
+        for (queue, &p) in self.queue.iter_mut().zip(&packed) {
+            *queue = _mm512_mask_permutexvar_epi32(*queue, above, into, p);
         }
-        self.queued += kept.count_ones() as usize;
-        if self.queued >= LANES {
-            let [s1, s2, s12] = self.queue.each_ref().map(|q| {
-                // SAFETY: in bounds (32 lanes).
-                unsafe { _mm512_loadu_si512(q.as_ptr().cast()) }
-            });
-            self.add_kept(s1, s2, s12, 0xffff);
-            for queue in &mut self.queue {
-                // SAFETY: in bounds (32 lanes).
-                unsafe {
-                    let rest = _mm512_loadu_si512(queue.as_ptr().add(LANES).cast());
-                    _mm512_storeu_si512(queue.as_mut_ptr().cast(), rest);
-                }
-            }
-            self.queued -= LANES;
+        if q + k < LANES {
+            self.queued = q + k;
+            return;
         }
+        let [s1, s2, s12] = self.queue;
+        self.add_kept(s1, s2, s12, 0xffff);
+        // The packed lanes that did not fit, from lane 16 - q on, start
+        // the queue again.
+        let from = _mm512_add_epi32(lane, _mm512_set1_epi32((LANES - q) as i32));
+        for (queue, &p) in self.queue.iter_mut().zip(&packed) {
+            *queue = _mm512_permutexvar_epi32(from, p);
+        }
+        self.queued = q + k - LANES;
     }
 
     /// The logs of the pixels of lanes `valid`, none of them flat.
@@ -270,10 +266,7 @@ impl VecSums16 {
     #[target_feature(enable = "avx512f")]
     pub unsafe fn finish(&mut self, sums: &mut ScaleSums) {
         if self.queued > 0 {
-            let [s1, s2, s12] = self.queue.each_ref().map(|q| {
-                // SAFETY: in bounds (32 lanes).
-                unsafe { _mm512_loadu_si512(q.as_ptr().cast()) }
-            });
+            let [s1, s2, s12] = self.queue;
             self.add_kept(s1, s2, s12, ((1u32 << self.queued) - 1) as __mmask16);
             self.queued = 0;
         }
