@@ -12,7 +12,7 @@ use crate::model::{FeatureRequest, Model};
 use crate::picture::{HostPicture, PictureBuffer, PictureFormat, PicturePool, PlaneMask};
 use crate::pool::{PooledMetric, Pooler};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod frames;
@@ -30,7 +30,6 @@ use threaded::Workers;
 const LIBVMAF_INLINE: [&str; 3] = ["float_motion", "psnr", "speed_temporal"];
 
 /// One extractor of the run's set, with its resolved options.
-#[derive(Clone)]
 struct Slot {
     info: &'static ExtractorInfo,
     options: Options,
@@ -38,15 +37,46 @@ struct Slot {
     /// Requests of other extractors this slot's instance also serves
     /// ([`ExtractorInfo::joint`]: e.g. `motion_v2` next to `motion`).
     joined: Vec<(&'static ExtractorInfo, Options)>,
+    /// The planes its instances read.
+    planes: PlaneMask,
+    /// The instance made when the slot was planned (to check the options
+    /// against the format and learn what it reads), handed to the first
+    /// [`Slot::create`]: an extractor's buffers are allocated and faulted
+    /// in once, not once more for the check. Dropped once the engine is
+    /// built.
+    spare: Mutex<Option<Box<dyn Extractor>>>,
 }
 
 impl Slot {
+    fn new(info: &'static ExtractorInfo, options: Options, probe: Box<dyn Extractor>) -> Self {
+        Self {
+            info,
+            options,
+            temporal: probe.temporal(),
+            joined: Vec::new(),
+            planes: probe.planes(),
+            spare: Mutex::new(Some(probe)),
+        }
+    }
+
+    /// An instance for `format` (the builder's, which the spare was made
+    /// for).
     fn create(&self, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
+        if let Some(spare) = self.take_spare() {
+            return Ok(spare);
+        }
         match self.info.joint {
             Some(joint) if !self.joined.is_empty() => (joint.create)(&self.requests(), format)
                 .expect("a joined slot's requests were accepted together"),
             _ => (self.info.create)(&self.options, format),
         }
+    }
+
+    fn take_spare(&self) -> Option<Box<dyn Extractor>> {
+        self.spare
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// Every request the slot serves: its own, then the joined ones.
@@ -83,8 +113,14 @@ impl Slot {
         match (mine.create)(&requests, format) {
             None => Ok(false),
             Some(probe) => {
-                probe?;
+                // The joint instance serves every request: it is the spare.
+                let probe = probe?;
                 self.joined.push((info, options.clone()));
+                self.planes = probe.planes();
+                *self
+                    .spare
+                    .get_mut()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(probe);
                 Ok(true)
             }
         }
@@ -244,12 +280,7 @@ impl ContextBuilder {
             // Creating one instance up front checks the options against the
             // picture format and tells whether the extractor is temporal.
             let probe = (info.create)(&options, &self.format)?;
-            slots.push(Slot {
-                info,
-                temporal: probe.temporal(),
-                options,
-                joined: Vec::new(),
-            });
+            slots.push(Slot::new(info, options, probe));
         }
         let engine = if let Some(gpu) = &self.gpu {
             let mut engine = GpuEngine::start(gpu, &slots, &self.format, self.threads)?;
@@ -268,6 +299,11 @@ impl ContextBuilder {
             let all: Vec<usize> = (0..slots.len()).collect();
             Engine::Threaded(Workers::start(&slots, &all, &self.format, self.threads)?)
         };
+        // Spares no engine took (a GPU engine's, a lane's beyond the
+        // first) hold a CPU extractor's buffers for nothing.
+        for slot in &slots {
+            drop(slot.take_spare());
+        }
         let mut collector = FeatureCollector::new(slots.len());
         let temporal: Vec<bool> = slots.iter().map(|s| s.temporal).collect();
         collector.plan(&temporal, self.subsample);

@@ -61,7 +61,7 @@ impl Workers {
         let mut handles = Vec::new();
         let mut planes = PlaneMask::NONE;
         for s in which.iter().map(|&i| &slots[i]) {
-            planes = planes.union(s.create(format)?.planes());
+            planes = planes.union(s.planes);
         }
 
         let parallel = if parallel_slots.is_empty() {
