@@ -7,7 +7,8 @@
 //                     bits, the 2x2 anti-dithering average below 10 bits;
 //                     in the same launch, the first sample above the bit
 //                     depth's maximum (atomicMax on an inverted key).
-//   cambi_spatial_mask  7x7 count of flat samples > threshold (shared tile).
+//   cambi_spatial_mask  7x7 count of flat samples > threshold (a thread per
+//                     column walking down, its vertical counts in bits).
 //   cambi_prep        per scale: decimate (keep even samples) the image and
 //                     the mask, then the separable 3-tap mode filter.
 //   cambi_c_values    the banding contrast of every pixel from sliding
@@ -73,8 +74,8 @@
 
 #define UNCOUNTED 0xFFFFu
 // Threads of the other kernels.
-#define MASK_TX 32
-#define MASK_TY 8
+#define MASK_COLS 128
+#define MASK_ROWS 64
 #define SELECT_THREADS 256
 #define SCALES 5
 // Radix select levels: bits 30..20, 19..10, 9..0 of the c-value.
@@ -104,6 +105,7 @@ struct Resize {
     const unsigned *rows; // out_h input rows
     unsigned left, right, round;
     int anti_dither;
+    int identity; // output size = input size: cols[x] = x, rows[y] = y
 };
 
 // Grid over max(output, input) in 16x16 blocks: each thread writes its
@@ -124,6 +126,29 @@ __device__ __forceinline__ void preprocess(const T *src, unsigned pitch, int in_
         }
     }
     if (x >= w || y >= h) return;
+    if (r.identity) {
+        // No tables to read: the sample, its right and lower neighbours.
+        const T *row = (const T *)((const char *)src + (u64)y * pitch);
+        const T *below = (const T *)((const char *)row + pitch);
+        auto requantized = [&](unsigned v) {
+            return (((v << r.left) + r.round) >> r.right) & 0xFFFFu;
+        };
+        unsigned v = requantized(row[x]);
+        if (r.anti_dither) {
+            const bool right_in = x + 1 < w, down_in = y + 1 < h;
+            if (right_in && down_in) {
+                v = (v + requantized(row[x + 1]) + requantized(below[x]) +
+                     requantized(below[x + 1])) >>
+                    2;
+            } else if (down_in) {
+                v = (v + requantized(below[x])) >> 1;
+            } else if (right_in) {
+                v = (v + requantized(row[x + 1])) >> 1;
+            }
+        }
+        img[(u64)y * stride + x] = (unsigned short)v;
+        return;
+    }
     unsigned v = resized(src, pitch, r.cols, r.rows, x, y, r.left, r.right, r.round);
     if (r.anti_dither) {
         const bool right_in = x + 1 < w, down_in = y + 1 < h;
@@ -158,50 +183,63 @@ extern "C" __global__ void __launch_bounds__(256)
 // Spatial mask (spatial_mask.rs): a sample is flat when it equals its right
 // and lower neighbours (the last column and row count as equal there);
 // mask = 1 where more than `threshold` of the 7x7 samples around it (inside
-// the picture) are flat. Block: MASK_TX x MASK_TY outputs.
+// the picture) are flat.
+//
+// Block: MASK_COLS threads, one per column from 3 left of its MASK_COLS - 6
+// output columns to 3 right of them, walking down MASK_ROWS output rows
+// (and 3 more each side). Each thread keeps its column's last seven flat
+// flags as bits (the vertical count is a popcount); the horizontal count
+// adds seven neighbouring columns' counts from shared memory, one barrier
+// a row (two buffers by row parity). About 40 instructions a sample,
+// against 300 for a shared tile per 32x8 outputs.
 
-extern "C" __global__ void __launch_bounds__(MASK_TX * MASK_TY)
+extern "C" __global__ void __launch_bounds__(MASK_COLS)
     cambi_spatial_mask(const unsigned short *img, int stride, int w, int h, unsigned threshold,
                        unsigned short *mask) {
-    // Values: rows y0-3 .. y0+MASK_TY+3 (one more for "below"), columns
-    // x0-3 .. x0+MASK_TX+3 (one more for "right").
-    __shared__ unsigned short vals[MASK_TY + 7][MASK_TX + 7];
-    __shared__ unsigned char flat[MASK_TY + 6][MASK_TX + 6];
-    __shared__ unsigned short colsum[MASK_TY][MASK_TX + 6];
-    const int x0 = blockIdx.x * MASK_TX, y0 = blockIdx.y * MASK_TY;
-    const int t = threadIdx.x;
-    for (int i = t; i < (MASK_TY + 7) * (MASK_TX + 7); i += MASK_TX * MASK_TY) {
-        const int r = i / (MASK_TX + 7), c = i % (MASK_TX + 7);
-        const int y = y0 - 3 + r, x = x0 - 3 + c;
-        vals[r][c] = (x >= 0 && x < w && y >= 0 && y < h) ? img[(u64)y * stride + x] : 0;
-    }
-    __syncthreads();
-    for (int i = t; i < (MASK_TY + 6) * (MASK_TX + 6); i += MASK_TX * MASK_TY) {
-        const int r = i / (MASK_TX + 6), c = i % (MASK_TX + 6);
-        const int y = y0 - 3 + r, x = x0 - 3 + c;
-        unsigned char f = 0;
-        if (x >= 0 && x < w && y >= 0 && y < h) {
-            const unsigned short a = vals[r][c];
-            const bool right = x + 1 >= w || a == vals[r][c + 1];
-            const bool down = y + 1 >= h || a == vals[r + 1][c];
-            f = (right && down) ? 1 : 0;
+    __shared__ unsigned char column_count[2][MASK_COLS];
+    const int j = (int)threadIdx.x;
+    const int x = (int)blockIdx.x * (MASK_COLS - 6) - 3 + j;
+    const int y0 = (int)blockIdx.y * MASK_ROWS;
+    const int y1 = imin(y0 + MASK_ROWS, h);
+    const bool inside = x >= 0 && x < w;
+    const bool last_column = x + 1 >= w;
+    // Sample (x, y) and its right neighbour (itself in the last column: it
+    // counts as equal); 0 outside the picture, where nothing is flat.
+    auto load = [&](int y, unsigned &v, unsigned &right) {
+        v = 0;
+        right = 0;
+        if (inside && y >= 0 && y < h) {
+            const unsigned short *row = img + (u64)y * stride;
+            v = row[x];
+            right = last_column ? v : row[x + 1];
         }
-        flat[r][c] = f;
+    };
+    unsigned v, right;
+    load(y0 - 3, v, right);
+    unsigned flags = 0; // bit k: row yy - k flat
+    int parity = 0;
+    for (int yy = y0 - 3; yy < y1 + 3; ++yy) {
+        unsigned below, below_right;
+        load(yy + 1, below, below_right);
+        const bool flat =
+            inside && yy >= 0 && yy < h && v == right && (yy + 1 >= h || v == below);
+        flags = ((flags << 1) | (flat ? 1u : 0u)) & 0x7Fu;
+        v = below;
+        right = below_right;
+        // Rows yy - 6 .. yy are row yy - 3's window (the same for every
+        // thread of the block: the barrier below is reached by all).
+        const int y = yy - 3;
+        if (y < y0) continue;
+        column_count[parity][j] = (unsigned char)__popc(flags);
+        __syncthreads();
+        if (j >= 3 && j < MASK_COLS - 3 && x < w) {
+            unsigned count = 0;
+#pragma unroll
+            for (int k = -3; k <= 3; ++k) count += column_count[parity][j + k];
+            mask[(u64)y * stride + x] = count > threshold ? 1 : 0;
+        }
+        parity ^= 1;
     }
-    __syncthreads();
-    for (int i = t; i < MASK_TY * (MASK_TX + 6); i += MASK_TX * MASK_TY) {
-        const int r = i / (MASK_TX + 6), c = i % (MASK_TX + 6);
-        unsigned s = 0;
-        for (int k = 0; k < 7; ++k) s += flat[r + k][c];
-        colsum[r][c] = (unsigned short)s;
-    }
-    __syncthreads();
-    const int r = t / MASK_TX, c = t % MASK_TX;
-    const int x = x0 + c, y = y0 + r;
-    if (x >= w || y >= h) return;
-    unsigned s = 0;
-    for (int k = 0; k < 7; ++k) s += colsum[r][c + k];
-    mask[(u64)y * stride + x] = s > threshold ? 1 : 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -381,8 +419,8 @@ struct CLaunch {
 // HistLayout::words(band) histogram words, ring * (TW + 2 pad) u16 keys
 // (rounded up to words), BATCH * (TW + 2 pad) staged pairs, BATCH *
 // (ceil((TW + 2 pad) / 32) + 1) words of their run starts, 2 BATCH step
-// rows, BINS1 pooling counts (SHARED_BINS). Entry points below, one per
-// block shape.
+// rows, 2 BATCH + 2 events of the batch's walk and 8 words of its plan, BINS1 pooling counts
+// (SHARED_BINS). Entry points below, one per block shape.
 template <int TW, int K, int BATCH, bool SHARED_BINS>
 __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &tables) {
     static_assert(K == 1 || K == 2 || K == 4, "1, 2 or 4 threads per column");
@@ -407,9 +445,17 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
     unsigned *run_starts = pairs + BATCH * staged;
     // The batch's steps: (leaving, entering) rows, -1 for none.
     int *step_rows = (int *)(run_starts + BATCH * run_words);
+    // The batch's walk: EVENTS rows and steps at most (BATCH steps and the
+    // row after each, where the window slides by one; more rows than that
+    // between steps only near small pictures' edges, which then take more
+    // batches).
+    constexpr int EVENTS = 2 * BATCH + 2, PLAN = 8;
+    int *events = step_rows + 2 * BATCH;
+    // The batch's plan: steps, events, entering rows, the walk after it.
+    int *plan = events + EVENTS;
     // The pooling counts: the block's own in shared memory, added to the
     // scale's at the end, or the scale's.
-    unsigned *bins = SHARED_BINS ? (unsigned *)(step_rows + 2 * BATCH) : sc.bins;
+    unsigned *bins = SHARED_BINS ? (unsigned *)(plan + PLAN) : sc.bins;
     const unsigned magic = 0xFFFFFFFFu / (unsigned)ring + 1u;
     const unsigned t = threadIdx.x;
     // This thread's column (in the block) and part of the column's window.
@@ -437,26 +483,45 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
     walk.hi = walk.lo - 1;
     walk.i = y0;
     while (walk.i < y1) {
-        // The next BATCH steps: their rows and the entering rows' range.
+        // The next BATCH steps and the rows between them, walked once, by
+        // one thread: the steps' rows, the entering rows' range and the
+        // batch's events in order (a row's index, or -1 for the next
+        // step), at most EVENTS; the counts and the walk after them to
+        // every thread through shared memory.
+        if (t == 0) {
         RowWalk ahead = walk;
-        int n = 0, first_in = walk.hi + 1, last_in = walk.hi;
+        int n = 0, n_events = 0, first_in = walk.hi + 1, last_in = walk.hi;
         for (;;) {
             const RowWalk before = ahead;
             int out_r = -1, in_r = -1;
             const int e = walk_next(ahead, pad, h, key_rows, y1, out_r, in_r);
             if (e == WALK_DONE) break;
-            if (e == WALK_ROW) continue;
-            if (n == BATCH) {
+            if (n_events == EVENTS || (e == WALK_STEP && n == BATCH)) {
                 ahead = before;
                 break;
             }
-            if (in_r >= 0) last_in = in_r;
-            if (t == 0) {
-                step_rows[2 * n] = out_r;
-                step_rows[2 * n + 1] = in_r;
+            if (e == WALK_ROW) {
+                events[n_events] = ahead.i - 1;
+                ++n_events;
+                continue;
             }
+            if (in_r >= 0) last_in = in_r;
+            step_rows[2 * n] = out_r;
+            step_rows[2 * n + 1] = in_r;
+            events[n_events] = -1;
             ++n;
+            ++n_events;
         }
+        plan[0] = n;
+        plan[1] = n_events;
+        plan[2] = first_in;
+        plan[3] = last_in;
+        plan[4] = ahead.lo;
+        plan[5] = ahead.hi;
+        plan[6] = ahead.i;
+        }
+        __syncthreads();
+        const int n = plan[0], n_events = plan[1], first_in = plan[2], last_in = plan[3];
         // Keys of the entering rows into the ring (row r at slot r % ring),
         // LOADS independent loads per thread at a time. Rows in the ring:
         // the histograms' (at most 2 pad + 1) and these (at most BATCH).
@@ -523,19 +588,12 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
             }
         }
         __syncthreads();
-        // Replay the same walk: apply each step to this thread's column,
-        // compute the rows in between.
+        // The batch's events in order: apply each step to this thread's
+        // column, compute the rows in between.
         int b = 0;
-        for (;;) {
-            const RowWalk before = walk;
-            int out_r = -1, in_r = -1;
-            const int e = walk_next(walk, pad, h, key_rows, y1, out_r, in_r);
-            if (e == WALK_DONE) break;
-            if (e == WALK_STEP) {
-                if (b == n) {
-                    walk = before;
-                    break;
-                }
+        for (int q = 0; q < n_events; ++q) {
+            const int event = events[q];
+            if (event < 0) {
                 // This thread's part of its column's window: the staged
                 // columns [s0, e0), a K-th of col .. col + 2 pad (a part
                 // past a small window, 2 pad + 1 < K, has none). Its runs
@@ -569,11 +627,11 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
                 ++b;
                 continue;
             }
-            // Row walk.i - 1: its keys are in the ring (it lies in the
+            // Row `event`: its keys are in the ring (it lies in the
             // histograms' rows). The column's K lanes share the contrast
             // steps d (the k-th active one goes to part k % K) and meet by
             // shuffles: every lane of the warp takes part.
-            const int i = walk.i - 1;
+            const int i = event;
             const unsigned key =
                 x < w ? keys[ring_slot(i, ring, magic) * staged + (int)col + pad] : UNCOUNTED;
             float c_value = 0.0f;
@@ -619,6 +677,9 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
                 }
             }
         }
+        walk.lo = plan[4];
+        walk.hi = plan[5];
+        walk.i = plan[6];
         __syncthreads();
     }
     if (run_count != 0) atomicAdd(&bins[run_bin], run_count);

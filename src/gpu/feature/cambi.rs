@@ -106,7 +106,8 @@ impl BlockShape {
     /// than the block where several threads share a column), the ring of
     /// keys, the staged pairs and their run starts (a bit per pair, one
     /// word more per step than the pairs take), the steps' rows, the
-    /// level-1 pooling bins (where a block keeps its own).
+    /// batch's walk (its events, `2 * batch + 2`, and its plan, 8), the level-1 pooling
+    /// bins (where a block keeps its own).
     fn shared_bytes(&self, band: u32, pad: u32) -> u32 {
         let (tw, k) = (self.columns, self.threads_per_column);
         let hist_stride = tw + u32::from(k > 1);
@@ -117,6 +118,8 @@ impl BlockShape {
             + batch * staged
             + batch * (staged.div_ceil(32) + 1)
             + 2 * batch
+            + (2 * batch + 2)
+            + 8
             + if self.shared_bins { BINS[0] as u32 } else { 0 };
         words * 4
     }
@@ -129,6 +132,11 @@ impl BlockShape {
 
 /// What AMD GPUs give one block (and what HIP's backend plans for).
 const HIP_SHARED_BYTES: u32 = 64 * 1024;
+
+/// Threads of a spatial-mask block, one per column (`MASK_COLS`: its
+/// outputs and 3 columns each side), and the rows it walks (`MASK_ROWS`).
+const MASK_COLS: u32 = 128;
+const MASK_ROWS: u32 = 64;
 
 /// Threads of the select kernels (`SELECT_THREADS`).
 const SELECT_THREADS: u32 = 256;
@@ -153,6 +161,9 @@ struct Resize {
     right: u32,
     round: u32,
     anti_dither: i32,
+    /// The output is the input's size: the tables map each index to
+    /// itself, and the kernel skips them.
+    identity: i32,
 }
 
 // SAFETY: a repr(C) copy of the kernel's struct: device addresses and
@@ -401,6 +412,7 @@ impl GpuCambi {
                     right: q.right,
                     round: q.round,
                     anti_dither,
+                    identity: i32::from((g.width, g.height) == input),
                 };
                 Plan::new(&config, *g, (stride, rows), resize)
             })
@@ -537,8 +549,12 @@ impl GpuCambi {
             .arg(plan.threshold)
             .arg(self.mask[0].slice::<u16>(..));
         let dims = LaunchDims {
-            grid: ((w as u32).div_ceil(32), (h as u32).div_ceil(8), 1),
-            block: (256, 1, 1),
+            grid: (
+                (w as u32).div_ceil(MASK_COLS - 6),
+                (h as u32).div_ceil(MASK_ROWS),
+                1,
+            ),
+            block: (MASK_COLS, 1, 1),
             shared_bytes: 0,
         };
         // SAFETY: the arguments match cambi_spatial_mask; our buffers.
