@@ -89,17 +89,6 @@ __device__ __forceinline__ int imax(int a, int b) { return a > b ? a : b; }
 // ---------------------------------------------------------------------------
 // Preprocessing
 
-// One output sample before anti-dithering: the nearest input sample,
-// requantized to 10 bits.
-template <typename T>
-__device__ __forceinline__ unsigned resized(const T *src, unsigned pitch, const unsigned *cols,
-                                            const unsigned *rows, int x, int y, unsigned left,
-                                            unsigned right, unsigned round) {
-    const T *row = (const T *)((const char *)src + (u64)rows[y] * pitch);
-    const unsigned v = row[cols[x]];
-    return (((v << left) + round) >> right) & 0xFFFFu;
-}
-
 struct Resize {
     const unsigned *cols; // out_w input columns
     const unsigned *rows; // out_h input rows
@@ -107,6 +96,18 @@ struct Resize {
     int anti_dither;
     int identity; // output size = input size: cols[x] = x, rows[y] = y
 };
+
+// One output sample before anti-dithering: the nearest input sample (the
+// one at the same place where nothing is resized: no tables to read),
+// requantized to 10 bits.
+template <typename T>
+__device__ __forceinline__ unsigned resized(const T *src, unsigned pitch, const Resize &r, int x,
+                                            int y) {
+    const unsigned in_y = r.identity ? (unsigned)y : r.rows[y];
+    const unsigned in_x = r.identity ? (unsigned)x : r.cols[x];
+    const unsigned v = ((const T *)((const char *)src + (u64)in_y * pitch))[in_x];
+    return (((v << r.left) + r.round) >> r.right) & 0xFFFFu;
+}
 
 // Grid over max(output, input) in 16x16 blocks: each thread writes its
 // output sample (if inside the output) and checks its input sample (if
@@ -126,41 +127,17 @@ __device__ __forceinline__ void preprocess(const T *src, unsigned pitch, int in_
         }
     }
     if (x >= w || y >= h) return;
-    if (r.identity) {
-        // No tables to read: the sample, its right and lower neighbours.
-        const T *row = (const T *)((const char *)src + (u64)y * pitch);
-        const T *below = (const T *)((const char *)row + pitch);
-        auto requantized = [&](unsigned v) {
-            return (((v << r.left) + r.round) >> r.right) & 0xFFFFu;
-        };
-        unsigned v = requantized(row[x]);
-        if (r.anti_dither) {
-            const bool right_in = x + 1 < w, down_in = y + 1 < h;
-            if (right_in && down_in) {
-                v = (v + requantized(row[x + 1]) + requantized(below[x]) +
-                     requantized(below[x + 1])) >>
-                    2;
-            } else if (down_in) {
-                v = (v + requantized(below[x])) >> 1;
-            } else if (right_in) {
-                v = (v + requantized(row[x + 1])) >> 1;
-            }
-        }
-        img[(u64)y * stride + x] = (unsigned short)v;
-        return;
-    }
-    unsigned v = resized(src, pitch, r.cols, r.rows, x, y, r.left, r.right, r.round);
+    unsigned v = resized(src, pitch, r, x, y);
     if (r.anti_dither) {
         const bool right_in = x + 1 < w, down_in = y + 1 < h;
         if (right_in && down_in) {
-            v = (v + resized(src, pitch, r.cols, r.rows, x + 1, y, r.left, r.right, r.round) +
-                 resized(src, pitch, r.cols, r.rows, x, y + 1, r.left, r.right, r.round) +
-                 resized(src, pitch, r.cols, r.rows, x + 1, y + 1, r.left, r.right, r.round)) >>
+            v = (v + resized(src, pitch, r, x + 1, y) + resized(src, pitch, r, x, y + 1) +
+                 resized(src, pitch, r, x + 1, y + 1)) >>
                 2;
         } else if (down_in) {
-            v = (v + resized(src, pitch, r.cols, r.rows, x, y + 1, r.left, r.right, r.round)) >> 1;
+            v = (v + resized(src, pitch, r, x, y + 1)) >> 1;
         } else if (right_in) {
-            v = (v + resized(src, pitch, r.cols, r.rows, x + 1, y, r.left, r.right, r.round)) >> 1;
+            v = (v + resized(src, pitch, r, x + 1, y)) >> 1;
         }
     }
     img[(u64)y * stride + x] = (unsigned short)v;
@@ -419,8 +396,9 @@ struct CLaunch {
 // HistLayout::words(band) histogram words, ring * (TW + 2 pad) u16 keys
 // (rounded up to words), BATCH * (TW + 2 pad) staged pairs, BATCH *
 // (ceil((TW + 2 pad) / 32) + 1) words of their run starts, 2 BATCH step
-// rows, 2 BATCH + 2 events of the batch's walk and 8 words of its plan, BINS1 pooling counts
-// (SHARED_BINS). Entry points below, one per block shape.
+// rows, 2 BATCH + 2 events of the batch's walk and 8 words of its plan,
+// BINS1 pooling counts (SHARED_BINS). Entry points below, one per block
+// shape.
 template <int TW, int K, int BATCH, bool SHARED_BINS>
 __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &tables) {
     static_assert(K == 1 || K == 2 || K == 4, "1, 2 or 4 threads per column");
@@ -489,36 +467,36 @@ __device__ __forceinline__ void c_values(const CLaunch &launch, const Tables &ta
         // step), at most EVENTS; the counts and the walk after them to
         // every thread through shared memory.
         if (t == 0) {
-        RowWalk ahead = walk;
-        int n = 0, n_events = 0, first_in = walk.hi + 1, last_in = walk.hi;
-        for (;;) {
-            const RowWalk before = ahead;
-            int out_r = -1, in_r = -1;
-            const int e = walk_next(ahead, pad, h, key_rows, y1, out_r, in_r);
-            if (e == WALK_DONE) break;
-            if (n_events == EVENTS || (e == WALK_STEP && n == BATCH)) {
-                ahead = before;
-                break;
-            }
-            if (e == WALK_ROW) {
-                events[n_events] = ahead.i - 1;
+            RowWalk ahead = walk;
+            int n = 0, n_events = 0, first_in = walk.hi + 1, last_in = walk.hi;
+            for (;;) {
+                const RowWalk before = ahead;
+                int out_r = -1, in_r = -1;
+                const int e = walk_next(ahead, pad, h, key_rows, y1, out_r, in_r);
+                if (e == WALK_DONE) break;
+                if (n_events == EVENTS || (e == WALK_STEP && n == BATCH)) {
+                    ahead = before;
+                    break;
+                }
+                if (e == WALK_ROW) {
+                    events[n_events] = ahead.i - 1;
+                    ++n_events;
+                    continue;
+                }
+                if (in_r >= 0) last_in = in_r;
+                step_rows[2 * n] = out_r;
+                step_rows[2 * n + 1] = in_r;
+                events[n_events] = -1;
+                ++n;
                 ++n_events;
-                continue;
             }
-            if (in_r >= 0) last_in = in_r;
-            step_rows[2 * n] = out_r;
-            step_rows[2 * n + 1] = in_r;
-            events[n_events] = -1;
-            ++n;
-            ++n_events;
-        }
-        plan[0] = n;
-        plan[1] = n_events;
-        plan[2] = first_in;
-        plan[3] = last_in;
-        plan[4] = ahead.lo;
-        plan[5] = ahead.hi;
-        plan[6] = ahead.i;
+            plan[0] = n;
+            plan[1] = n_events;
+            plan[2] = first_in;
+            plan[3] = last_in;
+            plan[4] = ahead.lo;
+            plan[5] = ahead.hi;
+            plan[6] = ahead.i;
         }
         __syncthreads();
         const int n = plan[0], n_events = plan[1], first_in = plan[2], last_in = plan[3];
