@@ -34,7 +34,7 @@
 
 use super::filter::VerticalShifts;
 use super::log2::Log2Table;
-use super::moments_u8_avx2::{filter_pair, horizontal_avx2, Rows16, HALF, TAPS};
+use super::moments_u8_avx2::{filter_pair, horizontal_best, Rows16, HALF, TAPS};
 use super::stats::ScaleSums;
 use super::tables::FILTERS;
 use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
@@ -196,7 +196,7 @@ impl Pass<'_, '_> {
                     mirror_edges(&mut row[HALF - half..HALF + w + half], half);
                 }
                 // SAFETY: as above; the rows were made for this width.
-                unsafe { horizontal_avx2(rows, filter, w, self.log2, self.gain_limit, &mut sums) };
+                unsafe { horizontal_best(rows, filter, w, self.log2, self.gain_limit, &mut sums) };
             }
             i += n;
         }

@@ -156,7 +156,7 @@ pub(super) unsafe fn horizontal_vnni(
 ///
 /// # Safety
 /// The CPU must support AVX2; `rows` made for a width of at least `w`.
-pub(super) unsafe fn horizontal_avx2<const N: usize>(
+pub(super) unsafe fn horizontal_best<const N: usize>(
     rows: &Rows16,
     filter: &[u16; N],
     w: usize,

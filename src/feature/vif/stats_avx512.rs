@@ -7,11 +7,10 @@
 //! conversions of the others are the bulk of the cost, so those pixels'
 //! moments are packed (`vpcompressd`) into a queue of registers and the
 //! costly part runs on whole vectors of them: no lane of it is spent on a
-//! flat pixel.
-//! Every term is an integer summed in 64 bits, so the grouping does not
-//! change the sums. (`stats_avx2` does not queue: without a compress
-//! instruction, packing and reloading the queue cost about what it saves
-//! there; it skips only vectors of flat pixels.)
+//! flat pixel. Every term is an integer summed in 64 bits, so the grouping
+//! does not change the sums. (`stats_avx2` does not queue: without a
+//! compress instruction, packing and reloading the queue cost about what
+//! it saves there; it skips only vectors of flat pixels.)
 
 #![cfg(target_arch = "x86_64")]
 

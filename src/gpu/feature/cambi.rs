@@ -106,8 +106,8 @@ impl BlockShape {
     /// than the block where several threads share a column), the ring of
     /// keys, the staged pairs and their run starts (a bit per pair, one
     /// word more per step than the pairs take), the steps' rows, the
-    /// batch's walk (its events, `2 * batch + 2`, and its plan, 8), the level-1 pooling
-    /// bins (where a block keeps its own).
+    /// batch's walk (its events, `2 * batch + 2`, and its plan, 8), the
+    /// level-1 pooling bins (where a block keeps its own).
     fn shared_bytes(&self, band: u32, pad: u32) -> u32 {
         let (tw, k) = (self.columns, self.threads_per_column);
         let hist_stride = tw + u32::from(k > 1);
