@@ -10,8 +10,15 @@ use crossbeam_channel::{bounded, Receiver};
 use std::path::PathBuf;
 use std::thread::JoinHandle;
 
-/// Frames read ahead of the one being scored, per input.
-const DEPTH: usize = 3;
+/// Frames read ahead of the one being scored, per input, when a GPU
+/// scores: reading is then the slow part, and a deeper queue rides out its
+/// stalls.
+pub const GPU_DEPTH: usize = 3;
+/// The same when the CPU scores: reading is far faster than scoring, so
+/// one frame ahead keeps the workers fed. Every frame in flight is a
+/// picture whose memory the first run through must fault in (at 10 bits,
+/// 6 MB a picture: 5-10 % of a 30-frame 1080p run), so no more than that.
+pub const CPU_DEPTH: usize = 1;
 
 /// What a reader sends: a frame, the end of the input, or why it stopped.
 type Read = Result<Option<HostPicture>>;
@@ -26,10 +33,11 @@ pub struct ReadAhead {
 }
 
 impl ReadAhead {
-    pub fn start(mut source: Box<dyn FrameSource>, pool: PicturePool) -> Self {
+    /// Reads `source` into pictures from `pool`, up to `depth` frames ahead.
+    pub fn start(mut source: Box<dyn FrameSource>, pool: PicturePool, depth: usize) -> Self {
         let path = source.path().to_path_buf();
         let is_file = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
-        let (tx, frames) = bounded(DEPTH);
+        let (tx, frames) = bounded(depth);
         let reader = std::thread::Builder::new()
             .name("vmafx-read".into())
             .spawn(move || {

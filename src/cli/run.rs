@@ -5,7 +5,7 @@ use super::args::{self, Args, Backend};
 use super::backend_names;
 use super::output::ResultFile;
 use super::progress::Progress;
-use super::read_ahead::ReadAhead;
+use super::read_ahead::{self, ReadAhead};
 use crate::error::{Error, Result};
 use crate::feature::options::parse_feature_spec;
 use crate::gpu::{self, DeviceSelector, Gpu, GpuBackend};
@@ -71,6 +71,7 @@ pub fn run(args: &Args) -> Result<()> {
     let mut builder = ContextBuilder::new(format)
         .threads(args.threads)
         .subsample(args.subsample);
+    let on_gpu = gpu.is_some();
     if let Some(gpu) = gpu {
         builder = builder.gpu(gpu);
     }
@@ -86,8 +87,13 @@ pub fn run(args: &Args) -> Result<()> {
     skip(distorted.as_mut(), args.frame_skip_dist)?;
     let progress = Progress::new(args.quiet, expected_frames(&args.reference, &format, args));
     let pool = context.picture_pool();
-    let mut reference = ReadAhead::start(reference, pool.clone());
-    let mut distorted = ReadAhead::start(distorted, pool.clone());
+    let depth = if on_gpu {
+        read_ahead::GPU_DEPTH
+    } else {
+        read_ahead::CPU_DEPTH
+    };
+    let mut reference = ReadAhead::start(reference, pool.clone(), depth);
+    let mut distorted = ReadAhead::start(distorted, pool.clone(), depth);
     let mut count: u64 = 0;
     while args.frame_cnt.is_none_or(|n| count < n) {
         match (reference.next()?, distorted.next()?) {

@@ -68,8 +68,10 @@ impl Workers {
             None
         } else {
             // A bounded queue keeps memory flat: submit waits when the
-            // workers are behind.
-            let (tx, rx) = bounded::<(u32, Pair)>(threads * 2);
+            // workers are behind. One frame waiting per worker is enough
+            // for each to find its next one when it finishes; more would
+            // only hold pictures, memory a run's first frames fault in.
+            let (tx, rx) = bounded::<(u32, Pair)>(threads);
             for _ in 0..threads {
                 let lane = Lane::create(slots, &parallel_slots, format)?;
                 let (rx, result_tx) = (rx.clone(), result_tx.clone());
@@ -80,7 +82,7 @@ impl Workers {
         let temporal = if temporal_slots.is_empty() {
             None
         } else {
-            let (tx, rx) = bounded::<(u32, Pair)>(threads * 2);
+            let (tx, rx) = bounded::<(u32, Pair)>(threads);
             let lane = Lane::create(slots, &temporal_slots, format)?;
             let result_tx = result_tx.clone();
             handles.push(spawn(move || lane.run(rx, result_tx))?);
