@@ -208,9 +208,10 @@ impl ScaleKernel for CoarseKernel {
 /// Working planes of [`masked_sums`], sized for the largest band.
 #[derive(Debug, Clone, Default)]
 pub struct MaskScratch {
-    /// Per coefficient, the sum over orientations of the neighbour masks of
-    /// the additive impairment (masking the restored detail) and of the
-    /// restored detail (masking the impairment, for AIM).
+    /// Per coefficient of the last [`MASK_ROWS`] rows made (a ring), the
+    /// sum over orientations of the neighbour masks of the additive
+    /// impairment (masking the restored detail) and of the restored detail
+    /// (masking the impairment, for AIM).
     mask_num: Vec<i32>,
     mask_aim: Vec<i32>,
     /// One row of vertical 3-sums of each mask, then of 3x3 neighbourhood
@@ -221,11 +222,17 @@ pub struct MaskScratch {
     box_aim: Vec<i32>,
 }
 
+/// Mask rows kept at once: those above, at and below the row summed, and
+/// the one made before them (rows are made one ahead, so that a band's
+/// masks never leave the cache: made as whole planes, they were written
+/// out and read back).
+const MASK_ROWS: usize = 4;
+
 impl MaskScratch {
-    pub fn new(max_band_len: usize, max_width: usize) -> Self {
+    pub fn new(max_width: usize) -> Self {
         Self {
-            mask_num: vec![0; max_band_len],
-            mask_aim: vec![0; max_band_len],
+            mask_num: vec![0; MASK_ROWS * max_width],
+            mask_aim: vec![0; MASK_ROWS * max_width],
             column_num: vec![0; max_width],
             column_aim: vec![0; max_width],
             box_num: vec![0; max_width],
@@ -311,18 +318,8 @@ fn masked_sums_impl<K: ScaleKernel>(
     let halo = region.with_halo(w, h);
     let (rst, add) = (restored.all(), additive.all());
     let s = scratch;
-    let (mask_num, mask_aim) = (&mut s.mask_num[..w * h], &mut s.mask_aim[..w * h]);
-    for i in halo.top..halo.bottom {
-        let row = i * w + halo.left..i * w + halo.right;
-        mask_row(
-            kernel,
-            add.map(|b| &b[row.clone()]),
-            rst.map(|b| &b[row.clone()]),
-            &mut mask_num[row.clone()],
-            &mut mask_aim[row],
-        );
-    }
-
+    let ring = MASK_ROWS * w;
+    let (mask_num, mask_aim) = (&mut s.mask_num[..ring], &mut s.mask_aim[..ring]);
     // Rows past the band edge: mirrored at the top, repeated at the bottom.
     let up = |i: usize| if i == 0 { 1 } else { i - 1 };
     let down = |i: usize| if i + 1 == h { i } else { i + 1 };
@@ -330,19 +327,36 @@ fn masked_sums_impl<K: ScaleKernel>(
     let row_round = half(row_shift);
     let (c0, c1) = (region.left, region.right);
     let mut sums = MaskedSums::default();
+    // The next mask row to make: rows are made as the sums first need
+    // them (the row below the one summed), into a ring of rows.
+    let mut made = halo.top;
     for i in region.top..region.bottom {
-        let (ru, rc, rd) = (up(i) * w, i * w, down(i) * w);
+        while made <= up(i).max(down(i)) {
+            let band = made * w + halo.left..made * w + halo.right;
+            let at = made % MASK_ROWS * w;
+            let masked = at + halo.left..at + halo.right;
+            mask_row(
+                kernel,
+                add.map(|b| &b[band.clone()]),
+                rst.map(|b| &b[band.clone()]),
+                &mut mask_num[masked.clone()],
+                &mut mask_aim[masked],
+            );
+            made += 1;
+        }
+        let [mu, mc, md] = [up(i), i, down(i)].map(|r| r % MASK_ROWS * w);
         for (mask, column, boxed) in [
             (&*mask_num, &mut s.column_num, &mut s.box_num),
             (&*mask_aim, &mut s.column_aim, &mut s.box_aim),
         ] {
             let column = &mut column[..w];
-            let (mu, mc, md) = (&mask[ru..ru + w], &mask[rc..rc + w], &mask[rd..rd + w]);
+            let (mu, mc, md) = (&mask[mu..mu + w], &mask[mc..mc + w], &mask[md..md + w]);
             for j in halo.left..halo.right {
                 column[j] = mu[j] + mc[j] + md[j];
             }
             neighbourhood_row(column, mc, c0, c1, &mut boxed[..w]);
         }
+        let rc = i * w;
         let row = rc + c0..rc + c1;
         let n = row.len();
         let (r0, r1, r2) = (

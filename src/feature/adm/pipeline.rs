@@ -208,7 +208,7 @@ impl Pipeline {
                 fine_additive: Bands::with_capacity(fw, fh),
                 coarse_restored: Bands::with_capacity(cw, ch),
                 coarse_additive: Bands::with_capacity(cw, ch),
-                mask: MaskScratch::new(fw * fh, fw),
+                mask: MaskScratch::new(fw),
                 fine_rows: RowScratch::new(format.width as usize),
                 coarse_rows: CoarseScratch::new(fw),
             },
