@@ -222,6 +222,9 @@ pub struct MaskScratch {
     box_aim: Vec<i32>,
 }
 
+/// Makes one row of the decoupled bands: `(row, restored, additive)`.
+pub type DecoupleRow<'a, C> = dyn Fn(usize, &mut Bands<C>, &mut Bands<C>) + 'a;
+
 /// Mask rows kept at once: those above, at and below the row summed, and
 /// the one made before them (rows are made one ahead, so that a band's
 /// masks never leave the cache: made as whole planes, they were written
@@ -309,14 +312,14 @@ fn neighbourhood_row(columns: &[i32], cur: &[i32], c0: usize, c1: usize, out: &m
 #[inline(always)]
 fn masked_sums_impl<K: ScaleKernel>(
     kernel: &K,
-    restored: &Bands<K::C>,
-    additive: &Bands<K::C>,
+    restored: &mut Bands<K::C>,
+    additive: &mut Bands<K::C>,
+    decouple: &DecoupleRow<'_, K::C>,
     region: &Region,
     scratch: &mut MaskScratch,
 ) -> MaskedSums {
     let (w, h) = (restored.width, restored.height);
     let halo = region.with_halo(w, h);
-    let (rst, add) = (restored.all(), additive.all());
     let s = scratch;
     let ring = MASK_ROWS * w;
     let (mask_num, mask_aim) = (&mut s.mask_num[..ring], &mut s.mask_aim[..ring]);
@@ -332,13 +335,14 @@ fn masked_sums_impl<K: ScaleKernel>(
     let mut made = halo.top;
     for i in region.top..region.bottom {
         while made <= up(i).max(down(i)) {
+            decouple(made, restored, additive);
             let band = made * w + halo.left..made * w + halo.right;
             let at = made % MASK_ROWS * w;
             let masked = at + halo.left..at + halo.right;
             mask_row(
                 kernel,
-                add.map(|b| &b[band.clone()]),
-                rst.map(|b| &b[band.clone()]),
+                additive.slices(band.clone()),
+                restored.slices(band),
                 &mut mask_num[masked.clone()],
                 &mut mask_aim[masked],
             );
@@ -356,6 +360,7 @@ fn masked_sums_impl<K: ScaleKernel>(
             }
             neighbourhood_row(column, mc, c0, c1, &mut boxed[..w]);
         }
+        let (rst, add) = (restored.all(), additive.all());
         let rc = i * w;
         let row = rc + c0..rc + c1;
         let n = row.len();
@@ -405,11 +410,15 @@ fn masked_sums_impl<K: ScaleKernel>(
 simd_dispatch! {
     /// Contrast-masked cube sums over `region` of the restored detail (masked
     /// by the additive impairment) and of the impairment (masked by the
-    /// restored detail), per orientation.
+    /// restored detail), per orientation. `restored` and `additive` (sized
+    /// as the bands) are made row by row, by `decouple(row, restored,
+    /// additive)` (the row's coefficients within `region`'s halo), just
+    /// before their masks need them: a row is read back while in cache.
     pub fn masked_sums<K: ScaleKernel>(
         kernel: &K,
-        restored: &Bands<K::C>,
-        additive: &Bands<K::C>,
+        restored: &mut Bands<K::C>,
+        additive: &mut Bands<K::C>,
+        decouple: &DecoupleRow<'_, K::C>,
         region: &Region,
         scratch: &mut MaskScratch,
     ) -> MaskedSums => masked_sums_impl

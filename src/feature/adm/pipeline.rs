@@ -307,9 +307,18 @@ fn scale_sums<K: ScaleKernel>(
     reference_sums: impl FnOnce(&Bands<K::C>) -> [u64; 3],
 ) -> ScaleSums {
     let halo = region.with_halo(reference.width, reference.height);
-    K::C::decouple(reference, distorted, &halo, gain_limit, restored, additive);
     let den = reference_sums(reference);
-    let sums = masked_sums(kernel, restored, additive, region, mask);
+    restored.set_size(reference.width, reference.height);
+    additive.set_size(reference.width, reference.height);
+    let decouple = |row: usize, restored: &mut Bands<K::C>, additive: &mut Bands<K::C>| {
+        let row = Region {
+            top: row,
+            bottom: row + 1,
+            ..halo
+        };
+        K::C::decouple(reference, distorted, &row, gain_limit, restored, additive);
+    };
+    let sums = masked_sums(kernel, restored, additive, &decouple, region, mask);
     ScaleSums {
         num: sums.num,
         aim: sums.aim,
