@@ -1,5 +1,6 @@
 //! Zeroed host memory for large pictures, mapped on 2 MiB boundaries and
-//! advised to the kernel as transparent huge pages.
+//! advised to the kernel as transparent huge pages (all but the tail past
+//! the last whole huge page).
 //!
 //! A 1080p picture is 3-6 MB: in 4 KiB pages its first touch costs about a
 //! thousand page faults, and the extractors' row walks miss the TLB across
@@ -69,7 +70,11 @@ impl HugeRegion {
         }
         // SAFETY: head < HUGE <= the mapping's length.
         let start = unsafe { base.add(head) };
-        advise_huge(start, mapped);
+        // Only the whole huge pages inside `len`: a huge page is cleared
+        // whole on its first touch, so the part of the last one past
+        // `len` (up to 2 MiB of a 6 MB picture) would be cleared for
+        // nothing. The tail stays in small pages, faulted as used.
+        advise_huge(start, len / HUGE * HUGE);
         Some(Self { start, len, mapped })
     }
 
