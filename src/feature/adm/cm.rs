@@ -208,7 +208,7 @@ impl ScaleKernel for CoarseKernel {
 /// Working planes of [`masked_sums`], sized for the largest band.
 #[derive(Debug, Clone, Default)]
 pub struct MaskScratch {
-    /// Per coefficient of the last [`MASK_ROWS`] rows made (a ring), the
+    /// Per coefficient of the last [`RING_ROWS`] rows made (a ring), the
     /// sum over orientations of the neighbour masks of the additive
     /// impairment (masking the restored detail) and of the restored detail
     /// (masking the impairment, for AIM).
@@ -222,20 +222,21 @@ pub struct MaskScratch {
     box_aim: Vec<i32>,
 }
 
-/// Makes one row of the decoupled bands: `(row, restored, additive)`.
-pub type DecoupleRow<'a, C> = dyn Fn(usize, &mut Bands<C>, &mut Bands<C>) + 'a;
+/// Decouples one row of a band: `(row, restored, additive)`, the
+/// outputs the row's coefficients within the scored region's halo.
+pub type DecoupleRow<'a, C> = dyn Fn(usize, [&mut [C]; 3], [&mut [C]; 3]) + 'a;
 
-/// Mask rows kept at once: those above, at and below the row summed, and
-/// the one made before them (rows are made one ahead, so that a band's
-/// masks never leave the cache: made as whole planes, they were written
-/// out and read back).
-const MASK_ROWS: usize = 4;
+/// Rows of the masks and of the decoupled bands kept at once: those above,
+/// at and below the row summed, and the one made before them (rows are
+/// made one ahead into rings, so that they never leave the cache: made as
+/// whole planes, they were written out and read back).
+pub(super) const RING_ROWS: usize = 4;
 
 impl MaskScratch {
     pub fn new(max_width: usize) -> Self {
         Self {
-            mask_num: vec![0; MASK_ROWS * max_width],
-            mask_aim: vec![0; MASK_ROWS * max_width],
+            mask_num: vec![0; RING_ROWS * max_width],
+            mask_aim: vec![0; RING_ROWS * max_width],
             column_num: vec![0; max_width],
             column_aim: vec![0; max_width],
             box_num: vec![0; max_width],
@@ -312,16 +313,17 @@ fn neighbourhood_row(columns: &[i32], cur: &[i32], c0: usize, c1: usize, out: &m
 #[inline(always)]
 fn masked_sums_impl<K: ScaleKernel>(
     kernel: &K,
-    restored: &mut Bands<K::C>,
-    additive: &mut Bands<K::C>,
+    (w, h): (usize, usize),
     decouple: &DecoupleRow<'_, K::C>,
+    (restored, additive): (&mut Bands<K::C>, &mut Bands<K::C>),
     region: &Region,
     scratch: &mut MaskScratch,
 ) -> MaskedSums {
-    let (w, h) = (restored.width, restored.height);
     let halo = region.with_halo(w, h);
+    restored.set_size(w, RING_ROWS);
+    additive.set_size(w, RING_ROWS);
     let s = scratch;
-    let ring = MASK_ROWS * w;
+    let ring = RING_ROWS * w;
     let (mask_num, mask_aim) = (&mut s.mask_num[..ring], &mut s.mask_aim[..ring]);
     // Rows past the band edge: mirrored at the top, repeated at the bottom.
     let up = |i: usize| if i == 0 { 1 } else { i - 1 };
@@ -335,20 +337,23 @@ fn masked_sums_impl<K: ScaleKernel>(
     let mut made = halo.top;
     for i in region.top..region.bottom {
         while made <= up(i).max(down(i)) {
-            decouple(made, restored, additive);
-            let band = made * w + halo.left..made * w + halo.right;
-            let at = made % MASK_ROWS * w;
+            let at = made % RING_ROWS * w;
             let masked = at + halo.left..at + halo.right;
+            decouple(
+                made,
+                restored.slices_mut(masked.clone()),
+                additive.slices_mut(masked.clone()),
+            );
             mask_row(
                 kernel,
-                additive.slices(band.clone()),
-                restored.slices(band),
+                additive.slices(masked.clone()),
+                restored.slices(masked.clone()),
                 &mut mask_num[masked.clone()],
                 &mut mask_aim[masked],
             );
             made += 1;
         }
-        let [mu, mc, md] = [up(i), i, down(i)].map(|r| r % MASK_ROWS * w);
+        let [mu, mc, md] = [up(i), i, down(i)].map(|r| r % RING_ROWS * w);
         for (mask, column, boxed) in [
             (&*mask_num, &mut s.column_num, &mut s.box_num),
             (&*mask_aim, &mut s.column_aim, &mut s.box_aim),
@@ -361,7 +366,7 @@ fn masked_sums_impl<K: ScaleKernel>(
             neighbourhood_row(column, mc, c0, c1, &mut boxed[..w]);
         }
         let (rst, add) = (restored.all(), additive.all());
-        let rc = i * w;
+        let rc = i % RING_ROWS * w;
         let row = rc + c0..rc + c1;
         let n = row.len();
         let (r0, r1, r2) = (
@@ -410,15 +415,15 @@ fn masked_sums_impl<K: ScaleKernel>(
 simd_dispatch! {
     /// Contrast-masked cube sums over `region` of the restored detail (masked
     /// by the additive impairment) and of the impairment (masked by the
-    /// restored detail), per orientation. `restored` and `additive` (sized
-    /// as the bands) are made row by row, by `decouple(row, restored,
-    /// additive)` (the row's coefficients within `region`'s halo), just
-    /// before their masks need them: a row is read back while in cache.
+    /// restored detail), per orientation, over bands of `size` (width,
+    /// height). The restored detail and the impairment are made row by
+    /// row by `decouple`, just before their masks need them, into `rings`
+    /// of [`RING_ROWS`] rows of the bands' width.
     pub fn masked_sums<K: ScaleKernel>(
         kernel: &K,
-        restored: &mut Bands<K::C>,
-        additive: &mut Bands<K::C>,
+        size: (usize, usize),
         decouple: &DecoupleRow<'_, K::C>,
+        rings: (&mut Bands<K::C>, &mut Bands<K::C>),
         region: &Region,
         scratch: &mut MaskScratch,
     ) -> MaskedSums => masked_sums_impl

@@ -4,49 +4,54 @@
 //! restored). Where the reference and distorted (h, v) vectors point within
 //! 1 degree, an enhancement up to `adm_enhn_gain_limit` counts as restored.
 
-use super::dwt::Bands;
-use super::region::Region;
 use crate::cpu::{has_avx512, simd_dispatch};
+
+/// One row's coefficients to decouple: the reference and distorted ones
+/// of the three orientations (h, v, d), and where the restored and
+/// additive ones go; all of one length.
+pub struct Row<'a, C> {
+    pub reference: [&'a [C]; 3],
+    pub distorted: [&'a [C]; 3],
+    pub restored: [&'a mut [C]; 3],
+    pub additive: [&'a mut [C]; 3],
+}
+
+impl<C> Row<'_, C> {
+    /// The row's length (every slice checked to have it).
+    pub fn len(&self) -> usize {
+        let n = self.reference[0].len();
+        let lens = self
+            .reference
+            .iter()
+            .chain(&self.distorted)
+            .map(|s| s.len());
+        let out = self.restored.iter().chain(&self.additive).map(|s| s.len());
+        assert!(
+            lens.chain(out).all(|len| len == n),
+            "decoupling: rows of different lengths"
+        );
+        n
+    }
+}
 
 /// A detail coefficient: 16 bits at scale 0, 32 bits at scales 1-3. The two
 /// widths compute the gain t/o differently (direct reciprocal table vs.
 /// normalised divisor), exactly as libvmaf does.
 pub trait Coef: Copy + Default + Send + Sync + 'static {
-    /// Decouples `dis` against `reference` over `region`, writing `restored`
-    /// and `additive` (values outside `region` are left as they were).
-    fn decouple(
-        reference: &Bands<Self>,
-        dis: &Bands<Self>,
-        region: &Region,
-        gain_limit: f64,
-        restored: &mut Bands<Self>,
-        additive: &mut Bands<Self>,
-    );
+    /// Decouples one row: `restored` and `additive` from `reference` and
+    /// `distorted`.
+    fn decouple(row: Row<'_, Self>, gain_limit: f64);
 }
 
 impl Coef for i16 {
-    fn decouple(
-        r: &Bands<i16>,
-        d: &Bands<i16>,
-        reg: &Region,
-        g: f64,
-        rst: &mut Bands<i16>,
-        add: &mut Bands<i16>,
-    ) {
-        decouple_fine(true, r, d, reg, g, rst, add)
+    fn decouple(row: Row<'_, i16>, gain_limit: f64) {
+        decouple_fine(true, row, gain_limit)
     }
 }
 
 impl Coef for i32 {
-    fn decouple(
-        r: &Bands<i32>,
-        d: &Bands<i32>,
-        reg: &Region,
-        g: f64,
-        rst: &mut Bands<i32>,
-        add: &mut Bands<i32>,
-    ) {
-        decouple_coarse(true, r, d, reg, g, rst, add)
+    fn decouple(row: Row<'_, i32>, gain_limit: f64) {
+        decouple_coarse(true, row, gain_limit)
     }
 }
 
@@ -112,117 +117,63 @@ fn restore_fine(o: i32, t: i32, aligned: bool, gain_limit: f64) -> i32 {
 }
 
 #[inline(always)]
-fn decouple_fine_impl(
-    reference: &Bands<i16>,
-    dis: &Bands<i16>,
-    region: &Region,
-    gain_limit: f64,
-    restored: &mut Bands<i16>,
-    additive: &mut Bands<i16>,
-) {
-    let w = reference.width;
-    restored.set_size(w, reference.height);
-    additive.set_size(w, reference.height);
+fn decouple_fine_impl(row: Row<'_, i16>, gain_limit: f64) {
+    let n = row.len();
     let cos_sq = cos_1deg_sq();
-    for i in region.top..region.bottom {
-        let row = i * w + region.left..i * w + region.right;
-        let n = row.len();
-        let [oh, ov, od] = reference.slices(row.clone());
-        let [th, tv, td] = dis.slices(row.clone());
-        let [rh, rv, rd] = restored.slices_mut(row.clone());
-        let [ah, av, ad] = additive.slices_mut(row);
-        let (oh, ov, od, th, tv, td) = (&oh[..n], &ov[..n], &od[..n], &th[..n], &tv[..n], &td[..n]);
-        let (rh, rv, rd, ah, av, ad) = (
-            &mut rh[..n],
-            &mut rv[..n],
-            &mut rd[..n],
-            &mut ah[..n],
-            &mut av[..n],
-            &mut ad[..n],
+    let [oh, ov, od] = row.reference.map(|s| &s[..n]);
+    let [th, tv, td] = row.distorted.map(|s| &s[..n]);
+    let [rh, rv, rd] = row.restored.map(|s| &mut s[..n]);
+    let [ah, av, ad] = row.additive.map(|s| &mut s[..n]);
+    for j in 0..n {
+        let (oh, ov, od) = (oh[j] as i32, ov[j] as i32, od[j] as i32);
+        let (th, tv, td) = (th[j] as i32, tv[j] as i32, td[j] as i32);
+        // Products of two 16-bit values fit in i32; their sums are exact in f64.
+        let dot = (oh * th) as f64 + (ov * tv) as f64;
+        let o_mag = (oh * oh) as f64 + (ov * ov) as f64;
+        let t_mag = (th * th) as f64 + (tv * tv) as f64;
+        let aligned = within_1deg(cos_sq, dot, o_mag, t_mag);
+        let (h, v, d) = (
+            restore_fine(oh, th, aligned, gain_limit),
+            restore_fine(ov, tv, aligned, gain_limit),
+            restore_fine(od, td, aligned, gain_limit),
         );
-        for j in 0..n {
-            let (oh, ov, od) = (oh[j] as i32, ov[j] as i32, od[j] as i32);
-            let (th, tv, td) = (th[j] as i32, tv[j] as i32, td[j] as i32);
-            // Products of two 16-bit values fit in i32; their sums are exact in f64.
-            let dot = (oh * th) as f64 + (ov * tv) as f64;
-            let o_mag = (oh * oh) as f64 + (ov * ov) as f64;
-            let t_mag = (th * th) as f64 + (tv * tv) as f64;
-            let aligned = within_1deg(cos_sq, dot, o_mag, t_mag);
-            let (h, v, d) = (
-                restore_fine(oh, th, aligned, gain_limit),
-                restore_fine(ov, tv, aligned, gain_limit),
-                restore_fine(od, td, aligned, gain_limit),
-            );
-            rh[j] = h as i16;
-            rv[j] = v as i16;
-            rd[j] = d as i16;
-            ah[j] = (th - h) as i16;
-            av[j] = (tv - v) as i16;
-            ad[j] = (td - d) as i16;
-        }
+        rh[j] = h as i16;
+        rv[j] = v as i16;
+        rd[j] = d as i16;
+        ah[j] = (th - h) as i16;
+        av[j] = (tv - v) as i16;
+        ad[j] = (td - d) as i16;
     }
 }
 
-/// Decoupling of the 16-bit bands of scale 0: with AVX-512 if `vector` and
-/// the CPU has it (the unit tests run both loops on one machine), else the
-/// portable loop compiled for the widest instruction set.
-pub(super) fn decouple_fine(
-    vector: bool,
-    reference: &Bands<i16>,
-    dis: &Bands<i16>,
-    region: &Region,
-    gain_limit: f64,
-    restored: &mut Bands<i16>,
-    additive: &mut Bands<i16>,
-) {
+/// Decoupling of a row of 16-bit scale-0 coefficients: with AVX-512 if
+/// `vector` and the CPU has it (the unit tests run both loops on one
+/// machine), else the portable loop compiled for the widest instruction
+/// set.
+pub(super) fn decouple_fine(vector: bool, row: Row<'_, i16>, gain_limit: f64) {
     #[cfg(target_arch = "x86_64")]
     if vector && has_avx512() {
         // SAFETY: the CPU has AVX-512 (checked above).
-        return unsafe {
-            super::decouple_avx512::decouple_fine(
-                reference, dis, region, gain_limit, restored, additive,
-            )
-        };
+        return unsafe { super::decouple_avx512::decouple_fine(row, gain_limit) };
     }
-    decouple_fine_avx2(
-        vector, reference, dis, region, gain_limit, restored, additive,
-    )
+    decouple_fine_avx2(vector, row, gain_limit)
 }
 
 /// [`decouple_fine`] without AVX-512: with AVX2 if `vector` and the CPU
 /// has it, else the portable loop.
-fn decouple_fine_avx2(
-    vector: bool,
-    reference: &Bands<i16>,
-    dis: &Bands<i16>,
-    region: &Region,
-    gain_limit: f64,
-    restored: &mut Bands<i16>,
-    additive: &mut Bands<i16>,
-) {
+fn decouple_fine_avx2(vector: bool, row: Row<'_, i16>, gain_limit: f64) {
     #[cfg(target_arch = "x86_64")]
     if vector && crate::cpu::has_avx2() {
         // SAFETY: the CPU has AVX2 (checked above).
-        return unsafe {
-            super::decouple_avx2::decouple_fine(
-                reference, dis, region, gain_limit, restored, additive,
-            )
-        };
+        return unsafe { super::decouple_avx2::decouple_fine(row, gain_limit) };
     }
     let _ = vector;
-    decouple_fine_portable(reference, dis, region, gain_limit, restored, additive)
+    decouple_fine_portable(row, gain_limit)
 }
 
 simd_dispatch! {
     /// The portable scale-0 loop.
-    fn decouple_fine_portable(
-        reference: &Bands<i16>,
-        dis: &Bands<i16>,
-        region: &Region,
-        gain_limit: f64,
-        restored: &mut Bands<i16>,
-        additive: &mut Bands<i16>,
-    ) => decouple_fine_impl
+    fn decouple_fine_portable(row: Row<'_, i16>, gain_limit: f64) => decouple_fine_impl
 }
 
 /// Scales 1-3: `t / o` in Q15 from libvmaf's reciprocal table with the
@@ -256,93 +207,65 @@ fn restore_coarse(o: i32, t: i32, aligned: bool, gain_limit: f64) -> i32 {
 }
 
 #[inline(always)]
-fn decouple_coarse_impl(
-    reference: &Bands<i32>,
-    dis: &Bands<i32>,
-    region: &Region,
-    gain_limit: f64,
-    restored: &mut Bands<i32>,
-    additive: &mut Bands<i32>,
-) {
-    let w = reference.width;
-    restored.set_size(w, reference.height);
-    additive.set_size(w, reference.height);
+fn decouple_coarse_impl(row: Row<'_, i32>, gain_limit: f64) {
+    let n = row.len();
     let cos_sq = cos_1deg_sq();
-    for i in region.top..region.bottom {
-        let row = i * w + region.left..i * w + region.right;
-        let [oh, ov, od] = reference.slices(row.clone());
-        let [th, tv, td] = dis.slices(row.clone());
-        let [rh, rv, rd] = restored.slices_mut(row.clone());
-        let [ah, av, ad] = additive.slices_mut(row);
-        for j in 0..rh.len() {
-            let (o, t) = ([oh[j], ov[j], od[j]], [th[j], tv[j], td[j]]);
-            // libvmaf's int64 arithmetic; exact in i128 would differ only
-            // past 2^63, which 32-bit coefficients cannot reach in practice.
-            let [o0, o1] = [o[0] as i64, o[1] as i64];
-            let [t0, t1] = [t[0] as i64, t[1] as i64];
-            let dot = o0.wrapping_mul(t0).wrapping_add(o1.wrapping_mul(t1));
-            let o_mag = o0.wrapping_mul(o0).wrapping_add(o1.wrapping_mul(o1));
-            let t_mag = t0.wrapping_mul(t0).wrapping_add(t1.wrapping_mul(t1));
-            // int64 -> float rounds once, as i64 -> f32 does.
-            let aligned = within_1deg(
-                cos_sq,
-                dot as f32 as f64,
-                o_mag as f32 as f64,
-                t_mag as f32 as f64,
-            );
-            let r = [
-                restore_coarse(o[0], t[0], aligned, gain_limit),
-                restore_coarse(o[1], t[1], aligned, gain_limit),
-                restore_coarse(o[2], t[2], aligned, gain_limit),
-            ];
-            rh[j] = r[0];
-            rv[j] = r[1];
-            rd[j] = r[2];
-            ah[j] = t[0].wrapping_sub(r[0]);
-            av[j] = t[1].wrapping_sub(r[1]);
-            ad[j] = t[2].wrapping_sub(r[2]);
-        }
+    let [oh, ov, od] = row.reference.map(|s| &s[..n]);
+    let [th, tv, td] = row.distorted.map(|s| &s[..n]);
+    let [rh, rv, rd] = row.restored.map(|s| &mut s[..n]);
+    let [ah, av, ad] = row.additive.map(|s| &mut s[..n]);
+    for j in 0..n {
+        let (o, t) = ([oh[j], ov[j], od[j]], [th[j], tv[j], td[j]]);
+        // libvmaf's int64 arithmetic; exact in i128 would differ only
+        // past 2^63, which 32-bit coefficients cannot reach in practice.
+        let [o0, o1] = [o[0] as i64, o[1] as i64];
+        let [t0, t1] = [t[0] as i64, t[1] as i64];
+        let dot = o0.wrapping_mul(t0).wrapping_add(o1.wrapping_mul(t1));
+        let o_mag = o0.wrapping_mul(o0).wrapping_add(o1.wrapping_mul(o1));
+        let t_mag = t0.wrapping_mul(t0).wrapping_add(t1.wrapping_mul(t1));
+        // int64 -> float rounds once, as i64 -> f32 does.
+        let aligned = within_1deg(
+            cos_sq,
+            dot as f32 as f64,
+            o_mag as f32 as f64,
+            t_mag as f32 as f64,
+        );
+        let r = [
+            restore_coarse(o[0], t[0], aligned, gain_limit),
+            restore_coarse(o[1], t[1], aligned, gain_limit),
+            restore_coarse(o[2], t[2], aligned, gain_limit),
+        ];
+        rh[j] = r[0];
+        rv[j] = r[1];
+        rd[j] = r[2];
+        ah[j] = t[0].wrapping_sub(r[0]);
+        av[j] = t[1].wrapping_sub(r[1]);
+        ad[j] = t[2].wrapping_sub(r[2]);
     }
 }
 
-/// Decoupling of the 32-bit bands of scales 1-3, as [`decouple_fine`].
-pub(super) fn decouple_coarse(
-    vector: bool,
-    reference: &Bands<i32>,
-    dis: &Bands<i32>,
-    region: &Region,
-    gain_limit: f64,
-    restored: &mut Bands<i32>,
-    additive: &mut Bands<i32>,
-) {
+/// Decoupling of a row of 32-bit coefficients of scales 1-3, as
+/// [`decouple_fine`].
+pub(super) fn decouple_coarse(vector: bool, row: Row<'_, i32>, gain_limit: f64) {
     #[cfg(target_arch = "x86_64")]
     if vector && has_avx512() {
         // SAFETY: the CPU has AVX-512 (checked above).
-        return unsafe {
-            super::decouple_avx512::decouple_coarse(
-                reference, dis, region, gain_limit, restored, additive,
-            )
-        };
+        return unsafe { super::decouple_avx512::decouple_coarse(row, gain_limit) };
     }
     let _ = vector;
-    decouple_coarse_portable(reference, dis, region, gain_limit, restored, additive)
+    decouple_coarse_portable(row, gain_limit)
 }
 
 simd_dispatch! {
     /// The portable loop of scales 1-3.
-    fn decouple_coarse_portable(
-        reference: &Bands<i32>,
-        dis: &Bands<i32>,
-        region: &Region,
-        gain_limit: f64,
-        restored: &mut Bands<i32>,
-        additive: &mut Bands<i32>,
-    ) => decouple_coarse_impl
+    fn decouple_coarse_portable(row: Row<'_, i32>, gain_limit: f64) => decouple_coarse_impl
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature::adm::dwt::Bands;
+    use crate::feature::adm::region::Region;
     use crate::feature::adm::tables::DIV_LOOKUP;
     use crate::testing::fuzz::Rng;
 
@@ -495,9 +418,34 @@ mod tests {
         }
     }
 
-    /// A decoupling entry point: (vector, reference, distorted, region,
-    /// gain limit, restored, additive).
-    type Decouple<C> = fn(bool, &Bands<C>, &Bands<C>, &Region, f64, &mut Bands<C>, &mut Bands<C>);
+    /// A decoupling entry point: (vector, row, gain limit).
+    type Decouple<C> = fn(bool, Row<'_, C>, f64);
+
+    /// `decouple` over the rows of `region`, the coefficients outside it
+    /// left as they were.
+    #[allow(clippy::too_many_arguments)]
+    fn decouple_region<C: Coef>(
+        decouple: Decouple<C>,
+        vector: bool,
+        o: &Bands<C>,
+        t: &Bands<C>,
+        region: &Region,
+        gain: f64,
+        r: &mut Bands<C>,
+        a: &mut Bands<C>,
+    ) {
+        let w = o.width;
+        for i in region.top..region.bottom {
+            let cols = i * w + region.left..i * w + region.right;
+            let row = Row {
+                reference: o.slices(cols.clone()),
+                distorted: t.slices(cols.clone()),
+                restored: r.slices_mut(cols.clone()),
+                additive: a.slices_mut(cols),
+            };
+            decouple(vector, row, gain);
+        }
+    }
 
     /// Runs `decouple` with and without AVX-512 on the whole band and on an
     /// inner region, with whole and fractional gain limits, and compares
@@ -528,7 +476,7 @@ mod tests {
                     for b in [&mut r.h, &mut r.v, &mut r.d, &mut a.h, &mut a.v, &mut a.d] {
                         b.fill(C::from(7));
                     }
-                    decouple(vector, o, t, &region, gain, &mut r, &mut a);
+                    decouple_region(decouple, vector, o, t, &region, gain, &mut r, &mut a);
                     [r.h, r.v, r.d, a.h, a.v, a.d]
                 };
                 assert_eq!(run(true), run(false), "{w}x{h} {region:?} gain {gain}");
@@ -619,7 +567,7 @@ mod tests {
         let fine: [Decouple<i16>; 2] = [decouple_fine, decouple_fine_avx2];
         for (vector, decouple) in [(true, fine[0]), (true, fine[1]), (false, fine[0])] {
             let (mut r, mut a) = (Bands::with_capacity(16, 1), Bands::with_capacity(16, 1));
-            decouple(vector, &o, &t, &region, 100.0, &mut r, &mut a);
+            decouple_region(decouple, vector, &o, &t, &region, 100.0, &mut r, &mut a);
             assert_eq!(r.h, vec![i16::MIN; 16], "vector {vector}");
             assert_eq!(r.d, vec![2000; 16], "vector {vector}");
             assert_eq!(a.d, vec![0; 16], "vector {vector}");

@@ -5,9 +5,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use super::decouple::cos_1deg_sq;
-use super::dwt::Bands;
-use super::region::Region;
+use super::decouple::{cos_1deg_sq, Row};
 use super::tables::RECIPROCAL_Q30;
 use std::arch::x86_64::*;
 
@@ -28,45 +26,29 @@ struct Gain {
 /// # Safety
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn decouple_fine(
-    reference: &Bands<i16>,
-    dis: &Bands<i16>,
-    region: &Region,
-    gain_limit: f64,
-    restored: &mut Bands<i16>,
-    additive: &mut Bands<i16>,
-) {
-    let (w, h) = (reference.width, reference.height);
-    restored.set_size(w, h);
-    additive.set_size(w, h);
-    assert!(region.right <= w && region.bottom <= h && region.left <= region.right);
+pub(super) unsafe fn decouple_fine(row: Row<'_, i16>, gain_limit: f64) {
+    let n = row.len();
     let gain = Gain {
         whole: (gain_limit.fract() == 0.0 && (0.0..65536.0).contains(&gain_limit))
             .then(|| _mm256_set1_epi32(gain_limit as i32)),
         double: _mm256_set1_pd(gain_limit),
     };
     let cos_sq = _mm256_set1_pd(cos_1deg_sq());
-    let (o_bands, t_bands) = (reference.all(), dis.all());
-    for i in region.top..region.bottom {
-        let mut j = region.left;
-        while j < region.right {
-            let len = (region.right - j).min(LANES);
-            let at = i * w + j;
-            let o = o_bands.map(|b| load(&b[at..at + len]));
-            let t = t_bands.map(|b| load(&b[at..at + len]));
-            let aligned = within_1deg(o, t, cos_sq);
-            let (r_bands, a_bands) = (
-                [&mut restored.h, &mut restored.v, &mut restored.d],
-                [&mut additive.h, &mut additive.v, &mut additive.d],
-            );
-            for (theta, (r_band, a_band)) in r_bands.into_iter().zip(a_bands).enumerate() {
-                // SAFETY: AVX2, as this function.
-                let r = unsafe { restore(o[theta], t[theta], aligned, gain) };
-                store(&mut r_band[at..at + len], r);
-                store(&mut a_band[at..at + len], _mm256_sub_epi32(t[theta], r));
-            }
-            j += len;
+    let (o_bands, t_bands) = (row.reference, row.distorted);
+    let (mut r_bands, mut a_bands) = (row.restored, row.additive);
+    let mut j = 0;
+    while j < n {
+        let len = (n - j).min(LANES);
+        let o = o_bands.map(|b| load(&b[j..j + len]));
+        let t = t_bands.map(|b| load(&b[j..j + len]));
+        let aligned = within_1deg(o, t, cos_sq);
+        for (theta, (r_band, a_band)) in r_bands.iter_mut().zip(&mut a_bands).enumerate() {
+            // SAFETY: AVX2, as this function.
+            let r = unsafe { restore(o[theta], t[theta], aligned, gain) };
+            store(&mut r_band[j..j + len], r);
+            store(&mut a_band[j..j + len], _mm256_sub_epi32(t[theta], r));
         }
+        j += len;
     }
 }
 

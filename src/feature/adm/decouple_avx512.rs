@@ -12,9 +12,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use super::decouple::cos_1deg_sq;
-use super::dwt::Bands;
-use super::region::Region;
+use super::decouple::{cos_1deg_sq, Row};
 use super::tables::RECIPROCAL_Q30;
 use std::arch::x86_64::*;
 
@@ -30,49 +28,36 @@ struct Gain {
     double: __m512d,
 }
 
-/// The bands of one decoupling as raw pointers, after checking that they
-/// hold `width` x `height` coefficients and that `region` lies inside.
-struct BandPointers<C> {
+/// A row of one decoupling as raw pointers, after checking that every
+/// slice has the row's length.
+struct RowPointers<C> {
+    len: usize,
     reference: [*const C; 3],
     distorted: [*const C; 3],
     restored: [*mut C; 3],
     additive: [*mut C; 3],
 }
 
-impl<C: Copy + Default> BandPointers<C> {
-    fn new(
-        reference: &Bands<C>,
-        dis: &Bands<C>,
-        region: &Region,
-        restored: &mut Bands<C>,
-        additive: &mut Bands<C>,
-    ) -> Self {
-        let (w, h) = (reference.width, reference.height);
-        restored.set_size(w, h);
-        additive.set_size(w, h);
-        assert!(region.right <= w && region.bottom <= h && region.left <= region.right);
-        let reading = reference.all().into_iter().chain(dis.all());
-        let writing = restored.all().into_iter().chain(additive.all());
-        assert!(reading.chain(writing).all(|band| band.len() >= w * h));
-        let writable = |b: &mut Bands<C>| [&mut b.h, &mut b.v, &mut b.d].map(|b| b.as_mut_ptr());
+impl<C> RowPointers<C> {
+    fn new(row: Row<'_, C>) -> Self {
+        let len = row.len();
         Self {
-            reference: reference.all().map(<[C]>::as_ptr),
-            distorted: dis.all().map(<[C]>::as_ptr),
-            restored: writable(restored),
-            additive: writable(additive),
+            len,
+            reference: row.reference.map(<[C]>::as_ptr),
+            distorted: row.distorted.map(<[C]>::as_ptr),
+            restored: row.restored.map(<[C]>::as_mut_ptr),
+            additive: row.additive.map(<[C]>::as_mut_ptr),
         }
     }
-}
 
-/// The runs of at most `lanes` coefficients that cover each row of
-/// `region` in bands `width` wide: (first index, length).
-fn blocks(region: &Region, width: usize, lanes: usize) -> impl Iterator<Item = (usize, usize)> {
-    let (left, right) = (region.left, region.right);
-    (region.top..region.bottom).flat_map(move |i| {
-        (left..right)
+    /// The runs of at most `lanes` coefficients that cover the row: (first
+    /// index, length).
+    fn blocks(&self, lanes: usize) -> impl Iterator<Item = (usize, usize)> {
+        let len = self.len;
+        (0..len)
             .step_by(lanes)
-            .map(move |j| (i * width + j, (right - j).min(lanes)))
-    })
+            .map(move |j| (j, (len - j).min(lanes)))
+    }
 }
 
 /// [`decouple::decouple_fine`](super::decouple::decouple_fine) with AVX-512.
@@ -80,26 +65,19 @@ fn blocks(region: &Region, width: usize, lanes: usize) -> impl Iterator<Item = (
 /// # Safety
 /// The CPU must have AVX-512 F, BW, DQ and VL.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-pub(super) unsafe fn decouple_fine(
-    reference: &Bands<i16>,
-    dis: &Bands<i16>,
-    region: &Region,
-    gain_limit: f64,
-    restored: &mut Bands<i16>,
-    additive: &mut Bands<i16>,
-) {
-    let bands = BandPointers::new(reference, dis, region, restored, additive);
+pub(super) unsafe fn decouple_fine(row: Row<'_, i16>, gain_limit: f64) {
+    let bands = RowPointers::new(row);
     let gain = Gain {
         whole: (gain_limit.fract() == 0.0 && (0.0..65536.0).contains(&gain_limit))
             .then(|| _mm512_set1_epi32(gain_limit as i32)),
         double: _mm512_set1_pd(gain_limit),
     };
     let cos_sq = _mm512_set1_pd(cos_1deg_sq());
-    for (at, len) in blocks(region, reference.width, LANES) {
+    for (at, len) in bands.blocks(LANES) {
         let lanes = ((1u32 << len) - 1) as __mmask16;
-        // SAFETY: the lanes in `lanes` lie in a row of `region`, inside bands
-        // of width x height coefficients (checked by `BandPointers::new`);
-        // masked-off lanes are not accessed.
+        // SAFETY: the lanes in `lanes` lie in the row, whose slices all
+        // have its length (checked by `RowPointers::new`); masked-off lanes
+        // are not accessed.
         unsafe {
             let o = bands.reference.map(|p| load(p.add(at), lanes));
             let t = bands.distorted.map(|p| load(p.add(at), lanes));
@@ -230,18 +208,11 @@ const WIDE_LANES: usize = 8;
 /// # Safety
 /// The CPU must have AVX-512 F, BW, DQ and VL.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-pub(super) unsafe fn decouple_coarse(
-    reference: &Bands<i32>,
-    dis: &Bands<i32>,
-    region: &Region,
-    gain_limit: f64,
-    restored: &mut Bands<i32>,
-    additive: &mut Bands<i32>,
-) {
-    let bands = BandPointers::new(reference, dis, region, restored, additive);
+pub(super) unsafe fn decouple_coarse(row: Row<'_, i32>, gain_limit: f64) {
+    let bands = RowPointers::new(row);
     let gain = _mm512_set1_pd(gain_limit);
     let cos_sq = _mm512_set1_pd(cos_1deg_sq());
-    for (at, len) in blocks(region, reference.width, WIDE_LANES) {
+    for (at, len) in bands.blocks(WIDE_LANES) {
         let lanes = ((1u32 << len) - 1) as __mmask8;
         // SAFETY: as in `decouple_fine`.
         unsafe {

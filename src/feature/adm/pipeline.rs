@@ -1,9 +1,11 @@
 //! The per-frame computation: the four wavelet scales of both pictures and,
 //! per scale, the ADM numerator, denominator and AIM numerator.
 
-use super::cm::{cube_norm, masked_sums, CoarseKernel, FineKernel, MaskScratch, ScaleKernel};
+use super::cm::{
+    cube_norm, masked_sums, CoarseKernel, FineKernel, MaskScratch, ScaleKernel, RING_ROWS,
+};
 use super::csf::CsfConfig;
-use super::decouple::Coef;
+use super::decouple::{Coef, Row};
 use super::den;
 use super::dwt::{
     analyze_approx_pair, analyze_picture, Bands, CoarseScratch, Level, RowScratch, Taps,
@@ -161,7 +163,8 @@ impl Pyramid {
     }
 }
 
-/// Decoupled bands and scratch, allocated once for the largest scale.
+/// Rings of decoupled rows and scratch, allocated once for the largest
+/// scale.
 struct Work {
     fine_restored: Bands<i16>,
     fine_additive: Bands<i16>,
@@ -204,10 +207,10 @@ impl Pipeline {
             reference: Pyramid::new(fw, fh, cw, ch),
             distorted: Pyramid::new(fw, fh, cw, ch),
             work: Work {
-                fine_restored: Bands::with_capacity(fw, fh),
-                fine_additive: Bands::with_capacity(fw, fh),
-                coarse_restored: Bands::with_capacity(cw, ch),
-                coarse_additive: Bands::with_capacity(cw, ch),
+                fine_restored: Bands::with_capacity(fw, RING_ROWS),
+                fine_additive: Bands::with_capacity(fw, RING_ROWS),
+                coarse_restored: Bands::with_capacity(cw, RING_ROWS),
+                coarse_additive: Bands::with_capacity(cw, RING_ROWS),
                 mask: MaskScratch::new(fw),
                 fine_rows: RowScratch::new(format.width as usize),
                 coarse_rows: CoarseScratch::new(fw),
@@ -296,29 +299,31 @@ impl Pipeline {
     }
 }
 
-/// Decouples, then computes the integer sums of one scale.
+/// Decouples, then computes the integer sums of one scale (the decoupled
+/// rows made into `rings` as the masking needs them).
 fn scale_sums<K: ScaleKernel>(
     kernel: &K,
     (reference, distorted): (&Bands<K::C>, &Bands<K::C>),
     region: &Region,
     gain_limit: f64,
-    (restored, additive): (&mut Bands<K::C>, &mut Bands<K::C>),
+    rings: (&mut Bands<K::C>, &mut Bands<K::C>),
     mask: &mut MaskScratch,
     reference_sums: impl FnOnce(&Bands<K::C>) -> [u64; 3],
 ) -> ScaleSums {
-    let halo = region.with_halo(reference.width, reference.height);
+    let (w, h) = (reference.width, reference.height);
+    let halo = region.with_halo(w, h);
     let den = reference_sums(reference);
-    restored.set_size(reference.width, reference.height);
-    additive.set_size(reference.width, reference.height);
-    let decouple = |row: usize, restored: &mut Bands<K::C>, additive: &mut Bands<K::C>| {
-        let row = Region {
-            top: row,
-            bottom: row + 1,
-            ..halo
+    let decouple = |row: usize, restored: [&mut [K::C]; 3], additive: [&mut [K::C]; 3]| {
+        let cols = row * w + halo.left..row * w + halo.right;
+        let row = Row {
+            reference: reference.slices(cols.clone()),
+            distorted: distorted.slices(cols),
+            restored,
+            additive,
         };
-        K::C::decouple(reference, distorted, &row, gain_limit, restored, additive);
+        K::C::decouple(row, gain_limit);
     };
-    let sums = masked_sums(kernel, restored, additive, &decouple, region, mask);
+    let sums = masked_sums(kernel, (w, h), &decouple, rings, region, mask);
     ScaleSums {
         num: sums.num,
         aim: sums.aim,
