@@ -11,15 +11,19 @@ use crate::feature::common::mirrored_filter::mirror;
 use crate::picture::{PlaneRef, Sample};
 
 /// The 5-tap Gaussian-like kernel; its taps sum to 65536.
-const FILTER: [i32; 5] = [3571, 16004, 26386, 16004, 3571];
-const RADIUS: usize = 2;
+pub(super) const FILTER: [i32; 5] = [3571, 16004, 26386, 16004, 3571];
+pub(super) const RADIUS: usize = 2;
 
 /// Per-row scratch of the SAD: the vertical pass of one row, each value
-/// `y` split as `256 * hi + lo` (`0 <= lo < 256`; see `horizontal_tap`).
+/// `y` split as `256 * hi + lo` (`0 <= lo < 256`; see `horizontal_tap`),
+/// in 32-bit lanes for the portable pass and 16-bit ones for the AVX-512
+/// pass of 8-bit planes.
 #[derive(Debug, Clone, Default)]
 pub struct SadScratch {
     hi: Vec<i32>,
     lo: Vec<i32>,
+    narrow_hi: Vec<i16>,
+    narrow_lo: Vec<i16>,
 }
 
 impl SadScratch {
@@ -27,17 +31,56 @@ impl SadScratch {
         Self {
             hi: vec![0; width],
             lo: vec![0; width],
+            narrow_hi: vec![0; width],
+            narrow_lo: vec![0; width],
         }
     }
 }
 
+/// Sum over all pixels of `|blur(prev - cur)|`, as libvmaf's
+/// `motion_score_pipeline_{8,16}`. Both planes must have the same size, at
+/// least 3x3, and `scratch` at least their width. 8-bit planes take the
+/// AVX-512 pass where the CPU has it (`sad_avx512`), others the portable
+/// one.
+pub fn blurred_difference_sad<T: Sample>(
+    prev: &PlaneRef<'_, T>,
+    cur: &PlaneRef<'_, T>,
+    bit_depth: u32,
+    scratch: &mut SadScratch,
+) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if let (Some(p), Some(c)) = (as_u8(prev), as_u8(cur)) {
+        use super::sad_avx512 as wide;
+        if bit_depth == 8 && cur.width >= wide::MIN_WIDTH && crate::cpu::has_avx512() {
+            let (hi, lo) = (&mut scratch.narrow_hi, &mut scratch.narrow_lo);
+            // SAFETY: the CPU has AVX-512 (checked above).
+            return unsafe { wide::blurred_difference_sad(&p, &c, hi, lo) };
+        }
+    }
+    blurred_difference_sad_portable(prev, cur, bit_depth, scratch)
+}
+
+/// `plane` as the 8-bit plane it is when `T` is `u8`.
+fn as_u8<'a, T: Sample>(plane: &PlaneRef<'a, T>) -> Option<PlaneRef<'a, u8>> {
+    if std::any::TypeId::of::<T>() != std::any::TypeId::of::<u8>() {
+        return None;
+    }
+    // SAFETY: `T` is `u8` (checked above), so the slice is one of bytes.
+    let data =
+        unsafe { std::slice::from_raw_parts(plane.data.as_ptr().cast::<u8>(), plane.data.len()) };
+    Some(PlaneRef {
+        data,
+        width: plane.width,
+        height: plane.height,
+        stride: plane.stride,
+    })
+}
+
 simd_dispatch! {
-    /// Sum over all pixels of `|blur(prev - cur)|`, as libvmaf's
-    /// `motion_score_pipeline_{8,16}`. Both planes must have the same size,
-    /// at least 3x3, and `scratch` at least their width. (The row loops
+    /// The portable passes of [`blurred_difference_sad`]. (The row loops
     /// vectorize with 32-bit multiplies, which the baseline x86-64 target
     /// lacks.)
-    pub fn blurred_difference_sad<T: Sample>(
+    fn blurred_difference_sad_portable<T: Sample>(
         prev: &PlaneRef<'_, T>,
         cur: &PlaneRef<'_, T>,
         bit_depth: u32,
@@ -128,7 +171,7 @@ fn vertical_pass<T: Sample>(
 /// (`0 <= lo < 256`) both partial sums `A = sum f*hi` and `B = sum f*lo` stay
 /// below 2^25 and `(A + ((B + 2^15) >> 8)) >> 8` is the same floor, in i32.
 #[inline(always)]
-fn horizontal_tap(hi: [i32; 5], lo: [i32; 5]) -> i32 {
+pub(super) fn horizontal_tap(hi: [i32; 5], lo: [i32; 5]) -> i32 {
     let a = FILTER[0] * (hi[0] + hi[4]) + FILTER[1] * (hi[1] + hi[3]) + FILTER[2] * hi[2];
     let b = FILTER[0] * (lo[0] + lo[4]) + FILTER[1] * (lo[1] + lo[3]) + FILTER[2] * lo[2];
     (a + ((b + (1 << 15)) >> 8)) >> 8
@@ -204,6 +247,52 @@ mod tests {
                 }
             });
             assert_eq!(split(y), reference(y), "{y:?}");
+        }
+    }
+
+    /// The AVX-512 pass of 8-bit planes against the portable one: random
+    /// samples, only extremes (0 and 255, where the sums reach their
+    /// bounds) and nearly equal planes (rows that are all zero after the
+    /// vertical pass), on widths with and without a partial last vector,
+    /// rows padded past their width.
+    #[test]
+    fn avx512_pass_matches_portable_at_8_bits() {
+        if !crate::cpu::has_avx512() {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return;
+        }
+        let mut rng = crate::testing::fuzz::Rng(77);
+        for (w, h) in [(64, 3), (67, 5), (100, 9), (1920, 6), (97, 4)] {
+            let stride = w + 5;
+            for mode in 0..3 {
+                let mut next = || (rng.next_u64() >> 24) as u8;
+                let mut a = vec![0u8; stride * h];
+                let mut b = vec![0u8; stride * h];
+                for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+                    (*x, *y) = match mode {
+                        0 => (next(), next()),
+                        1 => (next() & 1, next() & 1),
+                        _ => (next(), 0),
+                    };
+                    match mode {
+                        1 => (*x, *y) = (*x * 255, *y * 255),
+                        2 => *y = *x ^ u8::from(next() < 4),
+                        _ => {}
+                    }
+                }
+                let (pa, pb) = [&a, &b]
+                    .map(|d| PlaneRef {
+                        data: &d[..],
+                        width: w,
+                        height: h,
+                        stride,
+                    })
+                    .into();
+                let want = blurred_difference_sad_portable(&pa, &pb, 8, &mut SadScratch::new(w));
+                let got = blurred_difference_sad(&pa, &pb, 8, &mut SadScratch::new(w));
+                assert!(want > 0, "{w}x{h} mode {mode}: a zero SAD checks little");
+                assert_eq!(got, want, "{w}x{h} mode {mode}");
+            }
         }
     }
 
