@@ -17,7 +17,7 @@ pub(super) const RADIUS: usize = 2;
 /// Per-row scratch of the SAD: the vertical pass of one row, each value
 /// `y` split as `256 * hi + lo` (`0 <= lo < 256`; see `horizontal_tap`),
 /// in 32-bit lanes for the portable pass and 16-bit ones for the AVX-512
-/// pass of 8-bit planes.
+/// pass.
 #[derive(Debug, Clone, Default)]
 pub struct SadScratch {
     hi: Vec<i32>,
@@ -39,9 +39,9 @@ impl SadScratch {
 
 /// Sum over all pixels of `|blur(prev - cur)|`, as libvmaf's
 /// `motion_score_pipeline_{8,16}`. Both planes must have the same size, at
-/// least 3x3, and `scratch` at least their width. 8-bit planes take the
-/// AVX-512 pass where the CPU has it (`sad_avx512`), others the portable
-/// one.
+/// least 3x3, and `scratch` at least their width. Samples of up to 12 bits
+/// take the AVX-512 pass where the CPU has it (`sad_avx512`), others (and
+/// samples above their bit depth) the portable one.
 pub fn blurred_difference_sad<T: Sample>(
     prev: &PlaneRef<'_, T>,
     cur: &PlaneRef<'_, T>,
@@ -49,31 +49,18 @@ pub fn blurred_difference_sad<T: Sample>(
     scratch: &mut SadScratch,
 ) -> u64 {
     #[cfg(target_arch = "x86_64")]
-    if let (Some(p), Some(c)) = (as_u8(prev), as_u8(cur)) {
+    {
         use super::sad_avx512 as wide;
-        if bit_depth == 8 && cur.width >= wide::MIN_WIDTH && crate::cpu::has_avx512() {
+        if bit_depth <= wide::MAX_BITS && cur.width >= wide::MIN_WIDTH && crate::cpu::has_avx512() {
             let (hi, lo) = (&mut scratch.narrow_hi, &mut scratch.narrow_lo);
             // SAFETY: the CPU has AVX-512 (checked above).
-            return unsafe { wide::blurred_difference_sad(&p, &c, hi, lo) };
+            if let Some(sad) = unsafe { wide::blurred_difference_sad(prev, cur, bit_depth, hi, lo) }
+            {
+                return sad;
+            }
         }
     }
     blurred_difference_sad_portable(prev, cur, bit_depth, scratch)
-}
-
-/// `plane` as the 8-bit plane it is when `T` is `u8`.
-fn as_u8<'a, T: Sample>(plane: &PlaneRef<'a, T>) -> Option<PlaneRef<'a, u8>> {
-    if std::any::TypeId::of::<T>() != std::any::TypeId::of::<u8>() {
-        return None;
-    }
-    // SAFETY: `T` is `u8` (checked above), so the slice is one of bytes.
-    let data =
-        unsafe { std::slice::from_raw_parts(plane.data.as_ptr().cast::<u8>(), plane.data.len()) };
-    Some(PlaneRef {
-        data,
-        width: plane.width,
-        height: plane.height,
-        stride: plane.stride,
-    })
 }
 
 simd_dispatch! {
@@ -250,50 +237,78 @@ mod tests {
         }
     }
 
-    /// The AVX-512 pass of 8-bit planes against the portable one: random
-    /// samples, only extremes (0 and 255, where the sums reach their
-    /// bounds) and nearly equal planes (rows that are all zero after the
-    /// vertical pass), on widths with and without a partial last vector,
-    /// rows padded past their width.
+    /// The AVX-512 pass against the portable one at 8, 10 and 12 bits:
+    /// random samples, only extremes (0 and the largest, where the sums
+    /// reach their bounds) and nearly equal planes (rows that are all zero
+    /// after the vertical pass), on widths with and without a partial last
+    /// vector, rows padded past their width.
     #[test]
-    fn avx512_pass_matches_portable_at_8_bits() {
+    fn avx512_pass_matches_portable() {
         if !crate::cpu::has_avx512() {
             eprintln!("skipped: this CPU has no AVX-512");
             return;
         }
-        let mut rng = crate::testing::fuzz::Rng(77);
-        for (w, h) in [(64, 3), (67, 5), (100, 9), (1920, 6), (97, 4)] {
-            let stride = w + 5;
-            for mode in 0..3 {
-                let mut next = || (rng.next_u64() >> 24) as u8;
-                let mut a = vec![0u8; stride * h];
-                let mut b = vec![0u8; stride * h];
-                for (x, y) in a.iter_mut().zip(b.iter_mut()) {
-                    (*x, *y) = match mode {
-                        0 => (next(), next()),
-                        1 => (next() & 1, next() & 1),
-                        _ => (next(), 0),
-                    };
-                    match mode {
-                        1 => (*x, *y) = (*x * 255, *y * 255),
-                        2 => *y = *x ^ u8::from(next() < 4),
-                        _ => {}
+        fn check<T: Sample + TryFrom<u32>>(bits: u32, rng: &mut crate::testing::fuzz::Rng) {
+            let top = (1u32 << bits) - 1;
+            let sample = |v: u32| T::try_from(v).ok().expect("a sample of `bits` bits");
+            for (w, h) in [(64, 3), (67, 5), (100, 9), (1920, 6), (97, 4)] {
+                let stride = w + 5;
+                for mode in 0..3 {
+                    let mut a = vec![T::default(); stride * h];
+                    let mut b = a.clone();
+                    for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+                        let (r, s) = (rng.next_u64() as u32, (rng.next_u64() >> 32) as u32);
+                        let (u, v) = match mode {
+                            0 => (r % (top + 1), s % (top + 1)),
+                            1 => ((r & 1) * top, (s & 1) * top),
+                            _ => (r % (top + 1), (r % (top + 1)) ^ u32::from(s % 64 == 0)),
+                        };
+                        (*x, *y) = (sample(u), sample(v));
                     }
+                    let (pa, pb) = [&a, &b]
+                        .map(|d| PlaneRef {
+                            data: &d[..],
+                            width: w,
+                            height: h,
+                            stride,
+                        })
+                        .into();
+                    let want =
+                        blurred_difference_sad_portable(&pa, &pb, bits, &mut SadScratch::new(w));
+                    let got = blurred_difference_sad(&pa, &pb, bits, &mut SadScratch::new(w));
+                    let case = format!("{bits}-bit {w}x{h} mode {mode}");
+                    assert!(want > 0, "{case}: a zero SAD checks little");
+                    assert_eq!(got, want, "{case}");
                 }
-                let (pa, pb) = [&a, &b]
-                    .map(|d| PlaneRef {
-                        data: &d[..],
-                        width: w,
-                        height: h,
-                        stride,
-                    })
-                    .into();
-                let want = blurred_difference_sad_portable(&pa, &pb, 8, &mut SadScratch::new(w));
-                let got = blurred_difference_sad(&pa, &pb, 8, &mut SadScratch::new(w));
-                assert!(want > 0, "{w}x{h} mode {mode}: a zero SAD checks little");
-                assert_eq!(got, want, "{w}x{h} mode {mode}");
             }
         }
+        let mut rng = crate::testing::fuzz::Rng(77);
+        check::<u8>(8, &mut rng);
+        check::<u16>(10, &mut rng);
+        check::<u16>(12, &mut rng);
+        // A sample above the bit depth (16-bit lanes would wrap): the
+        // portable pass's result.
+        let (w, h) = (64, 4);
+        let mut a = vec![512u16; w * h];
+        a[w + 3] = 65535;
+        let b = vec![0u16; w * h];
+        let (pa, pb) = [&a, &b].map(|d| plane(d, w, h)).into();
+        let want = blurred_difference_sad_portable(&pa, &pb, 10, &mut SadScratch::new(w));
+        assert_eq!(
+            blurred_difference_sad(&pa, &pb, 10, &mut SadScratch::new(w)),
+            want
+        );
+        // SAFETY: the CPU has AVX-512 (checked above).
+        let wide = unsafe {
+            super::super::sad_avx512::blurred_difference_sad(
+                &pa,
+                &pb,
+                10,
+                &mut [0; 64],
+                &mut [0; 64],
+            )
+        };
+        assert_eq!(wide, None);
     }
 
     #[test]

@@ -1,12 +1,14 @@
-//! The motion SAD of 8-bit planes with AVX-512 BW: `sad`'s passes on 32
-//! samples a vector in 16-bit lanes, each filter's mirrored taps added
-//! first and the products summed in pairs by `vpmaddwd` (the portable
-//! loops take 16 samples a vector in 32-bit lanes and multiply each tap).
+//! The motion SAD of planes of up to 12 bits with AVX-512 BW: `sad`'s
+//! passes on 32 samples a vector in 16-bit lanes, each filter's mirrored
+//! taps added first and the products summed in pairs by `vpmaddwd` (the
+//! portable loops take 16 samples a vector in 32-bit lanes and multiply
+//! each tap).
 //!
-//! At 8 bits every value fits 16 bits where it is multiplied: the
-//! differences and their folded sums (|d0 + d4| <= 510), and the vertical
-//! output's parts `hi = y >> 8`, `lo = y & 0xff`; the products' pair sums
-//! fit 32 bits. So the results are the portable loops' bits. The
+//! Up to 12 bits every value fits 16 bits where it is multiplied: the
+//! differences and their folded sums (|d0 + d4| <= 8190), the rounding
+//! term (2^11), and the vertical output's parts `hi = y >> 8` and `lo = y
+//! & 0xff` (|y| < 2^16); the products' pair sums fit 32 bits. So the
+//! results are the portable loops' bits. The
 //! horizontal pass's outputs are only summed (absolute values, a wrapping
 //! 32-bit sum per row), so their order within a vector does not matter.
 
@@ -14,7 +16,7 @@
 
 use super::sad::{horizontal_tap, FILTER, RADIUS};
 use crate::feature::common::mirrored_filter::mirror;
-use crate::picture::PlaneRef;
+use crate::picture::{PlaneRef, Sample};
 use std::arch::x86_64::*;
 
 /// Samples per vector.
@@ -22,6 +24,9 @@ const LANES: usize = 32;
 
 /// Narrowest plane this pass takes (narrower ones take the portable pass).
 pub(super) const MIN_WIDTH: usize = 2 * LANES;
+
+/// Deepest samples this pass takes exactly.
+pub(super) const MAX_BITS: u32 = 12;
 
 /// Two 16-bit weights as one `vpmaddwd` operand (first in the low half).
 fn weight_pair(first: i32, second: i32) -> i32 {
@@ -37,21 +42,29 @@ fn first_lanes(n: usize) -> __mmask32 {
     }
 }
 
-/// [`super::sad::blurred_difference_sad`] of 8-bit planes at least
-/// [`MIN_WIDTH`] wide; `hi` and `lo` are scratch rows of their width.
+/// [`super::sad::blurred_difference_sad`] of planes of `bits` bits (at
+/// most [`MAX_BITS`]), at least [`MIN_WIDTH`] wide; `hi` and `lo` are
+/// scratch rows of their width. `None` when a sample is `2^bits` or more
+/// (the 16-bit lanes would not hold the sums: the portable pass takes
+/// those).
 ///
 /// # Safety
 /// The CPU must have AVX-512 F and BW.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-pub(super) unsafe fn blurred_difference_sad(
-    prev: &PlaneRef<'_, u8>,
-    cur: &PlaneRef<'_, u8>,
+pub(super) unsafe fn blurred_difference_sad<T: Sample>(
+    prev: &PlaneRef<'_, T>,
+    cur: &PlaneRef<'_, T>,
+    bits: u32,
     hi: &mut [i16],
     lo: &mut [i16],
-) -> u64 {
+) -> Option<u64> {
     let (w, h) = (cur.width, cur.height);
     assert!(w >= MIN_WIDTH && h >= 3 && prev.width == w && prev.height == h);
+    assert!((1..=MAX_BITS).contains(&bits));
     let (hi, lo) = (&mut hi[..w], &mut lo[..w]);
+    // Every sample's bits, ORed: each row is the centre tap of one output
+    // row, where it is loaded.
+    let mut seen = _mm512_setzero_si512();
     let mut sad = 0u64;
     for i in 0..h {
         let taps: [usize; 5] =
@@ -59,26 +72,52 @@ pub(super) unsafe fn blurred_difference_sad(
         let p = taps.map(|r| prev.row(r));
         let c = taps.map(|r| cur.row(r));
         // SAFETY: AVX-512 BW, as this function; the rows are `w` long.
-        let any = unsafe { vertical(p, c, hi, lo) };
+        let any = unsafe { vertical(p, c, bits, hi, lo, &mut seen) };
         // Rows whose vertical pass is all zero add nothing.
         if any {
             // SAFETY: as above.
             sad += u64::from(unsafe { horizontal(hi, lo) });
         }
     }
-    sad
+    let above = _mm512_set1_epi16(!((1u32 << bits) - 1) as i16);
+    (_mm512_test_epi16_mask(seen, above) == 0).then_some(sad)
 }
 
-/// `sad::vertical_pass` at 8 bits, `y = (sum_k FILTER[k] * (p[k] -
-/// c[k]) + 128) >> 8`, into `hi = y >> 8` and `lo = y & 0xff`; whether
-/// any `y` is nonzero.
+/// Up to 32 samples at `p` (the lanes in `lanes`) as 16-bit values.
+///
+/// # Safety
+/// The lanes in `lanes` must be readable.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-unsafe fn vertical(p: [&[u8]; 5], c: [&[u8]; 5], hi: &mut [i16], lo: &mut [i16]) -> bool {
+unsafe fn load<T: Sample>(p: *const T, lanes: __mmask32) -> __m512i {
+    // SAFETY: the caller's; masked-off lanes are not read.
+    unsafe {
+        if T::BYTES == 1 {
+            _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(lanes, p.cast()))
+        } else {
+            _mm512_maskz_loadu_epi16(lanes, p.cast())
+        }
+    }
+}
+
+/// `sad::vertical_pass`, `y = (sum_k FILTER[k] * (p[k] - c[k]) +
+/// 2^(bits - 1)) >> bits`, into `hi = y >> 8` and `lo = y & 0xff`;
+/// whether any `y` is nonzero. The centre rows' samples are ORed into
+/// `seen`.
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn vertical<T: Sample>(
+    p: [&[T]; 5],
+    c: [&[T]; 5],
+    bits: u32,
+    hi: &mut [i16],
+    lo: &mut [i16],
+    seen: &mut __m512i,
+) -> bool {
     let w = hi.len();
     assert!(lo.len() == w && p.iter().chain(&c).all(|r| r.len() >= w));
     let outer_inner = _mm512_set1_epi32(weight_pair(FILTER[0], FILTER[1]));
     // The centre's weight beside the rounding term, paired with 1.
-    let centre_round = _mm512_set1_epi32(weight_pair(FILTER[2], 1 << 7));
+    let centre_round = _mm512_set1_epi32(weight_pair(FILTER[2], 1 << (bits - 1)));
+    let shift = _mm_cvtsi32_si128(bits as i32);
     let ones = _mm512_set1_epi16(1);
     let low_byte = _mm512_set1_epi32(0xff);
     let mut any = _mm512_setzero_si512();
@@ -86,22 +125,33 @@ unsafe fn vertical(p: [&[u8]; 5], c: [&[u8]; 5], hi: &mut [i16], lo: &mut [i16])
     while j < w {
         let lanes = first_lanes(w - j);
         // SAFETY: the lanes in `lanes` lie within the rows (w long).
-        let load = |row: &[u8]| unsafe {
-            _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(lanes, row.as_ptr().add(j).cast()))
+        let pair = |k: usize| unsafe {
+            (
+                load(p[k].as_ptr().add(j), lanes),
+                load(c[k].as_ptr().add(j), lanes),
+            )
         };
-        let d = |k: usize| _mm512_sub_epi16(load(p[k]), load(c[k]));
+        let d = |k: usize| {
+            let (a, b) = pair(k);
+            _mm512_sub_epi16(a, b)
+        };
+        let (middle_p, middle_c) = pair(2);
+        *seen = _mm512_or_si512(*seen, _mm512_or_si512(middle_p, middle_c));
         let (outer, inner, centre) = (
             _mm512_add_epi16(d(0), d(4)),
             _mm512_add_epi16(d(1), d(3)),
-            d(2),
+            _mm512_sub_epi16(middle_p, middle_c),
         );
         // The low and high four columns of each 128-bit lane; the packs
         // below put them back in order.
         let sum = |a: __m512i, b: __m512i| {
-            _mm512_srai_epi32::<8>(_mm512_add_epi32(
-                _mm512_madd_epi16(a, outer_inner),
-                _mm512_madd_epi16(b, centre_round),
-            ))
+            _mm512_sra_epi32(
+                _mm512_add_epi32(
+                    _mm512_madd_epi16(a, outer_inner),
+                    _mm512_madd_epi16(b, centre_round),
+                ),
+                shift,
+            )
         };
         let y_low = sum(
             _mm512_unpacklo_epi16(outer, inner),
