@@ -26,7 +26,10 @@ pub struct VecSums16 {
     num_log: __m512i,
     den_log: __m512i,
     num_non_log: __m512i,
-    den_non_log: __m512i,
+    /// Flat pixels per lane, in 32 bits: a lane counts at most one pixel
+    /// per call, and a scale of the largest picture is far fewer than
+    /// 2^31 calls.
+    flat_count: __m512i,
     table: *const i32,
     gain_limit: __m512d,
     /// Moments (`sigma1_sq`, `sigma2_sq`, `sigma12`) of pixels that are
@@ -76,7 +79,7 @@ impl VecSums16 {
             num_log: _mm512_setzero_si512(),
             den_log: _mm512_setzero_si512(),
             num_non_log: _mm512_setzero_si512(),
-            den_non_log: _mm512_setzero_si512(),
+            flat_count: _mm512_setzero_si512(),
             table: log2.padded_entries().as_ptr().cast(),
             gain_limit: _mm512_set1_pd(gain_limit),
             queue: [_mm512_setzero_si512(); 3],
@@ -148,8 +151,8 @@ impl VecSums16 {
         let flat: __mmask16 = _mm512_cmpgt_epi32_mask(nsq, sigma1_sq);
         let non_log = _mm512_maskz_mov_epi32(flat, sigma2_sq);
         self.num_non_log = _mm512_add_epi64(self.num_non_log, widen_sum(non_log));
-        let flat_count = _mm512_maskz_mov_epi32(flat, _mm512_set1_epi32(1));
-        self.den_non_log = _mm512_add_epi64(self.den_non_log, widen_sum(flat_count));
+        self.flat_count =
+            _mm512_mask_add_epi32(self.flat_count, flat, self.flat_count, _mm512_set1_epi32(1));
         if flat == 0xffff {
             return;
         }
@@ -274,7 +277,7 @@ impl VecSums16 {
             _mm512_reduce_add_epi64(self.num_log),
             _mm512_reduce_add_epi64(self.den_log),
             _mm512_reduce_add_epi64(self.num_non_log),
-            _mm512_reduce_add_epi64(self.den_non_log),
+            _mm512_reduce_add_epi64(widen_sum(self.flat_count)),
         );
     }
 }
