@@ -205,7 +205,7 @@ impl ScaleKernel for CoarseKernel {
     }
 }
 
-/// Working planes of [`masked_sums`], sized for the largest band.
+/// Working rows of [`masked_sums`], sized for the widest band.
 #[derive(Debug, Clone, Default)]
 pub struct MaskScratch {
     /// Per coefficient of the last [`RING_ROWS`] rows made (a ring), the

@@ -18,25 +18,12 @@ use super::dwt::{
     Bands, RowScratch, Taps,
 };
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
+use crate::feature::common::words16::{first_lanes, load_samples, weight_pair};
 use crate::picture::{PlaneRef, Sample};
 use std::arch::x86_64::*;
 
 /// The deepest samples these loops take exactly.
 pub(super) const MAX_BIT_DEPTH: u32 = 12;
-
-/// Two 16-bit filter taps as one `vpmaddwd` operand (first in the low half).
-fn tap_pair(first: i32, second: i32) -> i32 {
-    (first as u16 as u32 | (second as u16 as u32) << 16) as i32
-}
-
-/// A mask of the first `n` (at most 32) lanes.
-fn first_lanes(n: usize) -> u32 {
-    if n >= 32 {
-        u32::MAX
-    } else {
-        (1u32 << n) - 1
-    }
-}
 
 /// [`dwt::analyze_picture`](super::dwt::analyze_picture) with AVX-512.
 ///
@@ -112,10 +99,10 @@ unsafe fn vertical<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], h
     let lo_bias = _mm512_set1_epi32(round - DB2_LO_SUM * round);
     let hi_bias = _mm512_set1_epi32(round);
     let shift = _mm_cvtsi32_si128(bit_depth as i32);
-    let lo01 = _mm512_set1_epi32(tap_pair(DB2_LO[0], DB2_LO[1]));
-    let lo23 = _mm512_set1_epi32(tap_pair(DB2_LO[2], DB2_LO[3]));
-    let hi01 = _mm512_set1_epi32(tap_pair(DB2_HI[0], DB2_HI[1]));
-    let hi23 = _mm512_set1_epi32(tap_pair(DB2_HI[2], DB2_HI[3]));
+    let lo01 = _mm512_set1_epi32(weight_pair(DB2_LO[0], DB2_LO[1]));
+    let lo23 = _mm512_set1_epi32(weight_pair(DB2_LO[2], DB2_LO[3]));
+    let hi01 = _mm512_set1_epi32(weight_pair(DB2_HI[0], DB2_HI[1]));
+    let hi23 = _mm512_set1_epi32(weight_pair(DB2_HI[2], DB2_HI[3]));
     let filter = |a: __m512i, b: __m512i, f01, f23, bias| {
         let sum = _mm512_add_epi32(_mm512_madd_epi16(a, f01), _mm512_madd_epi16(b, f23));
         _mm512_sra_epi32(_mm512_add_epi32(sum, bias), shift)
@@ -152,22 +139,6 @@ unsafe fn vertical<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], h
     }
 }
 
-/// Up to 32 samples at `p` (the lanes in `lanes`) as 16-bit values.
-///
-/// # Safety
-/// The lanes in `lanes` must be readable.
-#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-unsafe fn load_samples<S: Sample>(p: *const S, lanes: u32) -> __m512i {
-    // SAFETY: the caller's; masked-off lanes are not read.
-    unsafe {
-        if S::BYTES == 1 {
-            _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(lanes, p.cast()))
-        } else {
-            _mm512_maskz_loadu_epi16(lanes, p.cast())
-        }
-    }
-}
-
 /// Horizontal pass of outputs `1..=n` (those whose taps all lie in `row`)
 /// into `low` and `high`, sixteen at a time.
 ///
@@ -183,10 +154,10 @@ unsafe fn horizontal(row: &[i16], n: usize, mut low: Low<'_>, high: &mut [i16]) 
         Low::Narrow(out) => out.len(),
     };
     assert!(low_len > n);
-    let lo01 = _mm512_set1_epi32(tap_pair(DB2_LO[0], DB2_LO[1]));
-    let lo23 = _mm512_set1_epi32(tap_pair(DB2_LO[2], DB2_LO[3]));
-    let hi01 = _mm512_set1_epi32(tap_pair(DB2_HI[0], DB2_HI[1]));
-    let hi23 = _mm512_set1_epi32(tap_pair(DB2_HI[2], DB2_HI[3]));
+    let lo01 = _mm512_set1_epi32(weight_pair(DB2_LO[0], DB2_LO[1]));
+    let lo23 = _mm512_set1_epi32(weight_pair(DB2_LO[2], DB2_LO[3]));
+    let hi01 = _mm512_set1_epi32(weight_pair(DB2_HI[0], DB2_HI[1]));
+    let hi23 = _mm512_set1_epi32(weight_pair(DB2_HI[2], DB2_HI[3]));
     let round = _mm512_set1_epi32(1 << 15);
     let filter = |a: __m512i, b: __m512i, f01, f23| {
         let sum = _mm512_add_epi32(_mm512_madd_epi16(a, f01), _mm512_madd_epi16(b, f23));

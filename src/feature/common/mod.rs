@@ -12,6 +12,7 @@ pub mod picture_copy;
 pub mod psnr_scale;
 pub mod ssim_db;
 pub mod vif_kernels;
+pub mod words16;
 
 /// Converts C's `static const float x[] = { <double literals> }`: each
 /// literal is rounded to `double` first, then to `float`.

@@ -16,6 +16,7 @@
 
 use super::sad::{horizontal_tap, FILTER, RADIUS};
 use crate::feature::common::mirrored_filter::mirror;
+use crate::feature::common::words16::{first_lanes, load_samples, weight_pair};
 use crate::picture::{PlaneRef, Sample};
 use std::arch::x86_64::*;
 
@@ -27,20 +28,6 @@ pub(super) const MIN_WIDTH: usize = 2 * LANES;
 
 /// Deepest samples this pass takes exactly.
 pub(super) const MAX_BITS: u32 = 12;
-
-/// Two 16-bit weights as one `vpmaddwd` operand (first in the low half).
-fn weight_pair(first: i32, second: i32) -> i32 {
-    (first as u16 as u32 | (second as u16 as u32) << 16) as i32
-}
-
-/// The first `n` (at most 32) lanes.
-fn first_lanes(n: usize) -> __mmask32 {
-    if n >= LANES {
-        !0
-    } else {
-        (1 << n) - 1
-    }
-}
 
 /// [`super::sad::blurred_difference_sad`] of planes of `bits` bits (at
 /// most [`MAX_BITS`]), at least [`MIN_WIDTH`] wide; `hi` and `lo` are
@@ -83,22 +70,6 @@ pub(super) unsafe fn blurred_difference_sad<T: Sample>(
     (_mm512_test_epi16_mask(seen, above) == 0).then_some(sad)
 }
 
-/// Up to 32 samples at `p` (the lanes in `lanes`) as 16-bit values.
-///
-/// # Safety
-/// The lanes in `lanes` must be readable.
-#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-unsafe fn load<T: Sample>(p: *const T, lanes: __mmask32) -> __m512i {
-    // SAFETY: the caller's; masked-off lanes are not read.
-    unsafe {
-        if T::BYTES == 1 {
-            _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(lanes, p.cast()))
-        } else {
-            _mm512_maskz_loadu_epi16(lanes, p.cast())
-        }
-    }
-}
-
 /// `sad::vertical_pass`, `y = (sum_k FILTER[k] * (p[k] - c[k]) +
 /// 2^(bits - 1)) >> bits`, into `hi = y >> 8` and `lo = y & 0xff`;
 /// whether any `y` is nonzero. The centre rows' samples are ORed into
@@ -127,8 +98,8 @@ unsafe fn vertical<T: Sample>(
         // SAFETY: the lanes in `lanes` lie within the rows (w long).
         let pair = |k: usize| unsafe {
             (
-                load(p[k].as_ptr().add(j), lanes),
-                load(c[k].as_ptr().add(j), lanes),
+                load_samples(p[k].as_ptr().add(j), lanes),
+                load_samples(c[k].as_ptr().add(j), lanes),
             )
         };
         let d = |k: usize| {

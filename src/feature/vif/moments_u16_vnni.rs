@@ -32,6 +32,7 @@ use super::log2::Log2Table;
 use super::moments_u8_avx2::{horizontal_vnni, tap_pair, Rows16, HALF, PAIRS, TAPS};
 use super::stats::ScaleSums;
 use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
+use crate::feature::common::words16::first_lanes;
 use crate::picture::PlaneRef;
 use std::arch::x86_64::*;
 
@@ -164,15 +165,6 @@ pub unsafe fn accumulate(
     Some(sums)
 }
 
-/// The lanes of a block of `n <= WIDE` columns.
-fn lanes(n: usize) -> __mmask32 {
-    if n >= WIDE {
-        !0
-    } else {
-        (1 << n) - 1
-    }
-}
-
 /// Puts the parts of one row of each picture into ring slot `slot`
 /// (zeros past the row's end); false when a sample is above `limit`.
 #[target_feature(enable = "avx512f,avx512bw")]
@@ -192,7 +184,7 @@ unsafe fn fill(parts: &mut Parts, slot: usize, r: &[u16], d: &[u16], limit: u16)
     let mut over: __mmask32 = 0;
     let mut j = 0;
     while j < w {
-        let mask = lanes(w - j);
+        let mask = first_lanes(w - j);
         // SAFETY: the masked loads read only the row's samples from j.
         let (x, y) = unsafe {
             (
@@ -301,7 +293,7 @@ unsafe fn vertical(parts: &Parts, slots: &[usize; SPAN], outs: &mut [Rows16], w:
                 _mm512_srl_epi32(_mm512_add_epi32(low, square_round), square_shift),
             )
         };
-        let mask = lanes(w - j);
+        let mask = first_lanes(w - j);
         for (r, rows) in outs.iter_mut().enumerate() {
             let mut out = [[zero; 2]; PLANES];
             for half in 0..2 {
