@@ -35,6 +35,7 @@ use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
 use crate::feature::common::words16::first_lanes;
 use crate::picture::PlaneRef;
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 
 /// Columns per vector.
 const WIDE: usize = 32;
@@ -236,7 +237,9 @@ unsafe fn vertical(parts: &Parts, slots: &[usize; SPAN], outs: &mut [Rows16], w:
         // 32-bit lane holds one column's sum; the unpacks pair two rows'
         // values of columns 8l..8l+3 (low) and 8l+4..8l+7 (high) of each
         // 128-bit lane l. Output row r filters ring rows r..r + TAPS.
-        let mut acc = [[[zero; 2]; ROWS]; PLANES];
+        // Not zeroed first: every plane is written below (zeroing the
+        // array took a memset call per block).
+        let mut acc = [const { MaybeUninit::<[[__m512i; 2]; ROWS]>::uninit() }; PLANES];
         for (q, plane_sums) in acc.iter_mut().enumerate() {
             // (Sums local to the plane's loop, so that they stay in
             // registers.)
@@ -278,7 +281,7 @@ unsafe fn vertical(parts: &Parts, slots: &[usize; SPAN], outs: &mut [Rows16], w:
                 step(m, true, true);
             }
             step(PAIRS, false, true);
-            *plane_sums = sums;
+            plane_sums.write(sums);
         }
         // Results offset by -32768 into the i16 range, as `Rows16` holds
         // them; packs puts each 128-bit lane's low and high columns back
@@ -294,13 +297,15 @@ unsafe fn vertical(parts: &Parts, slots: &[usize; SPAN], outs: &mut [Rows16], w:
             )
         };
         let mask = first_lanes(w - j);
+        // SAFETY: the loop above wrote every plane.
+        let acc = |q: usize| unsafe { acc[q].assume_init_ref() };
         for (r, rows) in outs.iter_mut().enumerate() {
             let mut out = [[zero; 2]; PLANES];
             for half in 0..2 {
-                out[X][half] = mean(acc[X][r][half]);
-                out[Y][half] = mean(acc[Y][r][half]);
+                out[X][half] = mean(acc(X)[r][half]);
+                out[Y][half] = mean(acc(Y)[r][half]);
                 for q in [XX, YY, XY] {
-                    let v = moment(acc[q][r][half], acc[q + 1][r][half]);
+                    let v = moment(acc(q)[r][half], acc(q + 1)[r][half]);
                     out[q][half] = _mm512_sub_epi32(_mm512_srli_epi32::<16>(v), bias);
                     out[q + 1][half] = _mm512_sub_epi32(_mm512_and_si512(v, low16), bias);
                 }
