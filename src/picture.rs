@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use std::fmt;
 
 mod huge;
+mod mapped;
 mod memory;
 
 pub(crate) use memory::PictureBuffer;
@@ -328,6 +329,24 @@ impl Layout {
     fn packed(format: &PictureFormat) -> Self {
         Self::new(format, 1)
     }
+
+    /// A packed frame as files hold it: tightly packed rows, each plane
+    /// straight after the one before (not on [`PLANE_ALIGN`]).
+    fn file(format: &PictureFormat) -> Self {
+        let bps = format.bytes_per_sample();
+        let (mut strides, mut offsets, mut bytes) = ([0; 3], [0; 3], 0);
+        for i in 0..format.plane_count() {
+            let (w, h) = format.plane_size(PlaneId::ALL[i]);
+            strides[i] = w;
+            offsets[i] = bytes;
+            bytes += w * h * bps;
+        }
+        Self {
+            strides,
+            offsets,
+            bytes,
+        }
+    }
 }
 
 /// A picture whose samples live in host memory: its own, or memory lent
@@ -344,6 +363,7 @@ impl fmt::Debug for HostPicture {
             .field("format", &self.format)
             .field("strides", &self.layout.strides)
             .field("lent", &matches!(self.memory, Memory::Lent(_)))
+            .field("mapped", &matches!(self.memory, Memory::Mapped(_)))
             .finish()
     }
 }
@@ -377,6 +397,30 @@ impl HostPicture {
             layout,
             Memory::Own(HeapBuffer::zeroed(layout.bytes)),
         )
+    }
+
+    /// The packed frame of `format` at byte `offset` of `file`, mapped in
+    /// place (`picture::mapped`): no copy until it is written. The file
+    /// must hold the whole frame, and a frame of samples above 8 bits must
+    /// start at an even offset.
+    pub(crate) fn map_file(
+        format: PictureFormat,
+        file: &std::fs::File,
+        offset: u64,
+    ) -> std::io::Result<Self> {
+        assert!(
+            format.bytes_per_sample() == 1 || offset.is_multiple_of(2),
+            "16-bit samples at an odd offset"
+        );
+        let layout = Layout::file(&format);
+        let bytes = mapped::MappedBytes::map(file, offset, layout.bytes)?;
+        Ok(Self::from_parts(format, layout, Memory::Mapped(Box::new(bytes))))
+    }
+
+    /// Whether the samples are a file's, mapped in place.
+    #[cfg(test)]
+    pub(crate) fn is_mapped(&self) -> bool {
+        matches!(self.memory, Memory::Mapped(_))
     }
 
     fn from_parts(format: PictureFormat, layout: Layout, memory: Memory) -> Self {

@@ -161,6 +161,12 @@ pub struct Args {
     #[arg(long = "gpu_device", default_value = "0")]
     pub gpu_device: String,
 
+    /// Read input files with read(2) instead of mapping their frames (the
+    /// CPU's default): for files another program may truncate while they
+    /// are scored, which would kill a process that maps them (SIGBUS).
+    #[arg(long = "no_mmap")]
+    pub no_mmap: bool,
+
     /// Print help.
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,

@@ -1,7 +1,9 @@
 //! Reading ahead: each input is read on a thread of its own, straight into
-//! pictures from the context's pool (pinned memory on a GPU), while the
-//! context scores the frames before. Reading is most of the command line's
-//! work when the device scores fast; two readers read both inputs at once.
+//! pictures from the context's pool (pinned memory on a GPU) or, when the
+//! CPU scores a regular file, as its frames mapped in place (ADR 0038),
+//! while the context scores the frames before. Reading is most of the
+//! command line's work when the device scores fast; two readers read both
+//! inputs at once.
 
 use crate::error::Result;
 use crate::io::FrameSource;
@@ -33,8 +35,15 @@ pub struct ReadAhead {
 }
 
 impl ReadAhead {
-    /// Reads `source` into pictures from `pool`, up to `depth` frames ahead.
-    pub fn start(mut source: Box<dyn FrameSource>, pool: PicturePool, depth: usize) -> Self {
+    /// Reads `source` into pictures from `pool`, or with `map` as frames
+    /// mapped in place where it can ([`FrameSource::read_next`]), up to
+    /// `depth` frames ahead.
+    pub fn start(
+        mut source: Box<dyn FrameSource>,
+        pool: PicturePool,
+        depth: usize,
+        map: bool,
+    ) -> Self {
         let path = source.path().to_path_buf();
         let is_file = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
         let (tx, frames) = bounded(depth);
@@ -42,9 +51,7 @@ impl ReadAhead {
             .name("vmafx-read".into())
             .spawn(move || {
                 loop {
-                    let read = pool
-                        .picture()
-                        .and_then(|mut p| Ok(source.read_into(&mut p)?.then_some(p)));
+                    let read = source.read_next(&pool, map);
                     let stop = !matches!(read, Ok(Some(_)));
                     // The receiver gone: the run stopped reading this input.
                     if tx.send(read).is_err() || stop {

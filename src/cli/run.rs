@@ -92,8 +92,10 @@ pub fn run(args: &Args) -> Result<()> {
     } else {
         read_ahead::CPU_DEPTH
     };
-    let mut reference = ReadAhead::start(reference, pool.clone(), depth);
-    let mut distorted = ReadAhead::start(distorted, pool.clone(), depth);
+    // Mapped frames are not page-locked: a GPU's upload wants the pool's.
+    let map = !on_gpu && !args.no_mmap;
+    let mut reference = ReadAhead::start(reference, pool.clone(), depth, map);
+    let mut distorted = ReadAhead::start(distorted, pool.clone(), depth, map);
     let mut count: u64 = 0;
     while args.frame_cnt.is_none_or(|n| count < n) {
         match (reference.next()?, distorted.next()?) {

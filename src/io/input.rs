@@ -8,7 +8,7 @@ use super::{read_full, FrameSource, Y4mReader, YuvReader};
 use crate::error::{Error, Result};
 use crate::picture::PictureFormat;
 use std::fs::File;
-use std::io::{BufReader, Chain, Cursor, Read};
+use std::io::{BufRead, BufReader, Chain, Cursor, Read, Seek, SeekFrom};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
@@ -126,4 +126,41 @@ impl Input {
     pub(crate) fn describe(&self) -> (PathBuf, Option<u64>) {
         (self.path.clone(), self.len)
     }
+}
+
+/// The file under a stream.
+pub(crate) fn stream_file(stream: &Stream) -> &File {
+    stream.get_ref().get_ref().1
+}
+
+/// The offset in the file of the stream's next byte: the file's own
+/// position less what the stream holds unread (its buffer, and what is
+/// left of the bytes kept from the signature check).
+pub(crate) fn stream_position(stream: &Stream) -> std::io::Result<u64> {
+    let (kept, mut file) = stream.get_ref().get_ref();
+    let kept_unread =
+        kept.get_ref().len() as u64 - kept.position().min(kept.get_ref().len() as u64);
+    let held = stream.buffer().len() as u64 + kept_unread;
+    let at = file.stream_position()?;
+    at.checked_sub(held)
+        .ok_or_else(|| std::io::Error::other("stream position before its buffer"))
+}
+
+/// Moves a stream of a regular file `n` bytes on without reading them:
+/// through its buffer, then what is left of the kept bytes, then a seek.
+pub(crate) fn skip(stream: &mut Stream, n: u64) -> std::io::Result<()> {
+    let buffered = (stream.buffer().len() as u64).min(n);
+    stream.consume(buffered as usize);
+    let mut n = n - buffered;
+    let (kept, file) = stream.get_mut().get_mut();
+    let kept_unread = (kept.get_ref().len() as u64).saturating_sub(kept.position());
+    let from_kept = kept_unread.min(n);
+    kept.set_position(kept.position() + from_kept);
+    n -= from_kept;
+    if n > 0 {
+        let n =
+            i64::try_from(n).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        file.seek(SeekFrom::Current(n))?;
+    }
+    Ok(())
 }

@@ -3,6 +3,8 @@
 //! regular files, FIFOs, pipes or standard input (`-`), each opened once.
 
 mod input;
+#[cfg(test)]
+mod mapped_reads;
 mod y4m;
 mod yuv;
 
@@ -11,7 +13,7 @@ pub use y4m::Y4mReader;
 pub use yuv::YuvReader;
 
 use crate::error::{Error, Result};
-use crate::picture::{first_above, HostPicture, PictureFormat, PlaneId, PlaneRef};
+use crate::picture::{first_above, HostPicture, PictureFormat, PicturePool, PlaneId, PlaneRef};
 use std::io::Read;
 use std::path::Path;
 
@@ -26,6 +28,16 @@ pub trait FrameSource: Send {
 
     /// Index of the next frame to be read.
     fn position(&self) -> u64;
+
+    /// The next frame as a picture: with `map`, where the input allows it
+    /// (a regular file; samples above 8 bits at an even offset), the file's
+    /// frame mapped in place (no copy, no picture memory: ADR 0038);
+    /// otherwise read into a picture from `pool`. `Ok(None)` at a clean end
+    /// of file; errors as [`FrameSource::read_into`]'s.
+    fn read_next(&mut self, pool: &PicturePool, map: bool) -> Result<Option<HostPicture>> {
+        let _ = map;
+        read_pooled(self, pool)
+    }
 
     /// The file name, for messages.
     fn path(&self) -> &Path;
@@ -44,6 +56,54 @@ pub trait FrameSource: Send {
 /// then read).
 pub fn open(path: &Path, raw_format: Option<PictureFormat>) -> Result<Box<dyn FrameSource>> {
     Input::open(path)?.into_source(raw_format)
+}
+
+/// [`FrameSource::read_next`] into a picture from `pool`.
+pub(crate) fn read_pooled<S: FrameSource + ?Sized>(
+    source: &mut S,
+    pool: &PicturePool,
+) -> Result<Option<HostPicture>> {
+    let mut picture = pool.picture()?;
+    Ok(source.read_into(&mut picture)?.then_some(picture))
+}
+
+/// Whether the frame at byte `offset` can be mapped in place: its 16-bit
+/// samples (if any) must start at an even offset.
+pub(crate) fn mappable(format: &PictureFormat, offset: u64) -> bool {
+    format.bytes_per_sample() == 1 || offset.is_multiple_of(2)
+}
+
+/// Maps frame `frame` (of `format`) of a regular file at the stream's
+/// position ([`mappable`] there), moves the stream past it and checks its
+/// samples. `Ok(None)` when the file ends there; a file that ends inside
+/// the frame is reported truncated, as a read would.
+pub(crate) fn map_frame(
+    stream: &mut input::Stream,
+    path: &Path,
+    frame: u64,
+    format: PictureFormat,
+) -> Result<Option<HostPicture>> {
+    let io = |e| Error::io(path, e);
+    let at = input::stream_position(stream).map_err(io)?;
+    // The size now, not when opened: mapping pages past the end would
+    // fault when read.
+    let size = input::stream_file(stream).metadata().map_err(io)?.len();
+    let bytes = format.frame_bytes() as u64;
+    let left = size.saturating_sub(at);
+    if left == 0 {
+        return Ok(None);
+    }
+    if left < bytes {
+        return Err(Error::BadInput {
+            path: path.into(),
+            frame,
+            reason: format!("truncated: {left} of {bytes} bytes"),
+        });
+    }
+    let picture = HostPicture::map_file(format, input::stream_file(stream), at).map_err(io)?;
+    input::skip(stream, bytes).map_err(io)?;
+    check_samples(path, frame, &picture)?;
+    Ok(Some(picture))
 }
 
 /// Reads exactly `buf.len()` bytes. Returns the number of bytes read, which

@@ -2,9 +2,9 @@
 //! each followed by one packed planar frame.
 
 use super::input::{Input, Stream};
-use super::{check_format, check_samples, read_frame, FrameSource};
+use super::{check_format, check_samples, map_frame, mappable, read_frame, FrameSource};
 use crate::error::{Error, Result};
-use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
+use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat, PicturePool};
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
@@ -22,6 +22,8 @@ pub struct Y4mReader {
     next: u64,
     /// The header's `XCOLORRANGE=` value (`FULL`, `LIMITED`), if any.
     color_range: Option<String>,
+    /// A regular file (its frames can be mapped in place).
+    is_file: bool,
 }
 
 impl Y4mReader {
@@ -61,7 +63,45 @@ impl Y4mReader {
             line,
             next: 0,
             color_range,
+            is_file: len.is_some(),
         })
+    }
+
+    fn bad(&self, frame: u64, reason: String) -> Error {
+        Error::BadInput {
+            path: self.path.clone(),
+            frame,
+            reason,
+        }
+    }
+
+    /// Reads the next `FRAME` line; false at a clean end of file.
+    fn frame_line(&mut self) -> Result<bool> {
+        let frame = self.next;
+        let has_line = read_line(&mut self.file, &mut self.line, "FRAME line")
+            .map_err(|e| self.bad(frame, e.to_string()))?;
+        if has_line && !self.line.starts_with(b"FRAME") {
+            let shown = String::from_utf8_lossy(&self.line[..self.line.len().min(16)]).into_owned();
+            return Err(self.bad(frame, format!("expected a FRAME line, found '{shown}'")));
+        }
+        Ok(has_line)
+    }
+
+    /// Reads the samples after a `FRAME` line into `picture`.
+    fn read_samples(&mut self, picture: &mut HostPicture) -> Result<()> {
+        let frame = self.next;
+        let read = read_frame(&mut self.file, picture, &mut self.buf)
+            .map_err(|e| Error::io(&self.path, e))?;
+        let got = read.bytes;
+        let bytes = self.format.frame_bytes();
+        if got < bytes {
+            return Err(self.bad(frame, format!("truncated: {got} of {bytes} bytes")));
+        }
+        if !read.fits {
+            check_samples(&self.path, frame, picture)?;
+        }
+        self.next += 1;
+        Ok(())
     }
 }
 
@@ -167,33 +207,29 @@ impl FrameSource for Y4mReader {
 
     fn read_into(&mut self, picture: &mut HostPicture) -> Result<bool> {
         check_format(&self.path, &self.format, picture)?;
-        let frame = self.next;
-        let bad = |reason: String| Error::BadInput {
-            path: self.path.clone(),
-            frame,
-            reason,
-        };
-        let has_line = read_line(&mut self.file, &mut self.line, "FRAME line")
-            .map_err(|e| bad(e.to_string()))?;
-        if !has_line {
+        if !self.frame_line()? {
             return Ok(false);
         }
-        if !self.line.starts_with(b"FRAME") {
-            let shown = String::from_utf8_lossy(&self.line[..self.line.len().min(16)]).into_owned();
-            return Err(bad(format!("expected a FRAME line, found '{shown}'")));
-        }
-        let read = read_frame(&mut self.file, picture, &mut self.buf)
-            .map_err(|e| Error::io(&self.path, e))?;
-        let got = read.bytes;
-        let bytes = self.format.frame_bytes();
-        if got < bytes {
-            return Err(bad(format!("truncated: {got} of {bytes} bytes")));
-        }
-        if !read.fits {
-            check_samples(&self.path, frame, picture)?;
-        }
-        self.next += 1;
+        self.read_samples(picture)?;
         Ok(true)
+    }
+
+    fn read_next(&mut self, pool: &PicturePool, map: bool) -> Result<Option<HostPicture>> {
+        if !self.frame_line()? {
+            return Ok(None);
+        }
+        let at = super::input::stream_position(&self.file).ok();
+        if map && self.is_file && at.is_some_and(|at| mappable(&self.format, at)) {
+            let frame = self.next;
+            let bytes = self.format.frame_bytes();
+            let picture = map_frame(&mut self.file, &self.path, frame, self.format)?
+                .ok_or_else(|| self.bad(frame, format!("truncated: 0 of {bytes} bytes")))?;
+            self.next += 1;
+            return Ok(Some(picture));
+        }
+        let mut picture = pool.picture()?;
+        self.read_samples(&mut picture)?;
+        Ok(Some(picture))
     }
 
     fn position(&self) -> u64 {

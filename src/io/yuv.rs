@@ -2,9 +2,11 @@
 //! caller; chroma planes ceil(W/2) wide as ffmpeg writes them.
 
 use super::input::{Input, Stream};
-use super::{check_format, check_samples, read_frame, FrameSource};
+use super::{
+    check_format, check_samples, map_frame, mappable, read_frame, read_pooled, FrameSource,
+};
 use crate::error::{Error, Result};
-use crate::picture::{HostPicture, PictureFormat};
+use crate::picture::{HostPicture, PictureFormat, PicturePool};
 use std::path::{Path, PathBuf};
 
 pub struct YuvReader {
@@ -14,6 +16,8 @@ pub struct YuvReader {
     /// Packed frame bytes, for pictures whose rows are not packed.
     buf: Vec<u8>,
     next: u64,
+    /// A regular file (its frames can be mapped in place).
+    is_file: bool,
 }
 
 impl YuvReader {
@@ -51,6 +55,7 @@ impl YuvReader {
             format,
             buf: Vec::new(),
             next: 0,
+            is_file: len.is_some(),
         })
     }
 }
@@ -85,6 +90,16 @@ impl FrameSource for YuvReader {
 
     fn position(&self) -> u64 {
         self.next
+    }
+
+    fn read_next(&mut self, pool: &PicturePool, map: bool) -> Result<Option<HostPicture>> {
+        let at = || super::input::stream_position(&self.file).ok();
+        if !(map && self.is_file && at().is_some_and(|at| mappable(&self.format, at))) {
+            return read_pooled(self, pool);
+        }
+        let picture = map_frame(&mut self.file, &self.path, self.next, self.format)?;
+        self.next += u64::from(picture.is_some());
+        Ok(picture)
     }
 
     fn path(&self) -> &Path {

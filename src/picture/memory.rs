@@ -1,5 +1,6 @@
-//! Where a host picture's samples live: its own allocation, or a buffer
-//! lent by a [`PicturePool`] and given back when the picture is dropped.
+//! Where a host picture's samples live: its own allocation, a buffer lent
+//! by a [`PicturePool`] and given back when the picture is dropped, or a
+//! frame of a file mapped in place (read-only until written).
 //!
 //! A pool is how a producer that makes a picture per frame avoids making
 //! one: the buffers are reused, so no frame pays for allocating and
@@ -7,6 +8,7 @@
 //! (pinned) buffers, which the upload reads directly (no staging copy).
 
 use super::huge::{self, HugeRegion};
+use super::mapped::MappedBytes;
 use super::{HostPicture, PictureFormat};
 use crate::error::Result;
 use std::sync::{Arc, Mutex, Weak};
@@ -60,6 +62,8 @@ impl PictureBuffer for HeapBuffer {
 pub(super) enum Memory {
     Own(HeapBuffer),
     Lent(Lent),
+    /// Read in place; a write first copies it into `Own` memory.
+    Mapped(Box<MappedBytes>),
 }
 
 impl Memory {
@@ -67,17 +71,24 @@ impl Memory {
         match self {
             Memory::Own(b) => b.bytes(),
             Memory::Lent(l) => l.buffer().bytes(),
+            Memory::Mapped(m) => m.bytes(),
         }
     }
     pub(super) fn bytes_mut(&mut self) -> &mut [u8] {
+        if let Memory::Mapped(m) = self {
+            let mut own = HeapBuffer::zeroed(m.bytes().len());
+            own.bytes_mut()[..m.bytes().len()].copy_from_slice(m.bytes());
+            *self = Memory::Own(own);
+        }
         match self {
             Memory::Own(b) => b.bytes_mut(),
             Memory::Lent(l) => l.buffer_mut().bytes_mut(),
+            Memory::Mapped(_) => unreachable!("copied into memory of its own above"),
         }
     }
     pub(super) fn pinned(&self) -> bool {
         match self {
-            Memory::Own(_) => false,
+            Memory::Own(_) | Memory::Mapped(_) => false,
             Memory::Lent(l) => l.buffer().pinned(),
         }
     }

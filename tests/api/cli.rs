@@ -42,20 +42,42 @@ fn raw_pair_args<'a>(r: &'a Path, d: &'a Path) -> Vec<&'a str> {
     args
 }
 
+/// Golden pairs at 8 and 10 bits (4:2:0, 4:2:2), their frames mapped in
+/// place (the CPU's default) and read with `--no_mmap`.
 #[test]
 fn golden_command_line_writes_the_golden_file() {
-    let pair = &common::PAIRS[1];
     let dir = tempfile::tempdir().unwrap();
-    let (r, d) = unpack(pair, dir.path());
-    let flags = [
-        &SAMPLE_GEOMETRY[..],
-        &["--threads", "1", "--model", "version=vmaf_v0.6.1"],
-    ]
-    .concat();
-    let (r, d) = (r.to_str().unwrap(), d.to_str().unwrap());
-    let ours = scores_json(dir.path(), r, d, &flags, None);
-    let golden = std::fs::read_to_string(pair.golden_path("vmaf_v0.6.1")).unwrap();
-    assert_eq!(ours, without_fps(&golden));
+    let pairs: Vec<_> = common::PAIRS
+        .iter()
+        .filter(|p| ["x264_crf30", "x265_main10_crf30", "x264_422p10_crf30"].contains(&p.distorted))
+        .collect();
+    assert_eq!(pairs.len(), 3);
+    for pair in pairs {
+        let (r, d) = unpack(pair, dir.path());
+        let format = pair.format();
+        let geometry = [
+            format!("{}", format.width),
+            format!("{}", format.height),
+            format.subsampling.to_string().replace(':', ""),
+            format!("{}", format.bit_depth),
+        ];
+        let golden = std::fs::read_to_string(pair.golden_path("vmaf_v0.6.1")).unwrap();
+        for read in [None, Some("--no_mmap")] {
+            let mut flags = vec!["-w", &geometry[0], "-h", &geometry[1], "-p", &geometry[2]];
+            flags.extend([
+                "-b",
+                &geometry[3],
+                "--threads",
+                "1",
+                "--model",
+                "version=vmaf_v0.6.1",
+            ]);
+            flags.extend(read);
+            let (r, d) = (r.to_str().unwrap(), d.to_str().unwrap());
+            let ours = scores_json(dir.path(), r, d, &flags, None);
+            assert_eq!(ours, without_fps(&golden), "{} {read:?}", pair.folder);
+        }
+    }
 }
 
 /// The metric names of every frame, then of `pooled_metrics`, in the

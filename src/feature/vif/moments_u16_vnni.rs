@@ -301,6 +301,8 @@ unsafe fn vertical(parts: &Parts, slots: &[usize; SPAN], outs: &mut [Rows16], w:
         let acc = |q: usize| unsafe { acc[q].assume_init_ref() };
         for (r, rows) in outs.iter_mut().enumerate() {
             let mut out = [[zero; 2]; PLANES];
+            // (`half` indexes the planes' sums and `out` alike.)
+            #[allow(clippy::needless_range_loop)]
             for half in 0..2 {
                 out[X][half] = mean(acc(X)[r][half]);
                 out[Y][half] = mean(acc(Y)[r][half]);
