@@ -414,7 +414,11 @@ impl HostPicture {
         );
         let layout = Layout::file(&format);
         let bytes = mapped::MappedBytes::map(file, offset, layout.bytes)?;
-        Ok(Self::from_parts(format, layout, Memory::Mapped(Box::new(bytes))))
+        Ok(Self::from_parts(
+            format,
+            layout,
+            Memory::Mapped(Box::new(bytes)),
+        ))
     }
 
     /// Whether the samples are a file's, mapped in place.

@@ -73,16 +73,26 @@ pub(crate) fn mappable(format: &PictureFormat, offset: u64) -> bool {
     format.bytes_per_sample() == 1 || offset.is_multiple_of(2)
 }
 
+/// What [`map_frame`] found.
+pub(crate) enum Mapped {
+    Frame(HostPicture),
+    /// The file ends where the frame would start.
+    End,
+    /// The system would not map the file (a file system without `mmap`):
+    /// the stream has not moved; read the frame instead.
+    Refused,
+}
+
 /// Maps frame `frame` (of `format`) of a regular file at the stream's
 /// position ([`mappable`] there), moves the stream past it and checks its
-/// samples. `Ok(None)` when the file ends there; a file that ends inside
-/// the frame is reported truncated, as a read would.
+/// samples. A file that ends inside the frame is reported truncated, as a
+/// read would.
 pub(crate) fn map_frame(
     stream: &mut input::Stream,
     path: &Path,
     frame: u64,
     format: PictureFormat,
-) -> Result<Option<HostPicture>> {
+) -> Result<Mapped> {
     let io = |e| Error::io(path, e);
     let at = input::stream_position(stream).map_err(io)?;
     // The size now, not when opened: mapping pages past the end would
@@ -91,7 +101,7 @@ pub(crate) fn map_frame(
     let bytes = format.frame_bytes() as u64;
     let left = size.saturating_sub(at);
     if left == 0 {
-        return Ok(None);
+        return Ok(Mapped::End);
     }
     if left < bytes {
         return Err(Error::BadInput {
@@ -100,10 +110,12 @@ pub(crate) fn map_frame(
             reason: format!("truncated: {left} of {bytes} bytes"),
         });
     }
-    let picture = HostPicture::map_file(format, input::stream_file(stream), at).map_err(io)?;
+    let Ok(picture) = HostPicture::map_file(format, input::stream_file(stream), at) else {
+        return Ok(Mapped::Refused);
+    };
     input::skip(stream, bytes).map_err(io)?;
     check_samples(path, frame, &picture)?;
-    Ok(Some(picture))
+    Ok(Mapped::Frame(picture))
 }
 
 /// Reads exactly `buf.len()` bytes. Returns the number of bytes read, which

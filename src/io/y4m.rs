@@ -2,7 +2,7 @@
 //! each followed by one packed planar frame.
 
 use super::input::{Input, Stream};
-use super::{check_format, check_samples, map_frame, mappable, read_frame, FrameSource};
+use super::{check_format, check_samples, map_frame, mappable, read_frame, FrameSource, Mapped};
 use crate::error::{Error, Result};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat, PicturePool};
 use std::io::{BufRead, Read};
@@ -22,7 +22,8 @@ pub struct Y4mReader {
     next: u64,
     /// The header's `XCOLORRANGE=` value (`FULL`, `LIMITED`), if any.
     color_range: Option<String>,
-    /// A regular file (its frames can be mapped in place).
+    /// A regular file whose frames can be mapped in place (false once the
+    /// system refused to map it).
     is_file: bool,
 }
 
@@ -222,10 +223,16 @@ impl FrameSource for Y4mReader {
         if map && self.is_file && at.is_some_and(|at| mappable(&self.format, at)) {
             let frame = self.next;
             let bytes = self.format.frame_bytes();
-            let picture = map_frame(&mut self.file, &self.path, frame, self.format)?
-                .ok_or_else(|| self.bad(frame, format!("truncated: 0 of {bytes} bytes")))?;
-            self.next += 1;
-            return Ok(Some(picture));
+            match map_frame(&mut self.file, &self.path, frame, self.format)? {
+                Mapped::Frame(picture) => {
+                    self.next += 1;
+                    return Ok(Some(picture));
+                }
+                Mapped::End => {
+                    return Err(self.bad(frame, format!("truncated: 0 of {bytes} bytes")))
+                }
+                Mapped::Refused => self.is_file = false,
+            }
         }
         let mut picture = pool.picture()?;
         self.read_samples(&mut picture)?;

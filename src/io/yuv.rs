@@ -3,7 +3,7 @@
 
 use super::input::{Input, Stream};
 use super::{
-    check_format, check_samples, map_frame, mappable, read_frame, read_pooled, FrameSource,
+    check_format, check_samples, map_frame, mappable, read_frame, read_pooled, FrameSource, Mapped,
 };
 use crate::error::{Error, Result};
 use crate::picture::{HostPicture, PictureFormat, PicturePool};
@@ -16,7 +16,8 @@ pub struct YuvReader {
     /// Packed frame bytes, for pictures whose rows are not packed.
     buf: Vec<u8>,
     next: u64,
-    /// A regular file (its frames can be mapped in place).
+    /// A regular file whose frames can be mapped in place (false once the
+    /// system refused to map it).
     is_file: bool,
 }
 
@@ -97,9 +98,17 @@ impl FrameSource for YuvReader {
         if !(map && self.is_file && at().is_some_and(|at| mappable(&self.format, at))) {
             return read_pooled(self, pool);
         }
-        let picture = map_frame(&mut self.file, &self.path, self.next, self.format)?;
-        self.next += u64::from(picture.is_some());
-        Ok(picture)
+        match map_frame(&mut self.file, &self.path, self.next, self.format)? {
+            Mapped::Frame(picture) => {
+                self.next += 1;
+                Ok(Some(picture))
+            }
+            Mapped::End => Ok(None),
+            Mapped::Refused => {
+                self.is_file = false;
+                read_pooled(self, pool)
+            }
+        }
     }
 
     fn path(&self) -> &Path {
