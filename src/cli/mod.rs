@@ -9,6 +9,7 @@ mod presets;
 mod progress;
 mod read_ahead;
 mod run;
+mod sigbus;
 
 pub use args::{Args, Backend, VMAF_VERSION};
 pub use run::run;

@@ -94,6 +94,9 @@ pub fn run(args: &Args) -> Result<()> {
     };
     // Mapped frames are not page-locked: a GPU's upload wants the pool's.
     let map = !on_gpu && !args.no_mmap;
+    if map {
+        super::sigbus::explain_sigbus();
+    }
     let mut reference = ReadAhead::start(reference, pool.clone(), depth, map);
     let mut distorted = ReadAhead::start(distorted, pool.clone(), depth, map);
     let mut count: u64 = 0;

@@ -887,3 +887,85 @@ fn every_simd_level_writes_the_same_file() {
         );
     }
 }
+
+/// A distorted file truncated while its frames are mapped (the reference,
+/// on standard input, holds the run after its first frame, the distorted
+/// reader's next frames mapped ahead): the process dies of SIGBUS, as a
+/// mapped read of lost pages must, but says why and names `--no_mmap`
+/// first.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_input_truncated_while_mapped_is_explained() {
+    use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let (r, d) = sample_pair();
+    let y4m = std::fs::read(&r).unwrap();
+    let (_, frames) = y4m_parts(&y4m, SAMPLE_FRAME);
+    let raw: Vec<u8> = frames.iter().flat_map(|f| f[6..].to_vec()).collect();
+    let dist = std::fs::read(&d).unwrap();
+    let (_, dframes) = y4m_parts(&dist, SAMPLE_FRAME);
+    let dir = tempfile::tempdir().unwrap();
+    let df = dir.path().join("d.yuv");
+    std::fs::write(
+        &df,
+        dframes
+            .iter()
+            .flat_map(|f| f[6..].to_vec())
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let mut args = vec![
+        "-r",
+        "-",
+        "-d",
+        df.to_str().unwrap(),
+        "-q",
+        "--threads",
+        "1",
+    ];
+    args.extend(SAMPLE_GEOMETRY);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vmafx"))
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let frame = SAMPLE_FRAME;
+    stdin.write_all(&raw[..frame]).unwrap();
+    // Wait until the distorted file's frames are mapped, then for the
+    // reader to map all it reads ahead (it blocks after that).
+    let maps = format!("/proc/{}/maps", child.id());
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string(&maps)
+        .unwrap_or_default()
+        .contains(df.to_str().unwrap())
+    {
+        assert!(start.elapsed().as_secs() < 30, "the frame was never mapped");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&df)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    // The run may die before it reads all of this.
+    let _ = stdin.write_all(&raw[frame..]);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.signal(),
+        Some(nix::libc::SIGBUS),
+        "{:?}",
+        out.status
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("truncated while its frames were mapped") && err.contains("--no_mmap"),
+        "{err}"
+    );
+}
