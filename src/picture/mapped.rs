@@ -10,7 +10,8 @@
 //! The one hazard of a file mapping: if another program truncates the file
 //! while a frame of it is mapped, reading the frame's lost pages kills the
 //! process (`SIGBUS`). The reader checks the file's size before each
-//! mapping; the command line's `--no_mmap` reads with `read(2)` instead.
+//! mapping; the command line explains such a `SIGBUS` (`cli::sigbus`),
+//! and its `--no_mmap` reads with `read(2)` instead.
 
 use std::fs::File;
 use std::num::NonZeroUsize;
