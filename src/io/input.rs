@@ -138,8 +138,7 @@ pub(crate) fn stream_file(stream: &Stream) -> &File {
 /// left of the bytes kept from the signature check).
 pub(crate) fn stream_position(stream: &Stream) -> std::io::Result<u64> {
     let (kept, mut file) = stream.get_ref().get_ref();
-    let kept_unread =
-        kept.get_ref().len() as u64 - kept.position().min(kept.get_ref().len() as u64);
+    let kept_unread = (kept.get_ref().len() as u64).saturating_sub(kept.position());
     let held = stream.buffer().len() as u64 + kept_unread;
     let at = file.stream_position()?;
     at.checked_sub(held)

@@ -24,7 +24,7 @@ pub struct Y4mReader {
     color_range: Option<String>,
     /// A regular file whose frames can be mapped in place (false once the
     /// system refused to map it).
-    is_file: bool,
+    can_map: bool,
 }
 
 impl Y4mReader {
@@ -64,7 +64,7 @@ impl Y4mReader {
             line,
             next: 0,
             color_range,
-            is_file: len.is_some(),
+            can_map: len.is_some(),
         })
     }
 
@@ -220,7 +220,7 @@ impl FrameSource for Y4mReader {
             return Ok(None);
         }
         let at = super::input::stream_position(&self.file).ok();
-        if map && self.is_file && at.is_some_and(|at| mappable(&self.format, at)) {
+        if map && self.can_map && at.is_some_and(|at| mappable(&self.format, at)) {
             let frame = self.next;
             let bytes = self.format.frame_bytes();
             match map_frame(&mut self.file, &self.path, frame, self.format)? {
@@ -231,7 +231,7 @@ impl FrameSource for Y4mReader {
                 Mapped::End => {
                     return Err(self.bad(frame, format!("truncated: 0 of {bytes} bytes")))
                 }
-                Mapped::Refused => self.is_file = false,
+                Mapped::Refused => self.can_map = false,
             }
         }
         let mut picture = pool.picture()?;

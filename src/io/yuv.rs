@@ -18,7 +18,7 @@ pub struct YuvReader {
     next: u64,
     /// A regular file whose frames can be mapped in place (false once the
     /// system refused to map it).
-    is_file: bool,
+    can_map: bool,
 }
 
 impl YuvReader {
@@ -56,7 +56,7 @@ impl YuvReader {
             format,
             buf: Vec::new(),
             next: 0,
-            is_file: len.is_some(),
+            can_map: len.is_some(),
         })
     }
 }
@@ -95,7 +95,7 @@ impl FrameSource for YuvReader {
 
     fn read_next(&mut self, pool: &PicturePool, map: bool) -> Result<Option<HostPicture>> {
         let at = || super::input::stream_position(&self.file).ok();
-        if !(map && self.is_file && at().is_some_and(|at| mappable(&self.format, at))) {
+        if !(map && self.can_map && at().is_some_and(|at| mappable(&self.format, at))) {
             return read_pooled(self, pool);
         }
         match map_frame(&mut self.file, &self.path, self.next, self.format)? {
@@ -105,7 +105,7 @@ impl FrameSource for YuvReader {
             }
             Mapped::End => Ok(None),
             Mapped::Refused => {
-                self.is_file = false;
+                self.can_map = false;
                 read_pooled(self, pool)
             }
         }
