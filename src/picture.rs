@@ -9,6 +9,7 @@ use std::fmt;
 
 mod huge;
 mod mapped;
+pub(crate) use mapped::Retired;
 mod memory;
 
 pub(crate) use memory::PictureBuffer;
@@ -402,18 +403,20 @@ impl HostPicture {
     /// The packed frame of `format` at byte `offset` of `file`, mapped in
     /// place (`picture::mapped`): no copy until it is written. The file
     /// must hold the whole frame, and a frame of samples above 8 bits must
-    /// start at an even offset.
+    /// start at an even offset. Dropped, its mapping goes to `retired`
+    /// (unmapped by the thread that maps frames), where given.
     pub(crate) fn map_file(
         format: PictureFormat,
         file: &std::fs::File,
         offset: u64,
+        retired: Option<&mapped::Retired>,
     ) -> std::io::Result<Self> {
         assert!(
             format.bytes_per_sample() == 1 || offset.is_multiple_of(2),
             "16-bit samples at an odd offset"
         );
         let layout = Layout::file(&format);
-        let bytes = mapped::MappedBytes::map(file, offset, layout.bytes)?;
+        let bytes = mapped::MappedBytes::map(file, offset, layout.bytes, retired)?;
         Ok(Self::from_parts(
             format,
             layout,

@@ -227,7 +227,8 @@ fn a_written_mapped_picture_is_a_copy() {
     assert!(!p.is_mapped());
     assert_eq!(p.plane_u16(PlaneId::Y).row(0)[3], 1000);
     assert_eq!(p.plane_u16(PlaneId::Cr).row(9), {
-        let copy = HostPicture::map_file(format, &std::fs::File::open(&path).unwrap(), 0).unwrap();
+        let copy =
+            HostPicture::map_file(format, &std::fs::File::open(&path).unwrap(), 0, None).unwrap();
         copy.plane_u16(PlaneId::Cr).row(9).to_vec()
     });
     assert_eq!(std::fs::read(&path).unwrap(), written[0]);

@@ -13,7 +13,9 @@ pub use y4m::Y4mReader;
 pub use yuv::YuvReader;
 
 use crate::error::{Error, Result};
-use crate::picture::{first_above, HostPicture, PictureFormat, PicturePool, PlaneId, PlaneRef};
+use crate::picture::{
+    first_above, HostPicture, PictureFormat, PicturePool, PlaneId, PlaneRef, Retired,
+};
 use std::io::Read;
 use std::path::Path;
 
@@ -86,13 +88,16 @@ pub(crate) enum Mapped {
 /// Maps frame `frame` (of `format`) of a regular file at the stream's
 /// position ([`mappable`] there), moves the stream past it and checks its
 /// samples. A file that ends inside the frame is reported truncated, as a
-/// read would.
+/// read would. The picture's mapping, dropped, goes to `retired`.
 pub(crate) fn map_frame(
     stream: &mut input::Stream,
     path: &Path,
     frame: u64,
     format: PictureFormat,
+    retired: &Retired,
 ) -> Result<Mapped> {
+    // The frames scored since the last call, unmapped here.
+    retired.unmap();
     let io = |e| Error::io(path, e);
     let at = input::stream_position(stream).map_err(io)?;
     // The size now, not when opened: mapping pages past the end would
@@ -110,7 +115,8 @@ pub(crate) fn map_frame(
             reason: format!("truncated: {left} of {bytes} bytes"),
         });
     }
-    let Ok(picture) = HostPicture::map_file(format, input::stream_file(stream), at) else {
+    let Ok(picture) = HostPicture::map_file(format, input::stream_file(stream), at, Some(retired))
+    else {
         return Ok(Mapped::Refused);
     };
     input::skip(stream, bytes).map_err(io)?;

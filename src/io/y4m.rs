@@ -4,7 +4,7 @@
 use super::input::{Input, Stream};
 use super::{check_format, check_samples, map_frame, mappable, read_frame, FrameSource, Mapped};
 use crate::error::{Error, Result};
-use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat, PicturePool};
+use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat, PicturePool, Retired};
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
@@ -25,6 +25,8 @@ pub struct Y4mReader {
     /// A regular file whose frames can be mapped in place (false once the
     /// system refused to map it).
     can_map: bool,
+    /// Mapped frames dropped, unmapped on this reader's thread.
+    retired: Retired,
 }
 
 impl Y4mReader {
@@ -65,6 +67,7 @@ impl Y4mReader {
             next: 0,
             color_range,
             can_map: len.is_some(),
+            retired: Retired::new(),
         })
     }
 
@@ -223,7 +226,13 @@ impl FrameSource for Y4mReader {
         if map && self.can_map && at.is_some_and(|at| mappable(&self.format, at)) {
             let frame = self.next;
             let bytes = self.format.frame_bytes();
-            match map_frame(&mut self.file, &self.path, frame, self.format)? {
+            match map_frame(
+                &mut self.file,
+                &self.path,
+                frame,
+                self.format,
+                &self.retired,
+            )? {
                 Mapped::Frame(picture) => {
                     self.next += 1;
                     return Ok(Some(picture));

@@ -6,7 +6,7 @@ use super::{
     check_format, check_samples, map_frame, mappable, read_frame, read_pooled, FrameSource, Mapped,
 };
 use crate::error::{Error, Result};
-use crate::picture::{HostPicture, PictureFormat, PicturePool};
+use crate::picture::{HostPicture, PictureFormat, PicturePool, Retired};
 use std::path::{Path, PathBuf};
 
 pub struct YuvReader {
@@ -19,6 +19,8 @@ pub struct YuvReader {
     /// A regular file whose frames can be mapped in place (false once the
     /// system refused to map it).
     can_map: bool,
+    /// Mapped frames dropped, unmapped on this reader's thread.
+    retired: Retired,
 }
 
 impl YuvReader {
@@ -57,6 +59,7 @@ impl YuvReader {
             buf: Vec::new(),
             next: 0,
             can_map: len.is_some(),
+            retired: Retired::new(),
         })
     }
 }
@@ -98,7 +101,13 @@ impl FrameSource for YuvReader {
         if !(map && self.can_map && at().is_some_and(|at| mappable(&self.format, at))) {
             return read_pooled(self, pool);
         }
-        match map_frame(&mut self.file, &self.path, self.next, self.format)? {
+        match map_frame(
+            &mut self.file,
+            &self.path,
+            self.next,
+            self.format,
+            &self.retired,
+        )? {
             Mapped::Frame(picture) => {
                 self.next += 1;
                 Ok(Some(picture))

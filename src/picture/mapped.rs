@@ -13,13 +13,14 @@
 //! mapping; the command line explains such a `SIGBUS` (`cli::sigbus`),
 //! and its `--no_mmap` reads with `read(2)` instead.
 
+use crossbeam_channel::{unbounded, Receiver, Sender};
 use std::fs::File;
 use std::num::NonZeroUsize;
 use std::os::fd::AsFd;
 use std::ptr::NonNull;
 
 /// `len` bytes of a file from some offset, mapped read-only; unmapped on
-/// drop.
+/// drop, or handed to the [`Retired`] it was mapped with.
 pub(crate) struct MappedBytes {
     /// The mapping's start (a page boundary at or before the bytes).
     base: NonNull<u8>,
@@ -27,6 +28,50 @@ pub(crate) struct MappedBytes {
     /// Where the bytes start in the mapping.
     head: usize,
     len: usize,
+    retire: Option<Sender<Mapping>>,
+}
+
+/// A mapping's start and length, to unmap.
+struct Mapping(usize, usize);
+
+impl Mapping {
+    fn unmap(self) {
+        if let Some(base) = NonNull::new(self.0 as *mut std::ffi::c_void) {
+            // SAFETY: a mapping made by `MappedBytes::map` whose owner is
+            // gone: nothing borrows it.
+            let _ = unsafe { nix::sys::mman::munmap(base, self.1) };
+        }
+    }
+}
+
+/// Mappings whose pictures are gone, unmapped by the thread that maps the
+/// frames (between frames) rather than by the threads that scored them:
+/// unmapping a frame clears its page table entries, about 1 % of a
+/// scoring thread's time. Pictures dropped after this is gone unmap
+/// themselves.
+pub(crate) struct Retired {
+    tx: Sender<Mapping>,
+    rx: Receiver<Mapping>,
+}
+
+impl Retired {
+    pub(crate) fn new() -> Self {
+        let (tx, rx) = unbounded();
+        Self { tx, rx }
+    }
+
+    /// Unmaps every mapping retired so far.
+    pub(crate) fn unmap(&self) {
+        for mapping in self.rx.try_iter() {
+            mapping.unmap();
+        }
+    }
+}
+
+impl Drop for Retired {
+    fn drop(&mut self) {
+        self.unmap();
+    }
 }
 
 // SAFETY: a private read-only mapping owned by this value; nothing writes
@@ -37,8 +82,14 @@ unsafe impl Sync for MappedBytes {}
 
 impl MappedBytes {
     /// Maps bytes `offset..offset + len` of `file`, which must hold them
-    /// (the caller checks the file's size: pages past its end would fault).
-    pub(crate) fn map(file: &File, offset: u64, len: usize) -> std::io::Result<Self> {
+    /// (the caller checks the file's size: pages past its end would fault);
+    /// dropped, the mapping goes to `retired`, where given.
+    pub(crate) fn map(
+        file: &File,
+        offset: u64,
+        len: usize,
+        retired: Option<&Retired>,
+    ) -> std::io::Result<Self> {
         use nix::sys::mman::{mmap, MapFlags, ProtFlags};
         let page = page_size();
         let head = (offset % page as u64) as usize;
@@ -63,6 +114,7 @@ impl MappedBytes {
             mapped: mapped.get(),
             head,
             len,
+            retire: retired.map(|r| r.tx.clone()),
         })
     }
 
@@ -76,9 +128,17 @@ impl MappedBytes {
 
 impl Drop for MappedBytes {
     fn drop(&mut self) {
-        // SAFETY: the mapping was made by `map` and nothing borrows it any
-        // more (`bytes` borrows `self`).
-        let _ = unsafe { nix::sys::mman::munmap(self.base.cast(), self.mapped) };
+        // Nothing borrows the mapping any more (`bytes` borrows `self`).
+        let mapping = Mapping(self.base.as_ptr() as usize, self.mapped);
+        match self.retire.take() {
+            // The retirement gone: unmap here.
+            Some(tx) => {
+                if let Err(e) = tx.send(mapping) {
+                    e.into_inner().unmap();
+                }
+            }
+            None => mapping.unmap(),
+        }
     }
 }
 
@@ -122,7 +182,7 @@ mod tests {
             (4096, 100),
             (5000, 7388),
         ] {
-            let m = MappedBytes::map(&file, offset as u64, len).unwrap();
+            let m = MappedBytes::map(&file, offset as u64, len, None).unwrap();
             assert_eq!(m.bytes(), &data[offset..offset + len], "{offset}+{len}");
         }
     }
@@ -130,7 +190,39 @@ mod tests {
     #[test]
     fn an_empty_range_is_refused() {
         let file = tempfile::tempfile().unwrap();
-        let e = MappedBytes::map(&file, 0, 0).err().expect("refused");
+        let e = MappedBytes::map(&file, 0, 0, None).err().expect("refused");
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    }
+
+    /// Dropped mappings given a retirement stay mapped until it unmaps
+    /// them (or is dropped); without one, they go at once.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn retired_mappings_go_when_unmapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("frames.bin");
+        std::fs::write(&path, vec![7u8; 3 * 4096]).unwrap();
+        let file = File::open(&path).unwrap();
+        let name = path.to_str().unwrap();
+        let mapped = || {
+            std::fs::read_to_string("/proc/self/maps")
+                .unwrap()
+                .matches(name)
+                .count()
+        };
+        drop(MappedBytes::map(&file, 0, 4096, None).unwrap());
+        assert_eq!(mapped(), 0);
+        let retired = Retired::new();
+        let m = MappedBytes::map(&file, 4096, 100, Some(&retired)).unwrap();
+        assert_eq!(m.bytes(), &[7u8; 100][..]);
+        drop(m);
+        assert_eq!(mapped(), 1);
+        retired.unmap();
+        assert_eq!(mapped(), 0);
+        let m = MappedBytes::map(&file, 8192, 100, Some(&retired)).unwrap();
+        drop(retired);
+        assert_eq!(mapped(), 1, "the live picture's mapping stays");
+        drop(m);
+        assert_eq!(mapped(), 0, "and goes with it");
     }
 }
