@@ -328,11 +328,13 @@ mod tests {
                 stride: w,
             }
         }
-        for (w, h) in [(37, 21), (66, 41), (10, 10)] {
+        for (w, h) in [(37, 21), (66, 41), (10, 10), (203, 30)] {
             let n = (w / 2) * (h / 2);
             let mut decimator = Decimator::new(w);
             for bits in 9..=15 {
-                let (r, d) = test_pair(w, h, (1 << bits) - 1, bits);
+                let (mut r, d) = test_pair(w, h, (1 << bits) - 1, bits);
+                // Full-scale rows: the AVX-512 pass's largest folded sums.
+                r[..3 * w].fill((1 << bits) - 1);
                 let (mut out_ref, mut out_dis) = (vec![0; n], vec![0; n]);
                 let mut pass = Pass {
                     reference: plane(&r, w, h),
@@ -368,14 +370,21 @@ mod tests {
         }
     }
 
-    /// The dispatched pass (AVX2 where the CPU has it) against the portable
-    /// code, on odd sizes and every decimating filter.
+    /// The dispatched pass (AVX2 or AVX-512 where the CPU has it) against
+    /// the portable code, on odd sizes and every decimating filter; 8-bit
+    /// pictures also at their extremes (the AVX-512 pass adds mirrored
+    /// samples before multiplying).
     #[test]
     fn simd_and_portable_passes_agree() {
-        for (w, h) in [(37, 21), (66, 41), (10, 10)] {
+        for (w, h) in [(37, 21), (66, 41), (10, 10), (203, 30)] {
             let (r, d) = test_pair(w, h, 255, 3);
             let narrow = |v: &[u16]| v.iter().map(|&x| x as u8).collect::<Vec<_>>();
             check(&narrow(&r), &narrow(&d), w, h, 1, 8);
+            let white = vec![255u8; w * h];
+            let stripes: Vec<u8> = (0..w * h)
+                .map(|i| if (i / w + i % w) % 3 == 0 { 255 } else { 0 })
+                .collect();
+            check(&white, &stripes, w, h, 1, 8);
             for (scale, bits) in [(1, 9), (1, 10), (1, 12), (1, 15), (1, 16), (2, 16), (3, 16)] {
                 let (r, d) = test_pair(w, h, (1 << bits) - 1, 3 + scale as u32);
                 check(&r, &d, w, h, scale, bits);

@@ -10,6 +10,11 @@
 //!
 //! The horizontal pass keeps every other column, so each 32-bit lane pairs
 //! two neighbouring taps of one output column.
+//!
+//! Pictures of up to 14 bits take AVX-512 BW passes where the CPU has
+//! them: 32 columns a vector vertically, with the symmetric filter's
+//! mirrored taps added first (two such samples sum below 2^15: 3
+//! multiply-adds, not 5), and 16 output columns a vector horizontally.
 
 #![cfg(target_arch = "x86_64")]
 
@@ -117,8 +122,163 @@ impl Sample for u16 {
 /// the pictures'.
 #[target_feature(enable = "avx2")]
 pub unsafe fn decimate(rows: &mut Rows, pictures: [PlaneRef<'_, u8>; 2], outputs: [&mut [u16]; 2]) {
-    // SAFETY: the caller upholds this function's contract.
-    unsafe { decimate_bits(rows, pictures, 8, outputs) }
+    // SAFETY: the caller upholds this function's contract; the AVX-512
+    // passes only where the CPU has them.
+    unsafe {
+        if crate::cpu::has_avx512() {
+            decimate_avx512(rows, pictures, 8, outputs)
+        } else {
+            decimate_bits(rows, pictures, 8, outputs)
+        }
+    }
+}
+
+/// [`decimate`] with the AVX-512 passes, for samples of `bits` (at most
+/// [`MAX_FOLDED_BITS`]), all within their depth.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW; `rows` as for [`decimate`].
+#[target_feature(enable = "avx2,avx512f,avx512bw")]
+unsafe fn decimate_avx512<S: WideSample>(
+    rows: &mut Rows,
+    pictures: [PlaneRef<'_, S>; 2],
+    bits: u32,
+    outputs: [&mut [u16]; 2],
+) {
+    assert!(bits <= MAX_FOLDED_BITS);
+    let (w, h) = (pictures[0].width, pictures[0].height);
+    let out_w = w / 2;
+    assert!(rows.padded[0].len() >= w + 2 * HALF + 2 * BLOCK);
+    for (picture, (padded, out)) in pictures.iter().zip(rows.padded.iter_mut().zip(outputs)) {
+        for i in 0..h / 2 {
+            let taps: [&[S]; TAPS] = std::array::from_fn(|k| {
+                picture.row(mirror((2 * i + k) as isize - HALF as isize, h))
+            });
+            // SAFETY: AVX-512 F and BW (the caller's contract); rows sized
+            // above.
+            unsafe {
+                vertical_avx512(&taps, padded, w, bits);
+                mirror_edges(&mut padded[..w + 2 * HALF], HALF);
+                horizontal_avx512(padded, &mut out[i * out_w..(i + 1) * out_w]);
+            }
+        }
+    }
+}
+
+/// Whether tap `k` weighs as tap `len - 1 - k` (compile-time).
+const fn is_symmetric(filter: &[u16]) -> bool {
+    let mut k = 0;
+    while k < filter.len() {
+        if filter[k] != filter[filter.len() - 1 - k] {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
+
+/// Samples the AVX-512 vertical pass reads, 32 at a time as 16-bit words.
+trait WideSample: Sample {
+    /// Samples `j..j + 32` of `row` as words.
+    ///
+    /// # Safety
+    /// Inlined only into AVX-512 BW code.
+    unsafe fn words(row: &[Self], j: usize) -> __m512i;
+}
+
+impl WideSample for u8 {
+    #[inline(always)]
+    unsafe fn words(row: &[u8], j: usize) -> __m512i {
+        // SAFETY: the caller's; the slice checks the bounds.
+        unsafe { _mm512_cvtepu8_epi16(_mm256_loadu_si256(row[j..j + 32].as_ptr().cast())) }
+    }
+}
+
+impl WideSample for u16 {
+    #[inline(always)]
+    unsafe fn words(row: &[u16], j: usize) -> __m512i {
+        // SAFETY: the caller's; the slice checks the bounds.
+        unsafe { _mm512_loadu_si512(row[j..j + 32].as_ptr().cast()) }
+    }
+}
+
+/// The vertical pass of samples of `bits` (at most [`MAX_FOLDED_BITS`]),
+/// 32 columns a vector: mirrored taps `k` and `8 - k` added in 16 bits,
+/// then paired for the multiply-adds as (0, 1), (2, 3) and (centre, none).
+#[target_feature(enable = "avx2,avx512f,avx512bw")]
+unsafe fn vertical_avx512<S: WideSample>(
+    taps: &[&[S]; TAPS],
+    padded: &mut [i16],
+    w: usize,
+    bits: u32,
+) {
+    const { assert!(TAPS == 9 && is_symmetric(FILTER)) };
+    const WIDE: usize = 32;
+    let pair = |a: usize, b: usize| _mm512_set1_epi32(weight(a) | (weight(b) << 16));
+    let (c01, c23, centre) = (pair(0, 1), pair(2, 3), pair(HALF, TAPS));
+    // (Σc·x + 2^(bits-1)) >> bits, minus 32768: the bias folded into the
+    // rounding term (Σc·x < 2^(bits+16), so within i32), and the
+    // arithmetic shift gives it at once.
+    let round = _mm512_set1_epi32((1 << (bits - 1)) - (32768 << bits));
+    let shift = _mm_cvtsi32_si128(bits as i32);
+    let mut j = 0;
+    while j + WIDE <= w {
+        // SAFETY: AVX-512 BW, as this function; every row holds w samples.
+        let words = |k: usize| unsafe { S::words(taps[k], j) };
+        let folded: [__m512i; 4] =
+            std::array::from_fn(|k| _mm512_add_epi16(words(k), words(TAPS - 1 - k)));
+        let middle = words(HALF);
+        let zero = _mm512_setzero_si512();
+        // Each 128-bit lane's columns 0-3 (low) and 4-7 (high), as pairs.
+        let sum = |unpack: fn(__m512i, __m512i) -> __m512i| {
+            let a = _mm512_madd_epi16(unpack(folded[0], folded[1]), c01);
+            let b = _mm512_madd_epi16(unpack(folded[2], folded[3]), c23);
+            let c = _mm512_madd_epi16(unpack(middle, zero), centre);
+            _mm512_sra_epi32(
+                _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, round)),
+                shift,
+            )
+        };
+        let (low, high) = (
+            sum(|a, b| _mm512_unpacklo_epi16(a, b)),
+            sum(|a, b| _mm512_unpackhi_epi16(a, b)),
+        );
+        // packs joins each 128-bit lane's low and high columns in order;
+        // every value is in the i16 range.
+        let dst = &mut padded[HALF + j..HALF + j + WIDE];
+        // SAFETY: 32 words, bounds checked by the slice.
+        unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), _mm512_packs_epi32(low, high)) };
+        j += WIDE;
+    }
+    vertical_tail(taps, padded, j, w, bits);
+}
+
+/// The horizontal pass, 16 output columns a vector.
+#[target_feature(enable = "avx2,avx512f,avx512bw")]
+unsafe fn horizontal_avx512(padded: &[i16], out: &mut [u16]) {
+    const WIDE: usize = 16;
+    let out_w = out.len();
+    let weights: [__m512i; PAIRS] =
+        std::array::from_fn(|p| _mm512_set1_epi32(weight(2 * p) | (weight(2 * p + 1) << 16)));
+    let bias = _mm512_set1_epi32(i32::MIN.wrapping_add(1 << 15));
+    let mut o = 0;
+    // Output column o + m reads padded columns 2(o + m) + k.
+    while o + WIDE <= out_w {
+        let mut acc = _mm512_setzero_si512();
+        for (p, &c) in weights.iter().enumerate() {
+            let src = &padded[2 * o + 2 * p..2 * o + 2 * p + 2 * WIDE];
+            // SAFETY: 32 words, bounds checked by the slice.
+            let v = unsafe { _mm512_loadu_si512(src.as_ptr().cast()) };
+            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(v, c));
+        }
+        // Values fit 16 bits: the truncating narrow is exact.
+        let v = _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_add_epi32(acc, bias)));
+        let dst = &mut out[o..o + WIDE];
+        // SAFETY: 16 words, bounds checked by the slice.
+        unsafe { _mm256_storeu_si256(dst.as_mut_ptr().cast(), v) };
+        o += WIDE;
+    }
+    horizontal_tail(padded, out, o);
 }
 
 /// Decimates both `bits`-bit pictures into `outputs` as [`decimate`]
@@ -139,10 +299,21 @@ pub unsafe fn decimate_u16(
     if pictures.iter().any(|p| first_above(p, limit).is_some()) {
         return false;
     }
-    // SAFETY: the caller upholds this function's contract.
-    unsafe { decimate_bits(rows, pictures, bits, outputs) };
+    // SAFETY: the caller upholds this function's contract; the AVX-512
+    // passes only where the CPU has them.
+    unsafe {
+        if bits <= MAX_FOLDED_BITS && crate::cpu::has_avx512() {
+            decimate_avx512(rows, pictures, bits, outputs)
+        } else {
+            decimate_bits(rows, pictures, bits, outputs)
+        }
+    };
     true
 }
+
+/// The deepest samples whose mirrored pairs the AVX-512 vertical pass adds
+/// in 16 bits (two 14-bit samples sum below 2^15).
+const MAX_FOLDED_BITS: u32 = 14;
 
 /// Decimates both pictures of `bits`-bit samples, all within their depth.
 #[target_feature(enable = "avx2")]
@@ -199,12 +370,23 @@ unsafe fn vertical<S: Sample>(taps: &[&[S]; TAPS], padded: &mut [i16], w: usize,
             _mm256_storeu_si256(dst.as_mut_ptr().cast(), packed);
             j += BLOCK;
         }
-        for j in j..w {
-            let sum: u32 = (0..TAPS)
-                .map(|k| FILTER[k] as u32 * taps[k][j].into())
-                .sum();
-            padded[HALF + j] = (((sum + (1 << (bits - 1))) >> bits) as u16 ^ 0x8000) as i16;
-        }
+        vertical_tail(taps, padded, j, w, bits);
+    }
+}
+
+/// The vertical pass of columns `from..w`, one at a time.
+fn vertical_tail<S: Sample>(
+    taps: &[&[S]; TAPS],
+    padded: &mut [i16],
+    from: usize,
+    w: usize,
+    bits: u32,
+) {
+    for j in from..w {
+        let sum: u32 = (0..TAPS)
+            .map(|k| FILTER[k] as u32 * taps[k][j].into())
+            .sum();
+        padded[HALF + j] = (((sum + (1 << (bits - 1))) >> bits) as u16 ^ 0x8000) as i16;
     }
 }
 
@@ -232,12 +414,17 @@ unsafe fn horizontal(padded: &[i16], out: &mut [u16]) {
             _mm_storeu_si128(dst.as_mut_ptr().cast(), _mm256_castsi256_si128(packed));
             o += 8;
         }
-        for o in o..out_w {
-            let sum = (0..TAPS).fold(0u32, |s, k| {
-                let v = u32::from(padded[2 * o + k] as u16 ^ 0x8000);
-                s.wrapping_add(u32::from(FILTER[k]) * v)
-            });
-            out[o] = (sum.wrapping_add(1 << 15) >> 16) as u16;
-        }
+        horizontal_tail(padded, out, o);
+    }
+}
+
+/// The horizontal pass of output columns from `from`, one at a time.
+fn horizontal_tail(padded: &[i16], out: &mut [u16], from: usize) {
+    for o in from..out.len() {
+        let sum = (0..TAPS).fold(0u32, |s, k| {
+            let v = u32::from(padded[2 * o + k] as u16 ^ 0x8000);
+            s.wrapping_add(u32::from(FILTER[k]) * v)
+        });
+        out[o] = (sum.wrapping_add(1 << 15) >> 16) as u16;
     }
 }
