@@ -35,6 +35,19 @@ pub fn mirror_edges<V: Copy>(row: &mut [V], half: usize) {
     }
 }
 
+/// Whether tap `k` of `filter` weighs as tap `len - 1 - k`: the mirrored
+/// taps that folding passes add before multiplying (compile-time).
+pub const fn is_symmetric(filter: &[u16]) -> bool {
+    let mut k = 0;
+    while k < filter.len() {
+        if filter[k] != filter[filter.len() - 1 - k] {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
+
 /// The most taps a filter here has (VIF's largest Gaussian).
 pub const MAX_TAPS: usize = 65;
 

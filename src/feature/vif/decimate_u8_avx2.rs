@@ -19,7 +19,7 @@
 #![cfg(target_arch = "x86_64")]
 
 use super::tables::FILTERS;
-use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
+use crate::feature::common::mirrored_filter::{is_symmetric, mirror, mirror_edges};
 use crate::picture::{first_above, PlaneRef};
 use std::arch::x86_64::*;
 
@@ -146,35 +146,16 @@ unsafe fn decimate_avx512<S: WideSample>(
     outputs: [&mut [u16]; 2],
 ) {
     assert!(bits <= MAX_FOLDED_BITS);
-    let (w, h) = (pictures[0].width, pictures[0].height);
-    let out_w = w / 2;
-    assert!(rows.padded[0].len() >= w + 2 * HALF + 2 * BLOCK);
-    for (picture, (padded, out)) in pictures.iter().zip(rows.padded.iter_mut().zip(outputs)) {
-        for i in 0..h / 2 {
-            let taps: [&[S]; TAPS] = std::array::from_fn(|k| {
-                picture.row(mirror((2 * i + k) as isize - HALF as isize, h))
-            });
-            // SAFETY: AVX-512 F and BW (the caller's contract); rows sized
-            // above.
-            unsafe {
-                vertical_avx512(&taps, padded, w, bits);
-                mirror_edges(&mut padded[..w + 2 * HALF], HALF);
-                horizontal_avx512(padded, &mut out[i * out_w..(i + 1) * out_w]);
-            }
+    let w = pictures[0].width;
+    each_output_row(rows, pictures, outputs, |taps, padded, out| {
+        // SAFETY: AVX-512 F and BW (the caller's contract); rows sized by
+        // `each_output_row`.
+        unsafe {
+            vertical_avx512(taps, padded, w, bits);
+            mirror_edges(&mut padded[..w + 2 * HALF], HALF);
+            horizontal_avx512(padded, out);
         }
-    }
-}
-
-/// Whether tap `k` weighs as tap `len - 1 - k` (compile-time).
-const fn is_symmetric(filter: &[u16]) -> bool {
-    let mut k = 0;
-    while k < filter.len() {
-        if filter[k] != filter[filter.len() - 1 - k] {
-            return false;
-        }
-        k += 1;
-    }
-    true
+    });
 }
 
 /// Samples the AVX-512 vertical pass reads, 32 at a time as 16-bit words.
@@ -323,6 +304,28 @@ unsafe fn decimate_bits<S: Sample>(
     bits: u32,
     outputs: [&mut [u16]; 2],
 ) {
+    let w = pictures[0].width;
+    each_output_row(rows, pictures, outputs, |taps, padded, out| {
+        // SAFETY: AVX2 (the caller's contract); rows sized by
+        // `each_output_row`.
+        unsafe {
+            vertical(taps, padded, w, bits);
+            mirror_edges(&mut padded[..w + 2 * HALF], HALF);
+            horizontal(padded, out);
+        }
+    });
+}
+
+/// Runs `row` on each output row of both pictures: the source rows of its
+/// taps (mirrored at the edges), the padded row to filter them into, and
+/// the output row.
+#[inline(always)]
+fn each_output_row<S: Sample>(
+    rows: &mut Rows,
+    pictures: [PlaneRef<'_, S>; 2],
+    outputs: [&mut [u16]; 2],
+    mut row: impl FnMut(&[&[S]; TAPS], &mut [i16], &mut [u16]),
+) {
     let (w, h) = (pictures[0].width, pictures[0].height);
     let out_w = w / 2;
     assert!(rows.padded[0].len() >= w + 2 * HALF + 2 * BLOCK);
@@ -331,12 +334,7 @@ unsafe fn decimate_bits<S: Sample>(
             let taps: [&[S]; TAPS] = std::array::from_fn(|k| {
                 picture.row(mirror((2 * i + k) as isize - HALF as isize, h))
             });
-            // SAFETY: AVX2 (the caller's contract); rows sized above.
-            unsafe {
-                vertical(&taps, padded, w, bits);
-                mirror_edges(&mut padded[..w + 2 * HALF], HALF);
-                horizontal(padded, &mut out[i * out_w..(i + 1) * out_w]);
-            }
+            row(&taps, padded, &mut out[i * out_w..(i + 1) * out_w]);
         }
     }
 }

@@ -27,7 +27,7 @@ use super::stats::{MomentBlock, ScaleSums};
 use super::stats_avx2::VecSums;
 use super::stats_avx512::VecSums16;
 use super::tables::FILTERS;
-use crate::feature::common::mirrored_filter::{mirror, mirror_edges};
+use crate::feature::common::mirrored_filter::{is_symmetric, mirror, mirror_edges};
 use crate::picture::PlaneRef;
 use std::arch::x86_64::*;
 
@@ -421,18 +421,6 @@ unsafe fn vertical_avx512(
         }
         vertical_tail(rows, ref_rows, dis_rows, j, w);
     }
-}
-
-/// Whether tap `k` weighs as tap `len - 1 - k` (compile-time).
-const fn is_symmetric(filter: &[u16]) -> bool {
-    let mut k = 0;
-    while k < filter.len() {
-        if filter[k] != filter[filter.len() - 1 - k] {
-            return false;
-        }
-        k += 1;
-    }
-    true
 }
 
 /// The vertical pass of columns `from..w` of one row, one at a time.
