@@ -310,6 +310,12 @@ const PLANE_ALIGN: usize = 64;
 impl Layout {
     /// Rows `align` samples apart at least (a multiple of `align`).
     fn new(format: &PictureFormat, align: usize) -> Self {
+        Self::with_plane_align(format, align, PLANE_ALIGN)
+    }
+
+    /// Rows `align` samples apart at least, each plane starting at a
+    /// multiple of `plane_align` bytes.
+    fn with_plane_align(format: &PictureFormat, align: usize, plane_align: usize) -> Self {
         let align = align.max(1);
         let bps = format.bytes_per_sample();
         let (mut strides, mut offsets, mut bytes) = ([0; 3], [0; 3], 0);
@@ -317,7 +323,7 @@ impl Layout {
             let (w, h) = format.plane_size(PlaneId::ALL[i]);
             strides[i] = w.div_ceil(align) * align;
             offsets[i] = bytes;
-            bytes = (bytes + strides[i] * h * bps).div_ceil(PLANE_ALIGN) * PLANE_ALIGN;
+            bytes = (bytes + strides[i] * h * bps).div_ceil(plane_align) * plane_align;
         }
         Self {
             strides,
@@ -334,19 +340,7 @@ impl Layout {
     /// A packed frame as files hold it: tightly packed rows, each plane
     /// straight after the one before (not on [`PLANE_ALIGN`]).
     fn file(format: &PictureFormat) -> Self {
-        let bps = format.bytes_per_sample();
-        let (mut strides, mut offsets, mut bytes) = ([0; 3], [0; 3], 0);
-        for i in 0..format.plane_count() {
-            let (w, h) = format.plane_size(PlaneId::ALL[i]);
-            strides[i] = w;
-            offsets[i] = bytes;
-            bytes += w * h * bps;
-        }
-        Self {
-            strides,
-            offsets,
-            bytes,
-        }
+        Self::with_plane_align(format, 1, 1)
     }
 }
 

@@ -69,25 +69,21 @@ pub(crate) fn read_pooled<S: FrameSource + ?Sized>(
     Ok(source.read_into(&mut picture)?.then_some(picture))
 }
 
-/// Whether the frame at byte `offset` can be mapped in place: its 16-bit
-/// samples (if any) must start at an even offset.
-pub(crate) fn mappable(format: &PictureFormat, offset: u64) -> bool {
-    format.bytes_per_sample() == 1 || offset.is_multiple_of(2)
-}
-
 /// What [`map_frame`] found.
 pub(crate) enum Mapped {
     Frame(HostPicture),
     /// The file ends where the frame would start.
     End,
     /// The system would not map the file (a file system without `mmap`):
-    /// the stream has not moved; read the frame instead.
+    /// the stream has not moved; read this frame and the later ones.
     Refused,
+    /// This frame's 16-bit samples start at an odd offset, which a mapping
+    /// cannot give as 16-bit words: the stream has not moved; read it.
+    Unaligned,
 }
 
 /// Maps frame `frame` (of `format`) of a regular file at the stream's
-/// position ([`mappable`] there), moves the stream past it and checks its
-/// samples. A file that ends inside the frame is reported truncated, as a
+/// position, moves the stream past it and checks its samples. A file that ends inside the frame is reported truncated, as a
 /// read would. The picture's mapping, dropped, goes to `retired`.
 pub(crate) fn map_frame(
     stream: &mut input::Stream,
@@ -100,6 +96,9 @@ pub(crate) fn map_frame(
     retired.unmap();
     let io = |e| Error::io(path, e);
     let at = input::stream_position(stream).map_err(io)?;
+    if format.bytes_per_sample() > 1 && !at.is_multiple_of(2) {
+        return Ok(Mapped::Unaligned);
+    }
     // The size now, not when opened: mapping pages past the end would
     // fault when read.
     let size = input::stream_file(stream).metadata().map_err(io)?.len();

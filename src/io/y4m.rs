@@ -2,7 +2,7 @@
 //! each followed by one packed planar frame.
 
 use super::input::{Input, Stream};
-use super::{check_format, check_samples, map_frame, mappable, read_frame, FrameSource, Mapped};
+use super::{check_format, check_samples, map_frame, read_frame, FrameSource, Mapped};
 use crate::error::{Error, Result};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat, PicturePool, Retired};
 use std::io::{BufRead, Read};
@@ -222,17 +222,10 @@ impl FrameSource for Y4mReader {
         if !self.frame_line()? {
             return Ok(None);
         }
-        let at = super::input::stream_position(&self.file).ok();
-        if map && self.can_map && at.is_some_and(|at| mappable(&self.format, at)) {
-            let frame = self.next;
-            let bytes = self.format.frame_bytes();
-            match map_frame(
-                &mut self.file,
-                &self.path,
-                frame,
-                self.format,
-                &self.retired,
-            )? {
+        if map && self.can_map {
+            let (frame, bytes) = (self.next, self.format.frame_bytes());
+            let file = &mut self.file;
+            match map_frame(file, &self.path, frame, self.format, &self.retired)? {
                 Mapped::Frame(picture) => {
                     self.next += 1;
                     return Ok(Some(picture));
@@ -241,6 +234,7 @@ impl FrameSource for Y4mReader {
                     return Err(self.bad(frame, format!("truncated: 0 of {bytes} bytes")))
                 }
                 Mapped::Refused => self.can_map = false,
+                Mapped::Unaligned => {}
             }
         }
         let mut picture = pool.picture()?;

@@ -2,9 +2,7 @@
 //! caller; chroma planes ceil(W/2) wide as ffmpeg writes them.
 
 use super::input::{Input, Stream};
-use super::{
-    check_format, check_samples, map_frame, mappable, read_frame, read_pooled, FrameSource, Mapped,
-};
+use super::{check_format, check_samples, map_frame, read_frame, read_pooled, FrameSource, Mapped};
 use crate::error::{Error, Result};
 use crate::picture::{HostPicture, PictureFormat, PicturePool, Retired};
 use std::path::{Path, PathBuf};
@@ -97,27 +95,19 @@ impl FrameSource for YuvReader {
     }
 
     fn read_next(&mut self, pool: &PicturePool, map: bool) -> Result<Option<HostPicture>> {
-        let at = || super::input::stream_position(&self.file).ok();
-        if !(map && self.can_map && at().is_some_and(|at| mappable(&self.format, at))) {
-            return read_pooled(self, pool);
-        }
-        match map_frame(
-            &mut self.file,
-            &self.path,
-            self.next,
-            self.format,
-            &self.retired,
-        )? {
-            Mapped::Frame(picture) => {
-                self.next += 1;
-                Ok(Some(picture))
-            }
-            Mapped::End => Ok(None),
-            Mapped::Refused => {
-                self.can_map = false;
-                read_pooled(self, pool)
+        if map && self.can_map {
+            let file = &mut self.file;
+            match map_frame(file, &self.path, self.next, self.format, &self.retired)? {
+                Mapped::Frame(picture) => {
+                    self.next += 1;
+                    return Ok(Some(picture));
+                }
+                Mapped::End => return Ok(None),
+                Mapped::Refused => self.can_map = false,
+                Mapped::Unaligned => {}
             }
         }
+        read_pooled(self, pool)
     }
 
     fn path(&self) -> &Path {
