@@ -366,13 +366,12 @@ impl fmt::Debug for HostPicture {
 /// A copy has its own memory (a lent picture's copy is not lent).
 impl Clone for HostPicture {
     fn clone(&self) -> Self {
-        let mut own = HeapBuffer::zeroed(self.layout.bytes);
-        own.bytes_mut()[..self.layout.bytes]
-            .copy_from_slice(&self.memory.bytes()[..self.layout.bytes]);
         Self {
             format: self.format,
             layout: self.layout,
-            memory: Memory::Own(own),
+            memory: Memory::Own(HeapBuffer::copy_of(
+                &self.memory.bytes()[..self.layout.bytes],
+            )),
         }
     }
 }

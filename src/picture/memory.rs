@@ -38,6 +38,13 @@ impl HeapBuffer {
         }
         Self::Words(vec![0; bytes.div_ceil(8)])
     }
+
+    /// Memory of its own holding a copy of `bytes`.
+    pub(crate) fn copy_of(bytes: &[u8]) -> Self {
+        let mut own = Self::zeroed(bytes.len());
+        own.bytes_mut()[..bytes.len()].copy_from_slice(bytes);
+        own
+    }
 }
 
 impl PictureBuffer for HeapBuffer {
@@ -76,9 +83,7 @@ impl Memory {
     }
     pub(super) fn bytes_mut(&mut self) -> &mut [u8] {
         if let Memory::Mapped(m) = self {
-            let mut own = HeapBuffer::zeroed(m.bytes().len());
-            own.bytes_mut()[..m.bytes().len()].copy_from_slice(m.bytes());
-            *self = Memory::Own(own);
+            *self = Memory::Own(HeapBuffer::copy_of(m.bytes()));
         }
         match self {
             Memory::Own(b) => b.bytes_mut(),
