@@ -9,6 +9,8 @@ use std::fmt;
 
 mod huge;
 mod mapped;
+#[cfg(test)]
+pub(crate) use mapped::refusal;
 pub(crate) use mapped::Retired;
 mod memory;
 

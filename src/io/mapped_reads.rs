@@ -156,6 +156,38 @@ fn reads_and_maps_interleave() {
     }
 }
 
+/// A file the system will not map (a file system without `mmap`) is read
+/// instead: the frame whose mapping was refused and every later one, even
+/// once mapping would work again, with the frames as written and a clean
+/// end.
+#[test]
+fn a_refused_mapping_falls_back_to_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let format = PictureFormat::new(36, 20, Yuv420, 10).unwrap();
+    let written = frames(format, 3);
+    for path in [
+        yuv(dir.path(), &written),
+        y4m(dir.path(), format, &written, 1),
+    ] {
+        let pool = PicturePool::new(format, 2);
+        let mut source = open_source(&path, format);
+        let refused = crate::picture::refusal::refuse_maps();
+        let first = source.read_next(&pool, true).unwrap().unwrap();
+        assert!(!first.is_mapped(), "{}", path.display());
+        assert_eq!(packed(&first), written[0]);
+        drop(refused);
+        for (k, frame) in written.iter().enumerate().skip(1) {
+            let p = source.read_next(&pool, true).unwrap().unwrap();
+            assert!(!p.is_mapped(), "{} frame {k}", path.display());
+            assert_eq!(&packed(&p), frame, "{} frame {k}", path.display());
+        }
+        assert!(source.read_next(&pool, true).unwrap().is_none());
+        // A new source maps again.
+        let mut source = open_source(&path, format);
+        assert!(source.read_next(&pool, true).unwrap().unwrap().is_mapped());
+    }
+}
+
 /// A file cut short after it was opened is reported truncated at the
 /// frame it cuts, not mapped past its end; a sample above the bit depth
 /// in a mapped frame is named as in a read one.

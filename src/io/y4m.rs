@@ -66,7 +66,9 @@ impl Y4mReader {
             line,
             next: 0,
             color_range,
-            can_map: len.is_some(),
+            // Pseudo-files (procfs) report a size of 0 whatever they
+            // hold: only a file with a size maps.
+            can_map: len.is_some_and(|len| len > 0),
             retired: Retired::new(),
         })
     }

@@ -56,7 +56,9 @@ impl YuvReader {
             format,
             buf: Vec::new(),
             next: 0,
-            can_map: len.is_some(),
+            // Pseudo-files (procfs) report a size of 0 whatever they
+            // hold: only a file with a size maps.
+            can_map: len.is_some_and(|len| len > 0),
             retired: Retired::new(),
         })
     }

@@ -91,6 +91,10 @@ impl MappedBytes {
         retired: Option<&Retired>,
     ) -> std::io::Result<Self> {
         use nix::sys::mman::{mmap, MapFlags, ProtFlags};
+        #[cfg(test)]
+        if refusal::on() {
+            return Err(nix::errno::Errno::ENODEV.into());
+        }
         let page = page_size();
         let head = (offset % page as u64) as usize;
         let too_big = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
@@ -163,6 +167,36 @@ fn populate() -> nix::sys::mman::MapFlags {
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn populate() -> nix::sys::mman::MapFlags {
     nix::sys::mman::MapFlags::empty()
+}
+
+/// Mappings refused on one test thread, as a file system without `mmap`
+/// refuses them: no file system at hand does, and the readers' way back to
+/// `read(2)` needs a test.
+#[cfg(test)]
+pub(crate) mod refusal {
+    use std::cell::Cell;
+
+    thread_local! {
+        static REFUSED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Refuses this thread's mappings until the guard is dropped.
+    pub(crate) fn refuse_maps() -> Guard {
+        REFUSED.with(|r| r.set(true));
+        Guard
+    }
+
+    pub(super) fn on() -> bool {
+        REFUSED.with(Cell::get)
+    }
+
+    pub(crate) struct Guard;
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            REFUSED.with(|r| r.set(false));
+        }
+    }
 }
 
 #[cfg(test)]
