@@ -4,7 +4,7 @@
 //! 1-3 work on the 32-bit approximation of the previous level.
 
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
-use crate::cpu::{has_avx512, simd_dispatch};
+use crate::cpu::{simd_dispatch, simd_level, SimdLevel};
 use crate::picture::{PlaneRef, Sample};
 use std::ops::Range;
 
@@ -177,7 +177,7 @@ pub(super) fn edge_outputs(n: usize, out_w: usize) -> impl Iterator<Item = usize
 
 /// One output of the scale-0 horizontal pass: libvmaf's rounded `>> 16`.
 #[inline(always)]
-fn fine_tap(f: &[i32; 4], s: [i32; 4]) -> i16 {
+pub(super) fn fine_tap(f: &[i32; 4], s: [i32; 4]) -> i16 {
     (filter32(f, s).wrapping_add(1 << 15) >> 16) as i16
 }
 
@@ -233,7 +233,12 @@ pub(super) fn overrun_column(lo: &[i16], hi: &[i16], out_w: usize) -> (i16, i16)
 
 /// Vertical pass of scale 0 for one output row.
 #[inline(always)]
-fn vertical_fine<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], hi: &mut [i16]) {
+pub(super) fn vertical_fine<S: Sample>(
+    rows: [&[S]; 4],
+    bit_depth: u32,
+    lo: &mut [i16],
+    hi: &mut [i16],
+) {
     let round = 1i32 << (bit_depth - 1);
     // Centres samples on zero: the low-pass filter has DC gain DB2_LO_SUM.
     let offset = DB2_LO_SUM * round;
@@ -294,8 +299,8 @@ fn analyze_picture_impl<S: Sample>(
 /// Scale 0: analyses a `bit_depth`-bit picture plane. The approximation
 /// (16-bit values widened to 32 bits) goes to `approx`; the details go to
 /// `details` unless it is `None` (`adm_skip_scale0` needs only the
-/// approximation). With AVX-512 up to 12 bits (ADR 0032), else the portable
-/// loops compiled for the widest instruction set.
+/// approximation). Up to 12 bits with AVX-512 (ADR 0032) or AVX2 (ADR
+/// 0035), else the portable loops compiled for the widest instruction set.
 pub fn analyze_picture<S: Sample>(
     src: &PlaneRef<'_, S>,
     bit_depth: u32,
@@ -304,13 +309,13 @@ pub fn analyze_picture<S: Sample>(
     approx: &mut [i32],
     details: Option<&mut Bands<i16>>,
 ) {
-    analyze_picture_with(has_avx512(), src, bit_depth, taps, scratch, approx, details)
+    analyze_picture_with(simd_level(), src, bit_depth, taps, scratch, approx, details)
 }
 
-/// [`analyze_picture`], the AVX-512 loops only if `vector` (and the CPU has
-/// them): the unit tests run both on one machine.
+/// [`analyze_picture`] with the vector passes of `level` at most (and of
+/// the CPU's level at most): the unit tests run each on one machine.
 pub(super) fn analyze_picture_with<S: Sample>(
-    vector: bool,
+    level: SimdLevel,
     src: &PlaneRef<'_, S>,
     bit_depth: u32,
     taps: &Taps,
@@ -319,13 +324,23 @@ pub(super) fn analyze_picture_with<S: Sample>(
     details: Option<&mut Bands<i16>>,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if vector && has_avx512() && bit_depth <= super::dwt_avx512::MAX_BIT_DEPTH {
-        // SAFETY: the CPU has AVX-512 (checked above).
-        return unsafe {
-            super::dwt_avx512::analyze_picture(src, bit_depth, taps, scratch, approx, details)
+    if bit_depth <= super::dwt_vector::MAX_BIT_DEPTH {
+        let passes = match level.min(simd_level()) {
+            SimdLevel::Avx512 => Some(super::dwt_avx512::passes()),
+            SimdLevel::Avx2 => Some(super::dwt_avx2::passes()),
+            SimdLevel::Baseline => None,
         };
+        if let Some(passes) = passes {
+            // SAFETY: the CPU has the passes' instruction set (its level is
+            // at least theirs).
+            return unsafe {
+                super::dwt_vector::analyze_picture(
+                    passes, src, bit_depth, taps, scratch, approx, details,
+                )
+            };
+        }
     }
-    let _ = vector;
+    let _ = level;
     analyze_picture_portable(src, bit_depth, taps, scratch, approx, details)
 }
 
@@ -509,10 +524,10 @@ mod tests {
     use crate::testing::fuzz::Rng;
 
     /// Runs the scale-0 analysis of a `w` x `h` plane of random `bits`-bit
-    /// samples (rows `stride` apart) with the AVX-512 loops or the portable
-    /// ones: (approximation, h, v, d).
+    /// samples (rows `stride` apart) with the vector passes of `level` at
+    /// most: (approximation, h, v, d).
     fn analyze_random<S: Sample + TryFrom<u32>>(
-        vector: bool,
+        level: SimdLevel,
         (w, h, stride): (usize, usize, usize),
         bits: u32,
         with_details: bool,
@@ -544,7 +559,7 @@ mod tests {
         let mut approx = vec![0; out_w * out_h];
         let details = with_details.then_some(&mut bands);
         analyze_picture_with(
-            vector,
+            level,
             &plane,
             bits,
             &taps,
@@ -556,18 +571,27 @@ mod tests {
         [approx, widen(&bands.h), widen(&bands.v), widen(&bands.d)]
     }
 
+    /// Every vector level the CPU has (AVX-512, AVX2) against the portable
+    /// loops, bit for bit.
     #[test]
-    fn avx512_scale0_matches_portable() {
-        if !crate::cpu::has_avx512() {
-            eprintln!("skipped: this CPU has no AVX-512");
+    fn vector_scale0_matches_portable() {
+        let levels: Vec<SimdLevel> = [SimdLevel::Avx2, SimdLevel::Avx512]
+            .into_iter()
+            .filter(|&l| l <= simd_level())
+            .collect();
+        if levels.is_empty() {
+            eprintln!("skipped: this CPU has neither AVX2 nor AVX-512");
             return;
         }
-        // Odd and even sizes, one or several vector blocks, rows with
-        // padding, and the widths where libvmaf's vector loop reads past
-        // the row (half widths 33 at 8 bits, 65 at 16).
+        // Odd and even sizes, one or several vector blocks and their tails
+        // (16 and 32 columns, 8 and 16 outputs), rows with padding, and the
+        // widths where libvmaf's vector loop reads past the row (half
+        // widths 33 at 8 bits, 65 at 16).
         let sizes = [
             (5, 5, 5),
             (37, 9, 40),
+            (48, 5, 48),
+            (50, 6, 56),
             (64, 6, 64),
             (65, 7, 65),
             (66, 5, 70),
@@ -575,20 +599,23 @@ mod tests {
             (130, 5, 130),
             (333, 11, 340),
         ];
-        for (k, &size) in sizes.iter().enumerate() {
-            for with_details in [true, false] {
-                let seed = k as u64;
-                assert_eq!(
-                    analyze_random::<u8>(true, size, 8, with_details, seed),
-                    analyze_random::<u8>(false, size, 8, with_details, seed),
-                    "8-bit {size:?} details {with_details}"
-                );
-                for bits in [10, 12] {
+        for level in levels {
+            for (k, &size) in sizes.iter().enumerate() {
+                for with_details in [true, false] {
+                    let seed = k as u64;
+                    let portable = SimdLevel::Baseline;
                     assert_eq!(
-                        analyze_random::<u16>(true, size, bits, with_details, seed),
-                        analyze_random::<u16>(false, size, bits, with_details, seed),
-                        "{bits}-bit {size:?} details {with_details}"
+                        analyze_random::<u8>(level, size, 8, with_details, seed),
+                        analyze_random::<u8>(portable, size, 8, with_details, seed),
+                        "{level:?} 8-bit {size:?} details {with_details}"
                     );
+                    for bits in [10, 12] {
+                        assert_eq!(
+                            analyze_random::<u16>(level, size, bits, with_details, seed),
+                            analyze_random::<u16>(portable, size, bits, with_details, seed),
+                            "{level:?} {bits}-bit {size:?} details {with_details}"
+                        );
+                    }
                 }
             }
         }

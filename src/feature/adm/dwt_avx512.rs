@@ -1,89 +1,22 @@
-//! ADM's scale-0 DWT with AVX-512 (ADR 0032), for samples of up to 12 bits.
-//!
-//! Both passes are pairs of 16-bit products summed by `vpmaddwd`: the
-//! vertical pass pairs rows (0, 1) and (2, 3) of 32 columns; the horizontal
-//! pass reads its row twice, one and three samples on, so that each 32-bit
-//! lane holds the taps (2j - 1, 2j) and (2j + 1, 2j + 2) of output j. Up to
-//! 12 bits no sum wraps (the portable loops wrap like libvmaf's int32 sums,
-//! which only 16-bit samples reach) and every output fits 16 bits (both
-//! passes' outputs lie within +-27411), so packing with saturation is the
-//! portable `as i16`. Columns with mirrored taps, and libvmaf's read past the
-//! row (`dwt::simd_reads_past_row`), are left to the portable code's
-//! functions.
+//! ADM's scale-0 DWT passes with AVX-512 (ADR 0032): 32 columns a vector
+//! vertically, 16 outputs horizontally, row tails under masks (the
+//! arithmetic and the row loop: `dwt_vector`).
 
 #![cfg(target_arch = "x86_64")]
 
-use super::dwt::{
-    edge_outputs, horizontal_fine_edges, interior_outputs, overrun_column, simd_reads_past_row,
-    Bands, RowScratch, Taps,
-};
+use super::dwt_vector::{Low, RowPasses};
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
 use crate::feature::common::words16::{first_lanes, load_samples, weight_pair};
-use crate::picture::{PlaneRef, Sample};
+use crate::picture::Sample;
 use std::arch::x86_64::*;
 
-/// The deepest samples these loops take exactly.
-pub(super) const MAX_BIT_DEPTH: u32 = 12;
-
-/// [`dwt::analyze_picture`](super::dwt::analyze_picture) with AVX-512.
-///
-/// # Safety
-/// The CPU must have AVX-512 F, BW, DQ and VL.
-#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-pub(super) unsafe fn analyze_picture<S: Sample>(
-    src: &PlaneRef<'_, S>,
-    bit_depth: u32,
-    taps: &Taps,
-    scratch: &mut RowScratch,
-    approx: &mut [i32],
-    mut details: Option<&mut Bands<i16>>,
-) {
-    assert!((1..=MAX_BIT_DEPTH).contains(&bit_depth));
-    let (w, out_w, out_h) = (src.width, taps.cols.len(), taps.rows.len());
-    let simd_overrun = details.is_some() && simd_reads_past_row(out_w, S::BYTES);
-    if let Some(d) = details.as_deref_mut() {
-        d.set_size(out_w, out_h);
+/// The passes, for [`dwt_vector::analyze_picture`](super::dwt_vector::analyze_picture)
+/// on a CPU with AVX-512 F, BW, DQ and VL.
+pub(super) fn passes<S: Sample>() -> RowPasses<S> {
+    RowPasses {
+        vertical: vertical::<S>,
+        horizontal,
     }
-    let n = interior_outputs(w, out_w);
-    let (lo, hi) = (&mut scratch.lo[..w], &mut scratch.hi[..w]);
-    let (out_lo, out_hi) = (&mut scratch.out_lo[..out_w], &mut scratch.out_hi[..out_w]);
-    for (i, rows) in taps.rows.iter().enumerate() {
-        // SAFETY: the CPU's features are the caller's; the rows are `w` long.
-        unsafe { vertical(rows.map(|r| src.row(r)), bit_depth, lo, hi) };
-        let out = i * out_w..(i + 1) * out_w;
-        let approx_row = &mut approx[out.clone()];
-        match details.as_deref_mut() {
-            None => {
-                // SAFETY: as above; outputs 1..=n lie in rows of out_w.
-                unsafe { horizontal(lo, n, Low::Wide(approx_row), out_hi) };
-                horizontal_fine_edges(lo, &taps.cols, out_lo, out_hi);
-            }
-            Some(d) => {
-                let [dh, dv, dd] = d.slices_mut(out);
-                // SAFETY: as above.
-                unsafe {
-                    horizontal(lo, n, Low::Wide(approx_row), dv);
-                    horizontal(hi, n, Low::Narrow(dh), dd);
-                }
-                horizontal_fine_edges(lo, &taps.cols, out_lo, dv);
-                horizontal_fine_edges(hi, &taps.cols, dh, dd);
-                if simd_overrun {
-                    (out_lo[out_w - 1], dv[out_w - 1]) = overrun_column(lo, hi, out_w);
-                }
-            }
-        }
-        // The mirrored columns' approximation went to `out_lo`.
-        for j in edge_outputs(n, out_w) {
-            approx_row[j] = out_lo[j] as i32;
-        }
-    }
-}
-
-/// Where the low-pass outputs of [`horizontal`] go: the approximation
-/// (widened to 32 bits) or a 16-bit band.
-enum Low<'a> {
-    Wide(&'a mut [i32]),
-    Narrow(&'a mut [i16]),
 }
 
 /// Vertical pass of one output row from its four input rows (taps in
@@ -149,11 +82,7 @@ unsafe fn vertical<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], h
 unsafe fn horizontal(row: &[i16], n: usize, mut low: Low<'_>, high: &mut [i16]) {
     assert!(n == 0 || 2 * n + 2 < row.len());
     assert!(high.len() > n);
-    let low_len = match &low {
-        Low::Wide(out) => out.len(),
-        Low::Narrow(out) => out.len(),
-    };
-    assert!(low_len > n);
+    assert!(low.len() > n);
     let lo01 = _mm512_set1_epi32(weight_pair(DB2_LO[0], DB2_LO[1]));
     let lo23 = _mm512_set1_epi32(weight_pair(DB2_LO[2], DB2_LO[3]));
     let hi01 = _mm512_set1_epi32(weight_pair(DB2_HI[0], DB2_HI[1]));

@@ -28,7 +28,10 @@ mod decouple_avx2;
 mod decouple_avx512;
 mod den;
 mod dwt;
+mod dwt_avx2;
 mod dwt_avx512;
+#[cfg(target_arch = "x86_64")]
+mod dwt_vector;
 pub(crate) mod output;
 mod pipeline;
 mod region;
