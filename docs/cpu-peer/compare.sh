@@ -11,7 +11,9 @@
 # `examples/bench_pairs.rs` (`--sizes 1080 --frames 30`). Rows: every
 # model (built-in versions, `--model version=...`), depth (1080p) and
 # thread count given; by default `vmaf_v0.6.1`, 8 and 10 bit, 1 and 2
-# threads.
+# threads. EXTRA: more arguments for both tools, e.g. EXTRA="--cpumask
+# 48" for their AVX2 code on an AVX-512 machine (both read bits 4-5 as
+# "no AVX-512").
 set -euo pipefail
 vmaf=$1 vmafx=$2 pairs=$3 runs=${4:-5}
 median() { sort -n | awk '{a[NR]=$1} END {printf "%.2f / %.2f / %.2f", a[1], a[int((NR+1)/2)], a[NR]}'; }
@@ -22,7 +24,7 @@ for bits in ${DEPTHS:-8 10}; do
     for threads in ${THREADS:-1 2}; do
         args=(-r "$pairs/ref_1920x1080_${bits}bit.yuv" -d "$pairs/dist_1920x1080_${bits}bit.yuv"
             -w 1920 -h 1080 -p 420 -b "$bits" --threads "$threads" --model "version=$model"
-            -q --json -o /dev/null)
+            -q --json -o /dev/null ${EXTRA:-})
         : >/tmp/cpu-peer-a; : >/tmp/cpu-peer-b
         for _ in $(seq "$runs"); do
             /usr/bin/time -f %e -a -o /tmp/cpu-peer-a "$vmaf" "${args[@]}" >/dev/null

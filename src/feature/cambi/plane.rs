@@ -5,6 +5,8 @@
 //! sliding windows read those samples when a scale is narrower than the
 //! window; keeping the same buffer model reproduces that exactly.
 
+use crate::cpu::{simd_level, SimdLevel};
+
 /// A `width` x `height` buffer of 10-bit samples, rows `width` apart.
 #[derive(Debug, Clone)]
 pub struct Plane {
@@ -53,7 +55,7 @@ fn decimate(data: &mut [u16], stride: usize, width: usize, height: usize) {
         let dst = &mut head[y * stride..y * stride + width];
         // Pairs (even, odd); the last odd sample may lie past the row.
         let src = &tail[..2 * width - 1];
-        let done = keep_even(&mut dst[..width - 1], &src[..2 * width - 2]);
+        let done = keep_even(simd_level(), &mut dst[..width - 1], &src[..2 * width - 2]);
         for x in done..width - 1 {
             dst[x] = src[2 * x];
         }
@@ -62,14 +64,18 @@ fn decimate(data: &mut [u16], stride: usize, width: usize, height: usize) {
 }
 
 /// Writes the even samples of `src` (twice as long) to a leading part of
-/// `dst` as whole vectors and returns its length (0 without AVX-512).
-fn keep_even(dst: &mut [u16], src: &[u16]) -> usize {
+/// `dst` as whole vectors of `level` at most (and of the CPU's level at
+/// most) and returns its length (0 without AVX2).
+fn keep_even(level: SimdLevel, dst: &mut [u16], src: &[u16]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if crate::cpu::has_avx512() {
+    match level.min(simd_level()) {
         // SAFETY: the CPU has AVX-512.
-        return unsafe { keep_even_avx512(dst, src) };
+        SimdLevel::Avx512 => return unsafe { keep_even_avx512(dst, src) },
+        // SAFETY: the CPU has AVX2.
+        SimdLevel::Avx2 => return unsafe { keep_even_avx2(dst, src) },
+        SimdLevel::Baseline => {}
     }
-    let _ = (dst, src);
+    let _ = (level, dst, src);
     0
 }
 
@@ -95,6 +101,33 @@ unsafe fn keep_even_avx512(dst: &mut [u16], src: &[u16]) -> usize {
     steps * LANES
 }
 
+/// [`keep_even`], sixteen samples per step with AVX2: each pair read as
+/// one 32-bit lane, its high (odd) half cleared, two vectors packed into
+/// one and the packs' lane order undone.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn keep_even_avx2(dst: &mut [u16], src: &[u16]) -> usize {
+    use std::arch::x86_64::*;
+    const LANES: usize = 16;
+    let steps = dst.len().min(src.len() / 2) / LANES;
+    let even = _mm256_set1_epi32(0xffff);
+    for step in 0..steps {
+        // SAFETY: step < steps keeps both accesses inside the slices.
+        unsafe {
+            let at = src.as_ptr().add(2 * LANES * step);
+            let low = _mm256_and_si256(_mm256_loadu_si256(at.cast()), even);
+            let high = _mm256_and_si256(_mm256_loadu_si256(at.add(LANES).cast()), even);
+            // packus interleaves the 128-bit halves: low0 high0 low1 high1.
+            let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(low, high));
+            _mm256_storeu_si256(dst.as_mut_ptr().add(LANES * step).cast(), packed);
+        }
+    }
+    steps * LANES
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +144,25 @@ mod tests {
         // Beyond the new size the old samples stay.
         assert_eq!(p.row(0)[3..], [3, 4]);
         assert_eq!(p.row(2), &[10, 11, 12, 13, 14]);
+    }
+
+    /// Every level's vectors keep the even samples, whole vectors only.
+    #[test]
+    fn keep_even_at_every_level() {
+        let src: Vec<u16> = (0..150).map(|i| (i * 37 % 1024) as u16).collect();
+        for level in [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512] {
+            let mut dst = vec![u16::MAX; 70];
+            let done = keep_even(level, &mut dst, &src);
+            let expected = match level.min(simd_level()) {
+                SimdLevel::Baseline => 0,
+                _ => 64,
+            };
+            assert_eq!(done, expected, "{level:?}");
+            for x in 0..70 {
+                let want = if x < done { src[2 * x] } else { u16::MAX };
+                assert_eq!(dst[x], want, "{level:?} sample {x}");
+            }
+        }
     }
 
     /// Rows long enough for whole vectors, with a partial one after them.
