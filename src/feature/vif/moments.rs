@@ -214,7 +214,7 @@ struct Sums {
 impl Sums {
     fn finish(mut self) -> ScaleSums {
         #[cfg(target_arch = "x86_64")]
-        if let Some(v) = &self.vector {
+        if let Some(v) = &mut self.vector {
             v.finish(&mut self.scalar);
         }
         self.scalar

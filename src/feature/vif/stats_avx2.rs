@@ -1,11 +1,20 @@
 //! The per-pixel VIF statistic of `stats`, eight pixels at a time with AVX2
-//! intrinsics: the same operations in the same order, so the same results
+//! intrinsics: the same operations, so the same results
 //! (`stats::ScaleSums::add_block` is the reference).
 //!
 //! The logs' arguments are split into mantissa and shift with exact
 //! conversions (a 16-bit integer to single precision, an integer below
 //! 2^52 to double), the table is read with gathers, and the terms are
 //! summed per lane in 64 bits.
+//!
+//! Flat pixels (`sigma1_sq < sigma_nsq`) only add their `sigma2_sq` and a
+//! count; the others' moments are packed (`vpermd` by a table of lane
+//! orders, AVX2 having no compress instruction) into a queue in memory,
+//! and the costly part (logs, division, conversions) runs on whole
+//! vectors of it, a few hundred pixels at a time: no lane of it is spent
+//! on a flat pixel, and no branch depends on how many were packed. Every
+//! term is an integer summed in 64 bits, so the grouping does not change
+//! the sums (ADR 0036).
 
 #![cfg(target_arch = "x86_64")]
 
@@ -21,7 +30,36 @@ pub struct VecSums {
     den_non_log: __m256i,
     table: *const i32,
     gain_limit: __m256d,
+    /// Moments (`sigma1_sq`, `sigma2_sq`, `sigma12`) of pixels that are
+    /// not flat, packed, waiting for whole vectors: the first `queued`.
+    queue: [[i32; QUEUE + LANES]; 3],
+    queued: usize,
 }
+
+/// Lanes of a vector.
+const LANES: usize = 8;
+/// Queued pixels that make the costly part run (on whole vectors).
+const QUEUE: usize = 256;
+
+/// Per 8-bit mask of kept lanes, the indices of those lanes in order, as
+/// eight 4-bit fields (for `vpermd`, which packs the lanes).
+const PACK: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        let (mut lane, mut at, mut packed) = (0, 0, 0u32);
+        while lane < 8 {
+            if mask & (1 << lane) != 0 {
+                packed |= (lane as u32) << (4 * at);
+                at += 1;
+            }
+            lane += 1;
+        }
+        table[mask] = packed;
+        mask += 1;
+    }
+    table
+};
 
 /// `(a * b + 2^31) >> 32` of unsigned 32-bit lanes.
 #[inline]
@@ -55,6 +93,8 @@ impl VecSums {
                 den_non_log: _mm256_setzero_si256(),
                 table: log2.padded_entries().as_ptr().cast(),
                 gain_limit: _mm256_set1_pd(gain_limit),
+                queue: [[0; QUEUE + LANES]; 3],
+                queued: 0,
             }
         }
     }
@@ -129,11 +169,6 @@ impl VecSums {
             let sigma12 = _mm256_sub_epi32(xy, product_q32(mu1, mu2));
 
             let flat = _mm256_cmpgt_epi32(nsq, sigma1_sq);
-            let positive = _mm256_and_si256(
-                _mm256_cmpgt_epi32(sigma12, zero),
-                _mm256_cmpgt_epi32(sigma2_sq, zero),
-            );
-            let has_gain = _mm256_andnot_si256(flat, positive);
             let non_log = _mm256_and_si256(sigma2_sq, flat);
             self.num_non_log = _mm256_add_epi64(
                 self.num_non_log,
@@ -143,16 +178,73 @@ impl VecSums {
                 self.den_non_log,
                 _mm256_add_epi64(widen::<0>(flat), widen::<1>(flat)),
             );
-            if _mm256_testc_si256(flat, _mm256_set1_epi32(-1)) != 0 {
-                // Every pixel flatter than the noise (common in real
-                // pictures, in runs): no log terms, none of their costly
-                // divisions and gathers.
+            let kept = !_mm256_movemask_ps(_mm256_castsi256_ps(flat)) as usize & 0xff;
+            if kept == 0 {
                 return;
             }
+            let fields = _mm256_srlv_epi32(
+                _mm256_set1_epi32(PACK[kept] as i32),
+                _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28),
+            );
+            let order = _mm256_and_si256(fields, _mm256_set1_epi32(0xf));
+            let q = self.queued;
+            for (row, v) in self.queue.iter_mut().zip([sigma1_sq, sigma2_sq, sigma12]) {
+                // SAFETY: q < QUEUE, and a row holds QUEUE + LANES.
+                _mm256_storeu_si256(
+                    row.as_mut_ptr().add(q).cast(),
+                    _mm256_permutevar8x32_epi32(v, order),
+                );
+            }
+            self.queued = q + kept.count_ones() as usize;
+            if self.queued >= QUEUE {
+                self.flush();
+            }
+        }
+    }
 
+    /// Runs the costly part on the queue's whole vectors; the rest stay.
+    #[inline(never)]
+    #[target_feature(enable = "avx2")]
+    fn flush(&mut self) {
+        let whole = self.queued / LANES * LANES;
+        let all = _mm256_set1_epi32(-1);
+        for at in (0..whole).step_by(LANES) {
+            // SAFETY: at + LANES <= queued <= QUEUE + LANES.
+            let [s1, s2, s12] = [0, 1, 2]
+                .map(|r| unsafe { _mm256_loadu_si256(self.queue[r].as_ptr().add(at).cast()) });
+            // SAFETY: AVX2, as this function.
+            unsafe { self.add_kept(s1, s2, s12, all) };
+        }
+        let rest = self.queued - whole;
+        for row in self.queue.iter_mut() {
+            row.copy_within(whole..whole + rest, 0);
+        }
+        self.queued = rest;
+    }
+
+    /// The log terms of the pixels in the lanes of `valid` (all ones or
+    /// zero), none of them flat.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn add_kept(
+        &mut self,
+        sigma1_sq: __m256i,
+        sigma2_sq: __m256i,
+        sigma12: __m256i,
+        valid: __m256i,
+    ) {
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let zero = _mm256_setzero_si256();
+            let nsq = _mm256_set1_epi32(SIGMA_NSQ);
+            let positive = _mm256_and_si256(
+                _mm256_cmpgt_epi32(sigma12, zero),
+                _mm256_cmpgt_epi32(sigma2_sq, zero),
+            );
+            let has_gain = _mm256_and_si256(valid, positive);
             let den_log = self.log2_u32(_mm256_add_epi32(sigma1_sq, nsq));
-            let den = _mm256_andnot_si256(
-                flat,
+            let den = _mm256_and_si256(
+                valid,
                 _mm256_sub_epi32(den_log, _mm256_set1_epi32(2048 * 17)),
             );
 
@@ -222,7 +314,19 @@ impl VecSums {
     }
 
     /// Adds the lanes' sums into `sums`.
-    pub fn finish(&self, sums: &mut ScaleSums) {
+    pub fn finish(&mut self, sums: &mut ScaleSums) {
+        // SAFETY: the sums were made on an AVX2 CPU (`add`).
+        unsafe {
+            self.flush();
+            if self.queued > 0 {
+                let [s1, s2, s12] =
+                    [0, 1, 2].map(|r| _mm256_loadu_si256(self.queue[r].as_ptr().cast()));
+                let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+                let valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(self.queued as i32), lane);
+                self.add_kept(s1, s2, s12, valid);
+                self.queued = 0;
+            }
+        }
         let total = |v: __m256i| {
             let mut lanes = [0i64; 4];
             // SAFETY: an unaligned store of a 256-bit value into 32 bytes.
