@@ -13,6 +13,7 @@
 //! ([`JOINT`]), so `motion` and `motion_v2` together cost one SAD.
 
 mod sad;
+mod sad_avx2;
 mod sad_avx512;
 pub mod v2;
 mod window;

@@ -6,7 +6,7 @@
 //! blurred planes; the roundings make the two orders disagree, so the
 //! order here is the libvmaf one.
 
-use crate::cpu::simd_dispatch;
+use crate::cpu::{simd_dispatch, simd_level, SimdLevel};
 use crate::feature::common::mirrored_filter::mirror;
 use crate::picture::{PlaneRef, Sample};
 
@@ -17,7 +17,7 @@ pub(super) const RADIUS: usize = 2;
 /// Per-row scratch of the SAD: the vertical pass of one row, each value
 /// `y` split as `256 * hi + lo` (`0 <= lo < 256`; see `horizontal_tap`),
 /// in 32-bit lanes for the portable pass and 16-bit ones for the AVX-512
-/// pass.
+/// and AVX2 passes.
 #[derive(Debug, Clone, Default)]
 pub struct SadScratch {
     hi: Vec<i32>,
@@ -40,9 +40,23 @@ impl SadScratch {
 /// Sum over all pixels of `|blur(prev - cur)|`, as libvmaf's
 /// `motion_score_pipeline_{8,16}`. Both planes must have the same size, at
 /// least 3x3, and `scratch` at least their width. Samples of up to 12 bits
-/// take the AVX-512 pass where the CPU has it (`sad_avx512`), others (and
-/// samples above their bit depth) the portable one.
+/// take the AVX-512 or AVX2 pass where the CPU has it (`sad_avx512`,
+/// `sad_avx2`), others (and samples above their bit depth) the portable
+/// one.
 pub fn blurred_difference_sad<T: Sample>(
+    prev: &PlaneRef<'_, T>,
+    cur: &PlaneRef<'_, T>,
+    bit_depth: u32,
+    scratch: &mut SadScratch,
+) -> u64 {
+    blurred_difference_sad_with(simd_level(), prev, cur, bit_depth, scratch)
+}
+
+/// [`blurred_difference_sad`] with the vector passes of `level` at most
+/// (and of the CPU's level at most): the unit tests run each on one
+/// machine.
+fn blurred_difference_sad_with<T: Sample>(
+    level: SimdLevel,
     prev: &PlaneRef<'_, T>,
     cur: &PlaneRef<'_, T>,
     bit_depth: u32,
@@ -50,16 +64,29 @@ pub fn blurred_difference_sad<T: Sample>(
 ) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
-        use super::sad_avx512 as wide;
-        if bit_depth <= wide::MAX_BITS && cur.width >= wide::MIN_WIDTH && crate::cpu::has_avx512() {
-            let (hi, lo) = (&mut scratch.narrow_hi, &mut scratch.narrow_lo);
-            // SAFETY: the CPU has AVX-512 (checked above).
-            if let Some(sad) = unsafe { wide::blurred_difference_sad(prev, cur, bit_depth, hi, lo) }
+        use super::{sad_avx2, sad_avx512};
+        let (hi, lo) = (&mut scratch.narrow_hi, &mut scratch.narrow_lo);
+        let w = cur.width;
+        let vector = match level.min(simd_level()) {
+            SimdLevel::Avx512
+                if bit_depth <= sad_avx512::MAX_BITS && w >= sad_avx512::MIN_WIDTH =>
             {
-                return sad;
+                // SAFETY: the CPU has AVX-512 (its level).
+                unsafe { sad_avx512::blurred_difference_sad(prev, cur, bit_depth, hi, lo) }
             }
+            SimdLevel::Avx512 | SimdLevel::Avx2
+                if bit_depth <= sad_avx2::MAX_BITS && w >= sad_avx2::MIN_WIDTH =>
+            {
+                // SAFETY: the CPU has AVX2 (its level).
+                unsafe { sad_avx2::blurred_difference_sad(prev, cur, bit_depth, hi, lo) }
+            }
+            _ => None,
+        };
+        if let Some(sad) = vector {
+            return sad;
         }
     }
+    let _ = level;
     blurred_difference_sad_portable(prev, cur, bit_depth, scratch)
 }
 
@@ -237,21 +264,39 @@ mod tests {
         }
     }
 
-    /// The AVX-512 pass against the portable one at 8, 10 and 12 bits:
-    /// random samples, only extremes (0 and the largest, where the sums
-    /// reach their bounds) and nearly equal planes (rows that are all zero
-    /// after the vertical pass), on widths with and without a partial last
-    /// vector, rows padded past their width.
+    /// The vector passes (AVX-512, AVX2: those the CPU has) against the
+    /// portable one at 8, 10 and 12 bits: random samples, only extremes (0
+    /// and the largest, where the sums reach their bounds) and nearly equal
+    /// planes (rows that are all zero after the vertical pass), on widths
+    /// with and without a partial last vector, rows padded past their
+    /// width.
     #[test]
-    fn avx512_pass_matches_portable() {
-        if !crate::cpu::has_avx512() {
-            eprintln!("skipped: this CPU has no AVX-512");
+    fn vector_passes_match_portable() {
+        let levels: Vec<SimdLevel> = [SimdLevel::Avx2, SimdLevel::Avx512]
+            .into_iter()
+            .filter(|&l| l <= simd_level())
+            .collect();
+        if levels.is_empty() {
+            eprintln!("skipped: this CPU has neither AVX2 nor AVX-512");
             return;
         }
-        fn check<T: Sample + TryFrom<u32>>(bits: u32, rng: &mut crate::testing::fuzz::Rng) {
+        fn check<T: Sample + TryFrom<u32>>(
+            level: SimdLevel,
+            bits: u32,
+            rng: &mut crate::testing::fuzz::Rng,
+        ) {
             let top = (1u32 << bits) - 1;
             let sample = |v: u32| T::try_from(v).ok().expect("a sample of `bits` bits");
-            for (w, h) in [(64, 3), (67, 5), (100, 9), (1920, 6), (97, 4)] {
+            for (w, h) in [
+                (20, 9),
+                (21, 12),
+                (35, 9),
+                (64, 3),
+                (67, 5),
+                (100, 9),
+                (1920, 6),
+                (97, 4),
+            ] {
                 let stride = w + 5;
                 for mode in 0..3 {
                     let mut a = vec![T::default(); stride * h];
@@ -275,40 +320,53 @@ mod tests {
                         .into();
                     let want =
                         blurred_difference_sad_portable(&pa, &pb, bits, &mut SadScratch::new(w));
-                    let got = blurred_difference_sad(&pa, &pb, bits, &mut SadScratch::new(w));
-                    let case = format!("{bits}-bit {w}x{h} mode {mode}");
+                    let got =
+                        blurred_difference_sad_with(level, &pa, &pb, bits, &mut SadScratch::new(w));
+                    let case = format!("{level:?} {bits}-bit {w}x{h} mode {mode}");
                     assert!(want > 0, "{case}: a zero SAD checks little");
                     assert_eq!(got, want, "{case}");
                 }
             }
         }
         let mut rng = crate::testing::fuzz::Rng(77);
-        check::<u8>(8, &mut rng);
-        check::<u16>(10, &mut rng);
-        check::<u16>(12, &mut rng);
+        for &level in &levels {
+            check::<u8>(level, 8, &mut rng);
+            check::<u16>(level, 10, &mut rng);
+            check::<u16>(level, 12, &mut rng);
+        }
         // A sample above the bit depth (16-bit lanes would wrap): the
-        // portable pass's result.
+        // portable pass's result, each vector pass refusing it.
         let (w, h) = (64, 4);
         let mut a = vec![512u16; w * h];
         a[w + 3] = 65535;
         let b = vec![0u16; w * h];
         let (pa, pb) = [&a, &b].map(|d| plane(d, w, h)).into();
         let want = blurred_difference_sad_portable(&pa, &pb, 10, &mut SadScratch::new(w));
-        assert_eq!(
-            blurred_difference_sad(&pa, &pb, 10, &mut SadScratch::new(w)),
-            want
-        );
-        // SAFETY: the CPU has AVX-512 (checked above).
-        let wide = unsafe {
-            super::super::sad_avx512::blurred_difference_sad(
-                &pa,
-                &pb,
-                10,
-                &mut [0; 64],
-                &mut [0; 64],
-            )
+        for &level in &levels {
+            assert_eq!(
+                blurred_difference_sad_with(level, &pa, &pb, 10, &mut SadScratch::new(w)),
+                want,
+                "{level:?}"
+            );
+        }
+        // SAFETY: the CPU has AVX2 (checked above).
+        let avx2 = unsafe {
+            super::super::sad_avx2::blurred_difference_sad(&pa, &pb, 10, &mut [0; 64], &mut [0; 64])
         };
-        assert_eq!(wide, None);
+        assert_eq!(avx2, None);
+        if crate::cpu::has_avx512() {
+            // SAFETY: the CPU has AVX-512 (checked).
+            let wide = unsafe {
+                super::super::sad_avx512::blurred_difference_sad(
+                    &pa,
+                    &pb,
+                    10,
+                    &mut [0; 64],
+                    &mut [0; 64],
+                )
+            };
+            assert_eq!(wide, None);
+        }
     }
 
     #[test]
