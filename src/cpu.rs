@@ -74,6 +74,21 @@ fn detect() -> SimdLevel {
     SimdLevel::Baseline
 }
 
+/// The vector levels that may run here (AVX2, AVX-512; none on other
+/// CPUs), for tests that check each against the portable loops; says so
+/// when there are none.
+#[cfg(test)]
+pub(crate) fn vector_levels() -> Vec<SimdLevel> {
+    let levels: Vec<SimdLevel> = [SimdLevel::Avx2, SimdLevel::Avx512]
+        .into_iter()
+        .filter(|&l| l <= simd_level())
+        .collect();
+    if levels.is_empty() {
+        eprintln!("skipped: this CPU has neither AVX2 nor AVX-512");
+    }
+    levels
+}
+
 /// Whether AVX2 code may run (the CPU has it and `VMAFX_SIMD` allows it).
 pub fn has_avx2() -> bool {
     simd_level() >= SimdLevel::Avx2

@@ -585,12 +585,8 @@ mod tests {
     /// loops, bit for bit.
     #[test]
     fn vector_scale0_matches_portable() {
-        let levels: Vec<SimdLevel> = [SimdLevel::Avx2, SimdLevel::Avx512]
-            .into_iter()
-            .filter(|&l| l <= simd_level())
-            .collect();
+        let levels = crate::cpu::vector_levels();
         if levels.is_empty() {
-            eprintln!("skipped: this CPU has neither AVX2 nor AVX-512");
             return;
         }
         // Odd and even sizes, one or several vector blocks and their tails

@@ -8,7 +8,7 @@
 use super::dwt::{fine_tap, vertical_fine};
 use super::dwt_vector::{Low, RowPasses};
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
-use crate::feature::common::words16::weight_pair;
+use crate::feature::common::words16::{load16_samples, weight_pair};
 use crate::picture::Sample;
 use std::arch::x86_64::*;
 
@@ -18,23 +18,6 @@ pub(super) fn passes<S: Sample>() -> RowPasses<S> {
     RowPasses {
         vertical: vertical::<S>,
         horizontal,
-    }
-}
-
-/// Sixteen samples at `p` as 16-bit words.
-///
-/// # Safety
-/// The CPU must have AVX2; sixteen samples at `p` must be readable.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn load16<S: Sample>(p: *const S) -> __m256i {
-    // SAFETY: the caller's.
-    unsafe {
-        if S::BYTES == 1 {
-            _mm256_cvtepu8_epi16(_mm_loadu_si128(p.cast()))
-        } else {
-            _mm256_loadu_si256(p.cast())
-        }
     }
 }
 
@@ -69,7 +52,7 @@ unsafe fn vertical<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], h
     let mut x = 0;
     while x + 16 <= w {
         // SAFETY: columns x..x + 16 lie within the rows (w long).
-        let s = rows.map(|r| unsafe { load16(r.as_ptr().add(x)) });
+        let s = rows.map(|r| unsafe { load16_samples(r.as_ptr().add(x)) });
         // Rows (0, 1) and (2, 3) interleaved: the low and high four columns
         // of each 128-bit lane, put back in order by the packs.
         let (a_low, a_high) = (

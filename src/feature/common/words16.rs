@@ -1,6 +1,6 @@
-//! Pieces shared by the AVX-512 loops that work on 16-bit words, 32 to a
-//! vector: masks of a row's last partial vector, samples loaded as words,
-//! and pairs of weights for `vpmaddwd`.
+//! Pieces shared by the AVX-512 and AVX2 loops that work on 16-bit words
+//! (32 or 16 to a vector): masks of a row's last partial vector, samples
+//! loaded as words, and pairs of weights for `vpmaddwd`.
 
 #![cfg(target_arch = "x86_64")]
 
@@ -36,6 +36,23 @@ pub unsafe fn load_samples<S: Sample>(p: *const S, lanes: __mmask32) -> __m512i 
             _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(lanes, p.cast()))
         } else {
             _mm512_maskz_loadu_epi16(lanes, p.cast())
+        }
+    }
+}
+
+/// Sixteen samples at `p` as 16-bit words, with AVX2.
+///
+/// # Safety
+/// The CPU must have AVX2; sixteen samples at `p` must be readable.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub unsafe fn load16_samples<S: Sample>(p: *const S) -> __m256i {
+    // SAFETY: the caller's.
+    unsafe {
+        if S::BYTES == 1 {
+            _mm256_cvtepu8_epi16(_mm_loadu_si128(p.cast()))
+        } else {
+            _mm256_loadu_si256(p.cast())
         }
     }
 }

@@ -11,7 +11,7 @@
 
 use super::sad::{horizontal_tap, FILTER, RADIUS};
 use crate::feature::common::mirrored_filter::mirror;
-use crate::feature::common::words16::weight_pair;
+use crate::feature::common::words16::{load16_samples, weight_pair};
 use crate::picture::{PlaneRef, Sample};
 use std::arch::x86_64::*;
 
@@ -76,23 +76,6 @@ pub(super) unsafe fn blurred_difference_sad<T: Sample>(
     (_mm256_testz_si256(seen, above) != 0).then_some(sad)
 }
 
-/// Sixteen samples at `p` as 16-bit words.
-///
-/// # Safety
-/// Sixteen samples at `p` must be readable.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn load16<T: Sample>(p: *const T) -> __m256i {
-    // SAFETY: the caller's.
-    unsafe {
-        if T::BYTES == 1 {
-            _mm256_cvtepu8_epi16(_mm_loadu_si128(p.cast()))
-        } else {
-            _mm256_loadu_si256(p.cast())
-        }
-    }
-}
-
 /// `sad::vertical_pass` into `hi = y >> 8` and `lo = y & 0xff`, as
 /// `sad_avx512::vertical`; whether any `y` is nonzero. The centre rows'
 /// samples are ORed into `seen`.
@@ -116,8 +99,12 @@ unsafe fn vertical<T: Sample>(
     let mut any = _mm256_setzero_si256();
     for j in vector_starts(w) {
         // SAFETY: columns j..j + LANES <= w lie within the rows.
-        let pair =
-            |k: usize| unsafe { (load16(p[k].as_ptr().add(j)), load16(c[k].as_ptr().add(j))) };
+        let pair = |k: usize| unsafe {
+            (
+                load16_samples(p[k].as_ptr().add(j)),
+                load16_samples(c[k].as_ptr().add(j)),
+            )
+        };
         let d = |k: usize| {
             let (a, b) = pair(k);
             _mm256_sub_epi16(a, b)
