@@ -69,58 +69,81 @@ pub(crate) fn read_pooled<S: FrameSource + ?Sized>(
     Ok(source.read_into(&mut picture)?.then_some(picture))
 }
 
-/// What [`map_frame`] found.
+/// A reader's frames mapped in place while it may map them: a regular
+/// file with a size, until the system refuses a mapping; the mappings of
+/// frames dropped since are unmapped on the reader's thread.
+pub(crate) struct FrameMapper {
+    can_map: bool,
+    retired: Retired,
+}
+
+/// What [`FrameMapper::map`] found.
 pub(crate) enum Mapped {
     Frame(HostPicture),
     /// The file ends where the frame would start.
     End,
-    /// The system would not map the file (a file system without `mmap`):
-    /// the stream has not moved; read this frame and the later ones.
-    Refused,
-    /// This frame's 16-bit samples start at an odd offset, which a mapping
-    /// cannot give as 16-bit words: the stream has not moved; read it.
-    Unaligned,
+    /// Read this frame instead (the stream has not moved): its 16-bit
+    /// samples start at an odd offset, which a mapping cannot give as
+    /// 16-bit words, or the file does not map (a pipe, a file system
+    /// without `mmap`: then no later frame is mapped either).
+    Read,
 }
 
-/// Maps frame `frame` (of `format`) of a regular file at the stream's
-/// position, moves the stream past it and checks its samples. A file that ends inside the frame is reported truncated, as a
-/// read would. The picture's mapping, dropped, goes to `retired`.
-pub(crate) fn map_frame(
-    stream: &mut input::Stream,
-    path: &Path,
-    frame: u64,
-    format: PictureFormat,
-    retired: &Retired,
-) -> Result<Mapped> {
-    // The frames scored since the last call, unmapped here.
-    retired.unmap();
-    let io = |e| Error::io(path, e);
-    let at = input::stream_position(stream).map_err(io)?;
-    if format.bytes_per_sample() > 1 && !at.is_multiple_of(2) {
-        return Ok(Mapped::Unaligned);
+impl FrameMapper {
+    /// For an input of `len` bytes (`None`: not a regular file).
+    pub(crate) fn new(len: Option<u64>) -> Self {
+        Self {
+            // Pseudo-files (procfs) report a size of 0 whatever they hold:
+            // only a file with a size maps.
+            can_map: len.is_some_and(|len| len > 0),
+            retired: Retired::new(),
+        }
     }
-    // The size now, not when opened: mapping pages past the end would
-    // fault when read.
-    let size = input::stream_file(stream).metadata().map_err(io)?.len();
-    let bytes = format.frame_bytes() as u64;
-    let left = size.saturating_sub(at);
-    if left == 0 {
-        return Ok(Mapped::End);
+
+    /// Maps frame `frame` (of `format`) of the file at the stream's
+    /// position, moves the stream past it and checks its samples. A file
+    /// that ends inside the frame is reported truncated, as a read would.
+    pub(crate) fn map(
+        &mut self,
+        stream: &mut input::Stream,
+        path: &Path,
+        frame: u64,
+        format: PictureFormat,
+    ) -> Result<Mapped> {
+        if !self.can_map {
+            return Ok(Mapped::Read);
+        }
+        // The frames scored since the last call, unmapped here.
+        self.retired.unmap();
+        let io = |e| Error::io(path, e);
+        let at = input::stream_position(stream).map_err(io)?;
+        if format.bytes_per_sample() > 1 && !at.is_multiple_of(2) {
+            return Ok(Mapped::Read);
+        }
+        // The size now, not when opened: mapping pages past the end would
+        // fault when read.
+        let size = input::stream_file(stream).metadata().map_err(io)?.len();
+        let bytes = format.frame_bytes() as u64;
+        let left = size.saturating_sub(at);
+        if left == 0 {
+            return Ok(Mapped::End);
+        }
+        if left < bytes {
+            return Err(Error::BadInput {
+                path: path.into(),
+                frame,
+                reason: format!("truncated: {left} of {bytes} bytes"),
+            });
+        }
+        let file = input::stream_file(stream);
+        let Ok(picture) = HostPicture::map_file(format, file, at, Some(&self.retired)) else {
+            self.can_map = false;
+            return Ok(Mapped::Read);
+        };
+        input::skip(stream, bytes).map_err(io)?;
+        check_samples(path, frame, &picture)?;
+        Ok(Mapped::Frame(picture))
     }
-    if left < bytes {
-        return Err(Error::BadInput {
-            path: path.into(),
-            frame,
-            reason: format!("truncated: {left} of {bytes} bytes"),
-        });
-    }
-    let Ok(picture) = HostPicture::map_file(format, input::stream_file(stream), at, Some(retired))
-    else {
-        return Ok(Mapped::Refused);
-    };
-    input::skip(stream, bytes).map_err(io)?;
-    check_samples(path, frame, &picture)?;
-    Ok(Mapped::Frame(picture))
 }
 
 /// Reads exactly `buf.len()` bytes. Returns the number of bytes read, which

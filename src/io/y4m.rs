@@ -2,9 +2,9 @@
 //! each followed by one packed planar frame.
 
 use super::input::{Input, Stream};
-use super::{check_format, check_samples, map_frame, read_frame, FrameSource, Mapped};
+use super::{check_format, check_samples, read_frame, FrameMapper, FrameSource, Mapped};
 use crate::error::{Error, Result};
-use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat, PicturePool, Retired};
+use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat, PicturePool};
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
@@ -22,11 +22,7 @@ pub struct Y4mReader {
     next: u64,
     /// The header's `XCOLORRANGE=` value (`FULL`, `LIMITED`), if any.
     color_range: Option<String>,
-    /// A regular file whose frames can be mapped in place (false once the
-    /// system refused to map it).
-    can_map: bool,
-    /// Mapped frames dropped, unmapped on this reader's thread.
-    retired: Retired,
+    mapper: FrameMapper,
 }
 
 impl Y4mReader {
@@ -66,10 +62,7 @@ impl Y4mReader {
             line,
             next: 0,
             color_range,
-            // Pseudo-files (procfs) report a size of 0 whatever they
-            // hold: only a file with a size maps.
-            can_map: len.is_some_and(|len| len > 0),
-            retired: Retired::new(),
+            mapper: FrameMapper::new(len),
         })
     }
 
@@ -224,10 +217,10 @@ impl FrameSource for Y4mReader {
         if !self.frame_line()? {
             return Ok(None);
         }
-        if map && self.can_map {
+        if map {
             let (frame, bytes) = (self.next, self.format.frame_bytes());
             let file = &mut self.file;
-            match map_frame(file, &self.path, frame, self.format, &self.retired)? {
+            match self.mapper.map(file, &self.path, frame, self.format)? {
                 Mapped::Frame(picture) => {
                     self.next += 1;
                     return Ok(Some(picture));
@@ -235,8 +228,7 @@ impl FrameSource for Y4mReader {
                 Mapped::End => {
                     return Err(self.bad(frame, format!("truncated: 0 of {bytes} bytes")))
                 }
-                Mapped::Refused => self.can_map = false,
-                Mapped::Unaligned => {}
+                Mapped::Read => {}
             }
         }
         let mut picture = pool.picture()?;

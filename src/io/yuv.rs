@@ -2,9 +2,11 @@
 //! caller; chroma planes ceil(W/2) wide as ffmpeg writes them.
 
 use super::input::{Input, Stream};
-use super::{check_format, check_samples, map_frame, read_frame, read_pooled, FrameSource, Mapped};
+use super::{
+    check_format, check_samples, read_frame, read_pooled, FrameMapper, FrameSource, Mapped,
+};
 use crate::error::{Error, Result};
-use crate::picture::{HostPicture, PictureFormat, PicturePool, Retired};
+use crate::picture::{HostPicture, PictureFormat, PicturePool};
 use std::path::{Path, PathBuf};
 
 pub struct YuvReader {
@@ -14,11 +16,7 @@ pub struct YuvReader {
     /// Packed frame bytes, for pictures whose rows are not packed.
     buf: Vec<u8>,
     next: u64,
-    /// A regular file whose frames can be mapped in place (false once the
-    /// system refused to map it).
-    can_map: bool,
-    /// Mapped frames dropped, unmapped on this reader's thread.
-    retired: Retired,
+    mapper: FrameMapper,
 }
 
 impl YuvReader {
@@ -56,10 +54,7 @@ impl YuvReader {
             format,
             buf: Vec::new(),
             next: 0,
-            // Pseudo-files (procfs) report a size of 0 whatever they
-            // hold: only a file with a size maps.
-            can_map: len.is_some_and(|len| len > 0),
-            retired: Retired::new(),
+            mapper: FrameMapper::new(len),
         })
     }
 }
@@ -97,16 +92,15 @@ impl FrameSource for YuvReader {
     }
 
     fn read_next(&mut self, pool: &PicturePool, map: bool) -> Result<Option<HostPicture>> {
-        if map && self.can_map {
+        if map {
             let file = &mut self.file;
-            match map_frame(file, &self.path, self.next, self.format, &self.retired)? {
+            match self.mapper.map(file, &self.path, self.next, self.format)? {
                 Mapped::Frame(picture) => {
                     self.next += 1;
                     return Ok(Some(picture));
                 }
                 Mapped::End => return Ok(None),
-                Mapped::Refused => self.can_map = false,
-                Mapped::Unaligned => {}
+                Mapped::Read => {}
             }
         }
         read_pooled(self, pool)
