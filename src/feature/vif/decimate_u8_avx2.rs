@@ -122,40 +122,8 @@ impl Sample for u16 {
 /// the pictures'.
 #[target_feature(enable = "avx2")]
 pub unsafe fn decimate(rows: &mut Rows, pictures: [PlaneRef<'_, u8>; 2], outputs: [&mut [u16]; 2]) {
-    // SAFETY: the caller upholds this function's contract; the AVX-512
-    // passes only where the CPU has them.
-    unsafe {
-        if crate::cpu::has_avx512() {
-            decimate_avx512(rows, pictures, 8, outputs)
-        } else {
-            decimate_bits(rows, pictures, 8, outputs)
-        }
-    }
-}
-
-/// [`decimate`] with the AVX-512 passes, for samples of `bits` (at most
-/// [`MAX_FOLDED_BITS`]), all within their depth.
-///
-/// # Safety
-/// The CPU must support AVX-512 F and BW; `rows` as for [`decimate`].
-#[target_feature(enable = "avx2,avx512f,avx512bw")]
-unsafe fn decimate_avx512<S: WideSample>(
-    rows: &mut Rows,
-    pictures: [PlaneRef<'_, S>; 2],
-    bits: u32,
-    outputs: [&mut [u16]; 2],
-) {
-    assert!(bits <= MAX_FOLDED_BITS);
-    let w = pictures[0].width;
-    each_output_row(rows, pictures, outputs, |taps, padded, out| {
-        // SAFETY: AVX-512 F and BW (the caller's contract); rows sized by
-        // `each_output_row`.
-        unsafe {
-            vertical_avx512(taps, padded, w, bits);
-            mirror_edges(&mut padded[..w + 2 * HALF], HALF);
-            horizontal_avx512(padded, out);
-        }
-    });
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { decimate_bits(rows, pictures, 8, outputs) }
 }
 
 /// Samples the AVX-512 vertical pass reads, 32 at a time as 16-bit words.
@@ -194,6 +162,7 @@ unsafe fn vertical_avx512<S: WideSample>(
     bits: u32,
 ) {
     const { assert!(TAPS == 9 && is_symmetric(FILTER)) };
+    assert!(bits <= MAX_FOLDED_BITS);
     const WIDE: usize = 32;
     let pair = |a: usize, b: usize| _mm512_set1_epi32(weight(a) | (weight(b) << 16));
     let (c01, c23, centre) = (pair(0, 1), pair(2, 3), pair(HALF, TAPS));
@@ -280,15 +249,8 @@ pub unsafe fn decimate_u16(
     if pictures.iter().any(|p| first_above(p, limit).is_some()) {
         return false;
     }
-    // SAFETY: the caller upholds this function's contract; the AVX-512
-    // passes only where the CPU has them.
-    unsafe {
-        if bits <= MAX_FOLDED_BITS && crate::cpu::has_avx512() {
-            decimate_avx512(rows, pictures, bits, outputs)
-        } else {
-            decimate_bits(rows, pictures, bits, outputs)
-        }
-    };
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { decimate_bits(rows, pictures, bits, outputs) };
     true
 }
 
@@ -296,22 +258,41 @@ pub unsafe fn decimate_u16(
 /// in 16 bits (two 14-bit samples sum below 2^15).
 const MAX_FOLDED_BITS: u32 = 14;
 
-/// Decimates both pictures of `bits`-bit samples, all within their depth.
+/// One instruction set's passes over an output row.
+struct Passes<S> {
+    vertical: unsafe fn(&[&[S]; TAPS], &mut [i16], usize, u32),
+    horizontal: unsafe fn(&[i16], &mut [u16]),
+}
+
+/// Decimates both pictures of `bits`-bit samples, all within their depth:
+/// with the AVX-512 passes where the CPU has them and the samples fold (at
+/// most [`MAX_FOLDED_BITS`]), else with the AVX2 passes.
 #[target_feature(enable = "avx2")]
-unsafe fn decimate_bits<S: Sample>(
+unsafe fn decimate_bits<S: WideSample>(
     rows: &mut Rows,
     pictures: [PlaneRef<'_, S>; 2],
     bits: u32,
     outputs: [&mut [u16]; 2],
 ) {
+    let passes: Passes<S> = if bits <= MAX_FOLDED_BITS && crate::cpu::has_avx512() {
+        Passes {
+            vertical: vertical_avx512::<S>,
+            horizontal: horizontal_avx512,
+        }
+    } else {
+        Passes {
+            vertical: vertical::<S>,
+            horizontal,
+        }
+    };
     let w = pictures[0].width;
     each_output_row(rows, pictures, outputs, |taps, padded, out| {
-        // SAFETY: AVX2 (the caller's contract); rows sized by
-        // `each_output_row`.
+        // SAFETY: the CPU has the passes' instruction set (chosen above;
+        // AVX2 is the caller's contract); rows sized by `each_output_row`.
         unsafe {
-            vertical(taps, padded, w, bits);
+            (passes.vertical)(taps, padded, w, bits);
             mirror_edges(&mut padded[..w + 2 * HALF], HALF);
-            horizontal(padded, out);
+            (passes.horizontal)(padded, out);
         }
     });
 }
