@@ -3,6 +3,9 @@
 //! four subbands. Scale 0 reads the picture and keeps 16-bit details; scales
 //! 1-3 work on the 32-bit approximation of the previous level.
 
+#[cfg(target_arch = "x86_64")]
+use super::dwt_rows::MAX_BIT_DEPTH;
+use super::dwt_rows::{analyze_picture as analyze_rows, Low, RowPasses};
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
 use crate::cpu::{simd_dispatch, simd_level, SimdLevel};
 use crate::picture::{PlaneRef, Sample};
@@ -181,27 +184,44 @@ pub(super) fn fine_tap(f: &[i32; 4], s: [i32; 4]) -> i16 {
     (filter32(f, s).wrapping_add(1 << 15) >> 16) as i16
 }
 
-/// Horizontal pass of scale 0: one 16-bit output per column of `dst_lo`
-/// (low-pass) and `dst_hi` (high-pass) from the vertical-pass row `row`.
+/// Horizontal pass of scale 0 over outputs `from..=n` (whose taps all lie
+/// in `row`) into `low` (low-pass) and `high` (high-pass): the portable
+/// pass, and the vector passes' last few outputs.
 #[inline(always)]
-fn horizontal_fine(row: &[i16], cols: &[[usize; 4]], dst_lo: &mut [i16], dst_hi: &mut [i16]) {
-    let out_w = cols.len();
-    let n = interior_outputs(row.len(), out_w);
-    let left = row[1..1 + 2 * n].chunks_exact(2);
-    let right = row[3..3 + 2 * n].chunks_exact(2);
-    for ((lo, hi), (a, b)) in dst_lo[1..=n]
+pub(super) fn horizontal_outputs(
+    row: &[i16],
+    from: usize,
+    n: usize,
+    low: Low<'_>,
+    high: &mut [i16],
+) {
+    match low {
+        Low::Wide(out) => outputs_into(row, from, n, out, high),
+        Low::Narrow(out) => outputs_into(row, from, n, out, high),
+    }
+}
+
+/// [`horizontal_outputs`] into low-pass outputs of either width, as
+/// chunked loops that vectorize.
+#[inline(always)]
+fn outputs_into<T: From<i16>>(row: &[i16], from: usize, n: usize, low: &mut [T], high: &mut [i16]) {
+    if from > n {
+        return;
+    }
+    let left = row[2 * from - 1..1 + 2 * n].chunks_exact(2);
+    let right = row[2 * from + 1..3 + 2 * n].chunks_exact(2);
+    for ((lo, hi), (a, b)) in low[from..=n]
         .iter_mut()
-        .zip(&mut dst_hi[1..=n])
+        .zip(&mut high[from..=n])
         .zip(left.zip(right))
     {
         let s = [a[0] as i32, a[1] as i32, b[0] as i32, b[1] as i32];
-        *lo = fine_tap(&DB2_LO, s);
+        *lo = T::from(fine_tap(&DB2_LO, s));
         *hi = fine_tap(&DB2_HI, s);
     }
-    horizontal_fine_edges(row, cols, dst_lo, dst_hi);
 }
 
-/// The outputs of [`horizontal_fine`] with mirrored taps: the first column
+/// The outputs of scale 0's horizontal pass with mirrored taps: the first column
 /// and those past the interior.
 #[inline(always)]
 pub(super) fn horizontal_fine_edges(
@@ -259,43 +279,6 @@ pub(super) fn vertical_fine<S: Sample>(
     }
 }
 
-#[inline(always)]
-fn analyze_picture_impl<S: Sample>(
-    src: &PlaneRef<'_, S>,
-    bit_depth: u32,
-    taps: &Taps,
-    scratch: &mut RowScratch,
-    approx: &mut [i32],
-    mut details: Option<&mut Bands<i16>>,
-) {
-    let (w, out_w, out_h) = (src.width, taps.cols.len(), taps.rows.len());
-    let simd_overrun = details.is_some() && simd_reads_past_row(out_w, S::BYTES);
-    if let Some(d) = details.as_deref_mut() {
-        d.set_size(out_w, out_h);
-    }
-    let (lo, hi) = (&mut scratch.lo[..w], &mut scratch.hi[..w]);
-    let (approx_lo, approx_hi) = (&mut scratch.out_lo[..out_w], &mut scratch.out_hi[..out_w]);
-    for (i, rows) in taps.rows.iter().enumerate() {
-        vertical_fine(rows.map(|r| src.row(r)), bit_depth, lo, hi);
-        let out = i * out_w..(i + 1) * out_w;
-        let approx_row = &mut approx[out.clone()];
-        match details.as_deref_mut() {
-            None => horizontal_fine(lo, &taps.cols, approx_lo, approx_hi),
-            Some(d) => {
-                let [dh, dv, dd] = d.slices_mut(out);
-                horizontal_fine(lo, &taps.cols, approx_lo, dv);
-                horizontal_fine(hi, &taps.cols, dh, dd);
-                if simd_overrun {
-                    (approx_lo[out_w - 1], dv[out_w - 1]) = overrun_column(lo, hi, out_w);
-                }
-            }
-        }
-        for (a, &l) in approx_row.iter_mut().zip(approx_lo.iter()) {
-            *a = l as i32;
-        }
-    }
-}
-
 /// Scale 0: analyses a `bit_depth`-bit picture plane. The approximation
 /// (16-bit values widened to 32 bits) goes to `approx`; the details go to
 /// `details` unless it is `None` (`adm_skip_scale0` needs only the
@@ -323,37 +306,39 @@ pub(super) fn analyze_picture_with<S: Sample>(
     approx: &mut [i32],
     details: Option<&mut Bands<i16>>,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if bit_depth <= super::dwt_vector::MAX_BIT_DEPTH {
-        let passes = match level.min(simd_level()) {
-            SimdLevel::Avx512 => Some(super::dwt_avx512::passes()),
-            SimdLevel::Avx2 => Some(super::dwt_avx2::passes()),
-            SimdLevel::Baseline => None,
-        };
-        if let Some(passes) = passes {
-            // SAFETY: the CPU has the passes' instruction set (its level is
-            // at least theirs).
-            return unsafe {
-                super::dwt_vector::analyze_picture(
-                    passes, src, bit_depth, taps, scratch, approx, details,
-                )
-            };
-        }
-    }
-    let _ = level;
-    analyze_picture_portable(src, bit_depth, taps, scratch, approx, details)
+    let passes = match level.min(simd_level()) {
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx512 if bit_depth <= MAX_BIT_DEPTH => super::dwt_avx512::passes(),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 if bit_depth <= MAX_BIT_DEPTH => super::dwt_avx2::passes(),
+        _ => RowPasses {
+            vertical: vertical_portable::<S>,
+            horizontal: horizontal_portable,
+        },
+    };
+    // SAFETY: the CPU has the passes' instruction set (its level is at
+    // least theirs; the portable passes need none).
+    unsafe { analyze_rows(passes, src, bit_depth, taps, scratch, approx, details) }
 }
 
 simd_dispatch! {
-    /// The portable scale-0 analysis.
-    fn analyze_picture_portable<S: Sample>(
-        src: &PlaneRef<'_, S>,
+    /// The portable vertical pass of scale 0.
+    fn vertical_portable<S: Sample>(
+        rows: [&[S]; 4],
         bit_depth: u32,
-        taps: &Taps,
-        scratch: &mut RowScratch,
-        approx: &mut [i32],
-        details: Option<&mut Bands<i16>>,
-    ) => analyze_picture_impl
+        lo: &mut [i16],
+        hi: &mut [i16],
+    ) => vertical_fine
+}
+
+simd_dispatch! {
+    /// The portable horizontal pass of scale 0's interior outputs `1..=n`.
+    fn horizontal_portable(row: &[i16], n: usize, low: Low<'_>, high: &mut [i16]) => horizontal_interior
+}
+
+#[inline(always)]
+fn horizontal_interior(row: &[i16], n: usize, low: Low<'_>, high: &mut [i16]) {
+    horizontal_outputs(row, 1, n, low, high);
 }
 
 /// Rounding of the two passes of scales 1, 2 and 3: (add, shift) for the
@@ -401,7 +386,7 @@ pub(crate) fn coarse_simd_reads_past_row(out_w: usize) -> bool {
     out_w > 1 && (out_w - 1).is_multiple_of(8)
 }
 
-/// Horizontal pass of scales 1-3 (see [`horizontal_fine`]).
+/// Horizontal pass of scales 1-3 (see [`horizontal_outputs`]).
 #[inline(always)]
 fn horizontal_coarse(
     row: &[i32],

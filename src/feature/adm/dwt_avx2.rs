@@ -1,18 +1,18 @@
 //! ADM's scale-0 DWT passes with AVX2 (ADR 0035): `dwt_avx512`'s
 //! arithmetic on 16 columns a vector vertically and 8 outputs
 //! horizontally; a row's last few columns and outputs, which fill no
-//! vector, take the portable arithmetic (the row loop: `dwt_vector`).
+//! vector, take the portable arithmetic (the row loop: `dwt_rows`).
 
 #![cfg(target_arch = "x86_64")]
 
-use super::dwt::{fine_tap, vertical_fine};
-use super::dwt_vector::{Low, RowPasses};
+use super::dwt::{horizontal_outputs, vertical_fine};
+use super::dwt_rows::{Low, RowPasses, MAX_BIT_DEPTH};
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
 use crate::feature::common::words16::{load16_samples, weight_pair};
 use crate::picture::Sample;
 use std::arch::x86_64::*;
 
-/// The passes, for [`dwt_vector::analyze_picture`](super::dwt_vector::analyze_picture)
+/// The passes, for [`dwt_rows::analyze_picture`](super::dwt_rows::analyze_picture)
 /// on a CPU with AVX2.
 pub(super) fn passes<S: Sample>() -> RowPasses<S> {
     RowPasses {
@@ -37,6 +37,7 @@ fn narrow(v: __m256i) -> __m128i {
 unsafe fn vertical<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], hi: &mut [i16]) {
     let w = lo.len();
     assert!(hi.len() == w && rows.iter().all(|r| r.len() >= w));
+    assert!((1..=MAX_BIT_DEPTH).contains(&bit_depth));
     let round = 1i32 << (bit_depth - 1);
     let lo_bias = _mm256_set1_epi32(round - DB2_LO_SUM * round);
     let hi_bias = _mm256_set1_epi32(round);
@@ -118,9 +119,5 @@ unsafe fn horizontal(row: &[i16], n: usize, mut low: Low<'_>, high: &mut [i16]) 
         }
         j += 8;
     }
-    for j in j..=n {
-        let s = [row[2 * j - 1], row[2 * j], row[2 * j + 1], row[2 * j + 2]].map(i32::from);
-        low.set(j, fine_tap(&DB2_LO, s));
-        high[j] = fine_tap(&DB2_HI, s);
-    }
+    horizontal_outputs(row, j, n, low, high);
 }

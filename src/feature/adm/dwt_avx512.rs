@@ -1,16 +1,16 @@
 //! ADM's scale-0 DWT passes with AVX-512 (ADR 0032): 32 columns a vector
 //! vertically, 16 outputs horizontally, row tails under masks (the
-//! arithmetic and the row loop: `dwt_vector`).
+//! arithmetic and the row loop: `dwt_rows`).
 
 #![cfg(target_arch = "x86_64")]
 
-use super::dwt_vector::{Low, RowPasses};
+use super::dwt_rows::{Low, RowPasses, MAX_BIT_DEPTH};
 use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
 use crate::feature::common::words16::{first_lanes, load_samples, weight_pair};
 use crate::picture::Sample;
 use std::arch::x86_64::*;
 
-/// The passes, for [`dwt_vector::analyze_picture`](super::dwt_vector::analyze_picture)
+/// The passes, for [`dwt_rows::analyze_picture`](super::dwt_rows::analyze_picture)
 /// on a CPU with AVX-512 F, BW, DQ and VL.
 pub(super) fn passes<S: Sample>() -> RowPasses<S> {
     RowPasses {
@@ -28,6 +28,7 @@ pub(super) fn passes<S: Sample>() -> RowPasses<S> {
 unsafe fn vertical<S: Sample>(rows: [&[S]; 4], bit_depth: u32, lo: &mut [i16], hi: &mut [i16]) {
     let w = lo.len();
     assert!(hi.len() == w && rows.iter().all(|r| r.len() >= w));
+    assert!((1..=MAX_BIT_DEPTH).contains(&bit_depth));
     let round = 1i32 << (bit_depth - 1);
     let lo_bias = _mm512_set1_epi32(round - DB2_LO_SUM * round);
     let hi_bias = _mm512_set1_epi32(round);

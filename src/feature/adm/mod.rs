@@ -30,8 +30,7 @@ mod den;
 mod dwt;
 mod dwt_avx2;
 mod dwt_avx512;
-#[cfg(target_arch = "x86_64")]
-mod dwt_vector;
+mod dwt_rows;
 pub(crate) mod output;
 mod pipeline;
 mod region;

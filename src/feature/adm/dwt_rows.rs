@@ -1,16 +1,18 @@
-//! ADM's scale-0 DWT in vector passes, for samples of up to 12 bits: the
-//! row loop that the AVX-512 passes (ADR 0032, `dwt_avx512`) and the AVX2
-//! passes (ADR 0035, `dwt_avx2`) share.
+//! ADM's scale-0 DWT, row by row: the loop that the portable passes
+//! (`dwt`), the AVX-512 passes (ADR 0032, `dwt_avx512`) and the AVX2 passes
+//! (ADR 0035, `dwt_avx2`) share. Each instruction set gives a vertical
+//! pass and a horizontal pass over the outputs whose taps all lie inside
+//! the row; the columns with mirrored taps, and libvmaf's read past the row
+//! (`dwt::simd_reads_past_row`), are left to the portable code's functions.
 //!
-//! Both passes are pairs of 16-bit products summed by `vpmaddwd`: the
+//! The vector passes, for samples of up to 12 bits, are pairs of 16-bit products summed by `vpmaddwd`: the
 //! vertical pass pairs rows (0, 1) and (2, 3); the horizontal pass reads its
 //! row twice, one and three samples on, so that each 32-bit lane holds the
 //! taps (2j - 1, 2j) and (2j + 1, 2j + 2) of output j. Up to 12 bits no sum
 //! wraps (the portable loops wrap like libvmaf's int32 sums, which only
 //! 16-bit samples reach) and every output fits 16 bits (both passes'
 //! outputs lie within +-27411), so packing with saturation is the portable
-//! `as i16`. Columns with mirrored taps, and libvmaf's read past the row
-//! (`dwt::simd_reads_past_row`), are left to the portable code's functions.
+//! `as i16`.
 
 use super::dwt::{
     edge_outputs, horizontal_fine_edges, interior_outputs, overrun_column, simd_reads_past_row,
@@ -18,7 +20,7 @@ use super::dwt::{
 };
 use crate::picture::{PlaneRef, Sample};
 
-/// The deepest samples these loops take exactly.
+/// The deepest samples the vector passes take exactly.
 pub(super) const MAX_BIT_DEPTH: u32 = 12;
 
 /// A vertical pass: one output row from its four input rows (taps in
@@ -47,7 +49,6 @@ pub(super) unsafe fn analyze_picture<S: Sample>(
     approx: &mut [i32],
     mut details: Option<&mut Bands<i16>>,
 ) {
-    assert!((1..=MAX_BIT_DEPTH).contains(&bit_depth));
     let (w, out_w, out_h) = (src.width, taps.cols.len(), taps.rows.len());
     let simd_overrun = details.is_some() && simd_reads_past_row(out_w, S::BYTES);
     if let Some(d) = details.as_deref_mut() {
@@ -100,14 +101,6 @@ impl Low<'_> {
         match self {
             Low::Wide(out) => out.len(),
             Low::Narrow(out) => out.len(),
-        }
-    }
-
-    /// Output `j`, one at a time (the vector passes' last few).
-    pub(super) fn set(&mut self, j: usize, value: i16) {
-        match self {
-            Low::Wide(out) => out[j] = i32::from(value),
-            Low::Narrow(out) => out[j] = value,
         }
     }
 }
