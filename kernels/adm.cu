@@ -242,18 +242,21 @@ __device__ inline bool within_1deg(double cos_sq, float dot_f, float o_mag_f, fl
     return dot >= 0.0 && __dmul_rn(dot, dot) >= __dmul_rn(__dmul_rn(cos_sq, o_mag), t_mag);
 }
 
-// The enhancement gain limit on an aligned pair's restored coefficient.
+// The enhancement gain limit on an aligned pair's restored coefficient;
+// a fractional product rounded to nearest (even) where libvmaf's vector
+// code decouples the column, truncated where its scalar code does.
 __device__ inline int gain_limited(int rst, int t, int o, int k, bool aligned,
-                                   double gain_limit) {
+                                   double gain_limit, bool nearest) {
     if (!(aligned && k > 0 && o != 0)) return rst;
     double boosted = __dmul_rn((double)rst, gain_limit);
     double tf = (double)t;
     double limited = o > 0 ? fmin(boosted, tf) : fmax(boosted, tf);
-    return (int)limited;
+    return nearest ? __double2int_rn(limited) : __double2int_rz(limited);
 }
 
 // Scale 0: t / o in Q15 through the exact reciprocal trunc(2^30 / |o|).
-__device__ inline int restore_fine(int o, int t, bool aligned, double gain_limit) {
+__device__ inline int restore_fine(int o, int t, bool aligned, double gain_limit,
+                                   bool nearest) {
     int k;
     if (o == 0) {
         k = 32768;
@@ -264,11 +267,12 @@ __device__ inline int restore_fine(int o, int t, bool aligned, double gain_limit
         k = (int)(q < 0 ? 0 : (q > 32768 ? 32768 : q));
     }
     int rst = (short)((k * o + 16384) >> 15);
-    return (short)gain_limited(rst, t, o, k, aligned, gain_limit);
+    return (short)gain_limited(rst, t, o, k, aligned, gain_limit, nearest);
 }
 
 // Scales 1-3: the divisor reduced to its 15 most significant bits.
-__device__ inline int restore_coarse(int o, int t, bool aligned, double gain_limit) {
+__device__ inline int restore_coarse(int o, int t, bool aligned, double gain_limit,
+                                     bool nearest) {
     i64 k;
     if (o == 0) {
         k = 32768;
@@ -282,12 +286,12 @@ __device__ inline int restore_coarse(int o, int t, bool aligned, double gain_lim
         k = q < 0 ? 0 : (q > 32768 ? 32768 : q);
     }
     int rst = (int)((k * o + 16384) >> 15);
-    return gain_limited(rst, t, o, (int)k, aligned, gain_limit);
+    return gain_limited(rst, t, o, (int)k, aligned, gain_limit, nearest);
 }
 
 // Restored (r) and additive (a) parts of the three orientations.
 __device__ inline void decouple_fine(const int *o, const int *t, double cos_sq,
-                                     double gain_limit, int *r, int *a) {
+                                     double gain_limit, bool nearest, int *r, int *a) {
     int oh = o[0], ov = o[1], th = t[0], tv = t[1];
     // Products of 16-bit values are exact in int32, their sums in double.
     double dot = (double)(oh * th) + (double)(ov * tv);
@@ -296,13 +300,13 @@ __device__ inline void decouple_fine(const int *o, const int *t, double cos_sq,
     bool aligned = within_1deg(cos_sq, (float)dot, (float)o_mag, (float)t_mag);
     #pragma unroll
     for (int k = 0; k < 3; k++) {
-        r[k] = restore_fine(o[k], t[k], aligned, gain_limit);
+        r[k] = restore_fine(o[k], t[k], aligned, gain_limit, nearest);
         a[k] = (short)(t[k] - r[k]);
     }
 }
 
 __device__ inline void decouple_coarse(const int *o, const int *t, double cos_sq,
-                                       double gain_limit, int *r, int *a) {
+                                       double gain_limit, bool nearest, int *r, int *a) {
     u64 o0 = (u64)(i64)o[0], o1 = (u64)(i64)o[1], t0 = (u64)(i64)t[0], t1 = (u64)(i64)t[1];
     i64 dot = (i64)(o0 * t0 + o1 * t1);
     i64 o_mag = (i64)(o0 * o0 + o1 * o1);
@@ -310,7 +314,7 @@ __device__ inline void decouple_coarse(const int *o, const int *t, double cos_sq
     bool aligned = within_1deg(cos_sq, (float)dot, (float)o_mag, (float)t_mag);
     #pragma unroll
     for (int k = 0; k < 3; k++) {
-        r[k] = restore_coarse(o[k], t[k], aligned, gain_limit);
+        r[k] = restore_coarse(o[k], t[k], aligned, gain_limit, nearest);
         a[k] = (int)((u32)t[k] - (u32)r[k]);
     }
 }
@@ -353,8 +357,8 @@ struct Fine {
         return a * a * a;
     }
     __device__ static void decouple(const int *o, const int *t, double cos_sq,
-                                    double gain_limit, int *r, int *a) {
-        decouple_fine(o, t, cos_sq, gain_limit, r, a);
+                                    double gain_limit, bool nearest, int *r, int *a) {
+        decouple_fine(o, t, cos_sq, gain_limit, nearest, r, a);
     }
 };
 
@@ -386,8 +390,8 @@ struct Coarse {
         return ((((a * a + (1ull << sq)) >> sq) * a) + (u64)half(cube)) >> cube;
     }
     __device__ static void decouple(const int *o, const int *t, double cos_sq,
-                                    double gain_limit, int *r, int *a) {
-        decouple_coarse(o, t, cos_sq, gain_limit, r, a);
+                                    double gain_limit, bool nearest, int *r, int *a) {
+        decouple_coarse(o, t, cos_sq, gain_limit, nearest, r, a);
     }
 };
 
@@ -401,6 +405,9 @@ struct Scoring {
     int top, bottom, left, right;  // the scored region
     Weights w;
     double gain_limit, cos_sq;
+    // Columns before it: libvmaf's vector decoupling (its rounding of a
+    // fractional gain limit's products); from it: its scalar code.
+    int nearest_end;
     u64 *row_sums;  // SUMS per region row, zero between frames
     u32 *row_tiles;  // tiles done per region row, zero between frames
     u64 *totals;     // SUMS, cleared before the frame
@@ -523,7 +530,8 @@ __device__ void scale_tile(const Src &src, int bw, int bh, typename Src::A *appr
     int r[CPT][3], ad[CPT][3];
     #pragma unroll
     for (int q = 0; q < CPT; q++) {
-        K::decouple(o[q], t[q], s.cos_sq, s.gain_limit, r[q], ad[q]);
+        K::decouple(o[q], t[q], s.cos_sq, s.gain_limit,
+                    neighbour_index(j0 + q, bw) < s.nearest_end, r[q], ad[q]);
         int mn = 0, ma = 0;
         #pragma unroll
         for (int k = 0; k < 3; k++) {
@@ -551,9 +559,9 @@ __device__ void scale_tile(const Src &src, int bw, int bh, typename Src::A *appr
             y = idx - 2 * (TILE_W + 2) - ROWS, x = TILE_W;
         }
         int ra[2][1], ro[1][3], rt[1][3], rr[3], raa[3];
-        dwt_pair<1>(src, bw, neighbour_index(r0 + y, bh), neighbour_index(c0 + x, bw), ra, ro,
-                    rt);
-        K::decouple(ro[0], rt[0], s.cos_sq, s.gain_limit, rr, raa);
+        int column = neighbour_index(c0 + x, bw);
+        dwt_pair<1>(src, bw, neighbour_index(r0 + y, bh), column, ra, ro, rt);
+        K::decouple(ro[0], rt[0], s.cos_sq, s.gain_limit, column < s.nearest_end, rr, raa);
         int mn = 0, ma = 0;
         #pragma unroll
         for (int k = 0; k < 3; k++) {
@@ -624,7 +632,8 @@ __device__ void scale_tile_halo(const Src &src, int bw, int bh, typename Src::A 
     if (!scoring) return;  // the same for the whole block
 
     int r[3], ad[3];
-    K::decouple(o[0], t[0], s.cos_sq, s.gain_limit, r, ad);
+    K::decouple(o[0], t[0], s.cos_sq, s.gain_limit, neighbour_index(j, bw) < s.nearest_end, r,
+                ad);
     int mn = 0, ma = 0;
     #pragma unroll
     for (int k = 0; k < 3; k++) {
@@ -672,14 +681,14 @@ __device__ void scale_tile_halo(const Src &src, int bw, int bh, typename Src::A 
 #define SCORING_PARAMS                                                                    \
     int score, int top, int bottom, int left, int right, i64 rf0, i64 rf1, i64 rf2, int cs0, \
         int cs1, int cs2, int den_square_shift, int den_cube_shift, double gain_limit,        \
-        double cos_sq, u64 *row_sums, u32 *row_tiles, u64 *totals, int row_shift,             \
-        int den_row_shift, int tiles_per_row
+        double cos_sq, int nearest_end, u64 *row_sums, u32 *row_tiles, u64 *totals,           \
+        int row_shift, int den_row_shift, int tiles_per_row
 
 #define SCORING_INIT                                                                        \
     Scoring s = {score, top, bottom, left, right,                                           \
                  {{rf0, rf1, rf2}, {cs0, cs1, cs2}, den_square_shift, den_cube_shift},      \
-                 gain_limit, cos_sq, row_sums, row_tiles, totals, row_shift, den_row_shift, \
-                 tiles_per_row};
+                 gain_limit, cos_sq, nearest_end, row_sums, row_tiles, totals, row_shift,   \
+                 den_row_shift, tiles_per_row};
 
 // Scale 0 from the luma planes; CPT 4 (32 x 32 tiles) for large bands, 1
 // (30 x 6 tiles with their border in 32 x 8 blocks) for small ones.

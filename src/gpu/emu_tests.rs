@@ -319,6 +319,19 @@ fn adm_debug_kernels_match_the_cpu() {
     check(&[("adm", "debug=true")], &[PAN_8BIT, ZOOM_10BIT], 1, &[]);
 }
 
+/// A fractional enhancement gain limit: its products rounded to nearest in
+/// libvmaf's vector columns, truncated in its scalar ones, at every scale
+/// (1.5 makes ties at scale 0), on large and small tiles (odd sizes).
+#[test]
+fn adm_fractional_gain_limit_matches_the_cpu() {
+    check(
+        &[("adm", "debug=true:adm_enhn_gain_limit=1.5")],
+        &[PAN_8BIT, ODD_8BIT],
+        1,
+        &[],
+    );
+}
+
 #[test]
 fn all_four_with_subsample_match_the_cpu() {
     let all = [("psnr", ""), ("motion", ""), ("vif", ""), ("adm", "")];

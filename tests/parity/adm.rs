@@ -1,7 +1,7 @@
 //! Parity of the integer ADM extractor (`adm`) with libvmaf 3.2.0 on every
 //! golden pair and frame: debug outputs, the default-model features, the
-//! `adm_enhn_gain_limit=1.0` features of the neg models and the CSF/viewing
-//! variants of the v1.0.16 models.
+//! `adm_enhn_gain_limit=1.0` features of the neg models, a fractional gain
+//! limit and the CSF/viewing variants of the v1.0.16 models.
 
 use crate::common;
 
@@ -120,6 +120,19 @@ fn enhancement_gain_limit_features_match_libvmaf() {
         "models_v0.6",
         "adm_enhn_gain_limit=1.0",
         "_egl_1",
+        &PAIRS.iter().collect::<Vec<_>>(),
+    );
+}
+
+/// A fractional gain limit (oracle goldens `fractional_gain`, made by
+/// libvmaf with its AVX-512 code): its vector code rounds the enhanced
+/// coefficients to nearest, its scalar columns truncate them.
+#[test]
+fn fractional_gain_limit_features_match_libvmaf() {
+    check_all(
+        "fractional_gain",
+        "debug=true:adm_enhn_gain_limit=1.2",
+        "_egl_1.2",
         &PAIRS.iter().collect::<Vec<_>>(),
     );
 }

@@ -136,6 +136,33 @@ fn float_vif_egl_matches_model_goldens() {
     worst.assert_within(TOL, &[]);
 }
 
+/// Fractional gain limits (oracle goldens `fractional_gain`), every
+/// output.
+#[test]
+fn float_fractional_gain_limits_match_oracle_goldens() {
+    let mut vif = Worst::default();
+    let mut adm = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let ours = run("float_vif", "debug=true:vif_enhn_gain_limit=1.7", &r, &d);
+        let all = [names(&VIF, "_egl_1.7"), names(&VIF_DEBUG, "_egl_1.7")].concat();
+        compare(pair, "fractional_gain", &ours, &all, &mut vif);
+        let ours = run("float_adm", "debug=true:adm_enhn_gain_limit=1.3", &r, &d);
+        // libvmaf names the debug `adm` output without the options' suffix.
+        let all = [
+            names(&ADM, "_egl_1.3"),
+            names(&ADM_DEBUG[..1], ""),
+            names(&ADM_DEBUG[1..], "_egl_1.3"),
+        ]
+        .concat();
+        compare(pair, "fractional_gain", &ours, &all, &mut adm);
+    }
+    vif.print("float_vif egl=1.7");
+    vif.assert_within(TOL, &[]);
+    adm.print("float_adm egl=1.3");
+    adm.assert_within_or(TOL, &["aim_egl_1.3"], common::float_adm_tol(0.0));
+}
+
 #[test]
 fn float_motion_matches_feature_goldens() {
     let mut worst = Worst::default();

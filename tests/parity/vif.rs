@@ -1,6 +1,7 @@
 //! Integer VIF against libvmaf 3.2.0's golden outputs, every frame of every
-//! pair: the debug run of `*.features.json`, the default model's scores and
-//! the neg models' `egl_1` variant.
+//! pair: the debug run of `*.features.json`, the default model's scores,
+//! the neg models' `egl_1` variant and a fractional gain limit (oracle
+//! goldens `fractional_gain`).
 
 use crate::common;
 
@@ -86,6 +87,7 @@ fn vif_matches_libvmaf_on_every_golden_frame() {
     let mut debug = Worst::default();
     let mut default = Worst::default();
     let mut egl = Worst::default();
+    let mut fractional = Worst::default();
     for pair in PAIRS {
         let reference = pair.reference();
         let distorted = pair.distorted_pictures();
@@ -95,10 +97,18 @@ fn vif_matches_libvmaf_on_every_golden_frame() {
         default.check(pair, "vmaf_v0.6.1", &ours, "");
         let ours = run(pair, &reference, &distorted, "vif_enhn_gain_limit=1.0");
         egl.check(pair, "models_v0.6", &ours, "_egl_1");
+        let ours = run(
+            pair,
+            &reference,
+            &distorted,
+            "debug=true:vif_enhn_gain_limit=1.5",
+        );
+        fractional.check(pair, "fractional_gain", &ours, "_egl_1.5");
     }
     debug.report("features (debug=true)");
     default.report("vmaf_v0.6.1");
     egl.report("models_v0.6 (vif_enhn_gain_limit=1.0)");
+    fractional.report("fractional_gain (vif_enhn_gain_limit=1.5)");
 }
 
 #[test]

@@ -3,8 +3,14 @@
 //! coefficient) and the additive impairment (`additive` = distorted -
 //! restored). Where the reference and distorted (h, v) vectors point within
 //! 1 degree, an enhancement up to `adm_enhn_gain_limit` counts as restored.
+//!
+//! A fractional gain limit makes the enhanced coefficient fractional, and
+//! libvmaf turns it back into an integer two ways: its vector code rounds
+//! to nearest (even), its scalar code truncates. Which columns take which
+//! follows its AVX-512 loop ([`vector_columns`], ADR 0039).
 
 use crate::cpu::{has_avx512, simd_dispatch};
+use std::ops::Range;
 
 /// One row's coefficients to decouple: the reference and distorted ones
 /// of the three orientations (h, v, d), and where the restored and
@@ -16,7 +22,37 @@ pub struct Row<'a, C> {
     pub additive: [&'a mut [C]; 3],
 }
 
-impl<C> Row<'_, C> {
+impl<'a, C> Row<'a, C> {
+    /// The first `mid` coefficients and the rest, as two rows.
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        fn split<C>(s: [&[C]; 3], mid: usize) -> [[&[C]; 3]; 2] {
+            let [a, b, c] = s.map(|s| s.split_at(mid));
+            [[a.0, b.0, c.0], [a.1, b.1, c.1]]
+        }
+        fn split_mut<C>(s: [&mut [C]; 3], mid: usize) -> [[&mut [C]; 3]; 2] {
+            let [a, b, c] = s.map(|s| s.split_at_mut(mid));
+            [[a.0, b.0, c.0], [a.1, b.1, c.1]]
+        }
+        let [reference, reference_rest] = split(self.reference, mid);
+        let [distorted, distorted_rest] = split(self.distorted, mid);
+        let [restored, restored_rest] = split_mut(self.restored, mid);
+        let [additive, additive_rest] = split_mut(self.additive, mid);
+        (
+            Row {
+                reference,
+                distorted,
+                restored,
+                additive,
+            },
+            Row {
+                reference: reference_rest,
+                distorted: distorted_rest,
+                restored: restored_rest,
+                additive: additive_rest,
+            },
+        )
+    }
+
     /// The row's length (every slice checked to have it).
     pub fn len(&self) -> usize {
         let n = self.reference[0].len();
@@ -34,25 +70,85 @@ impl<C> Row<'_, C> {
     }
 }
 
+/// How an enhanced coefficient, `restored * gain_limit` clamped to the
+/// distorted one, becomes an integer again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounding {
+    /// To nearest, ties to even: libvmaf's vector code (`cvtpd_epi32`).
+    Nearest,
+    /// Toward zero: libvmaf's scalar code (C's conversion).
+    Truncate,
+}
+
+/// The enhancement gain limit, and how its products are rounded.
+#[derive(Debug, Clone, Copy)]
+pub struct GainLimit {
+    pub limit: f64,
+    pub rounding: Rounding,
+}
+
+impl GainLimit {
+    /// Rounds a clamped enhanced coefficient (finite, between 0 and an i32).
+    #[inline(always)]
+    fn round(self, limited: f64) -> f64 {
+        match self.rounding {
+            Rounding::Nearest => limited.round_ties_even(),
+            Rounding::Truncate => limited.trunc(),
+        }
+    }
+}
+
 /// A detail coefficient: 16 bits at scale 0, 32 bits at scales 1-3. The two
 /// widths compute the gain t/o differently (direct reciprocal table vs.
 /// normalised divisor), exactly as libvmaf does.
 pub trait Coef: Copy + Default + Send + Sync + 'static {
     /// Decouples one row: `restored` and `additive` from `reference` and
     /// `distorted`.
-    fn decouple(row: Row<'_, Self>, gain_limit: f64);
+    fn decouple(row: Row<'_, Self>, gain: GainLimit);
 }
 
 impl Coef for i16 {
-    fn decouple(row: Row<'_, i16>, gain_limit: f64) {
-        decouple_fine(true, row, gain_limit)
+    fn decouple(row: Row<'_, i16>, gain: GainLimit) {
+        decouple_fine(true, row, gain)
     }
 }
 
 impl Coef for i32 {
-    fn decouple(row: Row<'_, i32>, gain_limit: f64) {
-        decouple_coarse(true, row, gain_limit)
+    fn decouple(row: Row<'_, i32>, gain: GainLimit) {
+        decouple_coarse(true, row, gain)
     }
+}
+
+/// The columns of a `width`-wide band that libvmaf's AVX-512 code
+/// decouples in 16-column blocks: it decouples columns `left..right`
+/// (`left` one short of the scored border, where the masking's neighbours
+/// start, as in `Region::with_halo`; `right = width - left + 2`; both
+/// within the band) and leaves the last `(right - left) % 16` to scalar
+/// code.
+pub fn vector_decoupled(width: usize) -> Range<usize> {
+    // libvmaf's `int left = w * ADM_BORDER_FACTOR - 0.5 - 1` (C's
+    // truncation), at least 0.
+    let left = (width as f64 * 0.1 - 0.5 - 1.0).max(0.0) as usize;
+    let right = (width + 2).saturating_sub(left).min(width);
+    left..left + right.saturating_sub(left) / 16 * 16
+}
+
+/// Decouples a row that starts at the first column libvmaf decouples,
+/// rounding a fractional gain limit's products as libvmaf's AVX-512 build
+/// does: to nearest in the first `vector_columns` coefficients, truncated
+/// after them. (A whole gain limit's products are whole: one pass.)
+pub fn decouple_as_libvmaf<C: Coef>(row: Row<'_, C>, gain_limit: f64, vector_columns: usize) {
+    let gain = |rounding| GainLimit {
+        limit: gain_limit,
+        rounding,
+    };
+    if gain_limit.fract() == 0.0 {
+        return C::decouple(row, gain(Rounding::Truncate));
+    }
+    let mid = vector_columns.min(row.len());
+    let (blocks, rest) = row.split_at(mid);
+    C::decouple(blocks, gain(Rounding::Nearest));
+    C::decouple(rest, gain(Rounding::Truncate));
 }
 
 /// cos(1 degree)^2, stored as float as in libvmaf.
@@ -78,17 +174,17 @@ fn within_1deg(cos_sq: f64, dot: f64, o_mag: f64, t_mag: f64) -> bool {
 /// libvmaf applies it when (k / 2^15) * (o / 64), in float, is non-zero:
 /// with k in [0, 2^15] that is when k > 0 and o != 0, with the sign of o.
 #[inline(always)]
-fn gain_limited(rst: i32, t: i32, o: i32, k: i32, aligned: bool, gain_limit: f64) -> i32 {
-    let boosted = rst as f64 * gain_limit;
+fn gain_limited(rst: i32, t: i32, o: i32, k: i32, aligned: bool, gain: GainLimit) -> i32 {
+    let boosted = rst as f64 * gain.limit;
     let t_f = t as f64;
     let limited = if o > 0 {
         boosted.min(t_f)
     } else {
         boosted.max(t_f)
     };
-    // SAFETY: `limited` is finite and lies between 0 and `t` (an i32); the
-    // unchecked conversion truncates like C and vectorizes.
-    let limited = unsafe { limited.to_int_unchecked::<i32>() };
+    // SAFETY: `limited` is finite and lies between 0 and `t` (an i32), and
+    // so does its rounding; the unchecked conversion vectorizes.
+    let limited = unsafe { gain.round(limited).to_int_unchecked::<i32>() };
     if aligned && k > 0 && o != 0 {
         limited
     } else {
@@ -100,7 +196,7 @@ fn gain_limited(rst: i32, t: i32, o: i32, k: i32, aligned: bool, gain_limit: f64
 /// `DIV_LOOKUP[o] = sign(o) * trunc(2^30 / |o|)`. Every step is an exact
 /// integer in f64 (|product| < 2^46), which lets the loop vectorize.
 #[inline(always)]
-fn restore_fine(o: i32, t: i32, aligned: bool, gain_limit: f64) -> i32 {
+fn restore_fine(o: i32, t: i32, aligned: bool, gain: GainLimit) -> i32 {
     let recip = (1_073_741_824.0 / (o.unsigned_abs() as f64)).trunc();
     let recip = if o < 0 { -recip } else { recip };
     let k = ((recip * t as f64 + 16384.0) / 32768.0).floor();
@@ -113,11 +209,11 @@ fn restore_fine(o: i32, t: i32, aligned: bool, gain_limit: f64) -> i32 {
     // SAFETY: k is an integer in [0, 32768].
     let k = unsafe { k.to_int_unchecked::<i32>() };
     let rst = ((k * o + 16384) >> 15) as i16 as i32;
-    gain_limited(rst, t, o, k, aligned, gain_limit) as i16 as i32
+    gain_limited(rst, t, o, k, aligned, gain) as i16 as i32
 }
 
 #[inline(always)]
-fn decouple_fine_impl(row: Row<'_, i16>, gain_limit: f64) {
+fn decouple_fine_impl(row: Row<'_, i16>, gain: GainLimit) {
     let n = row.len();
     let cos_sq = cos_1deg_sq();
     let [oh, ov, od] = row.reference.map(|s| &s[..n]);
@@ -133,9 +229,9 @@ fn decouple_fine_impl(row: Row<'_, i16>, gain_limit: f64) {
         let t_mag = (th * th) as f64 + (tv * tv) as f64;
         let aligned = within_1deg(cos_sq, dot, o_mag, t_mag);
         let (h, v, d) = (
-            restore_fine(oh, th, aligned, gain_limit),
-            restore_fine(ov, tv, aligned, gain_limit),
-            restore_fine(od, td, aligned, gain_limit),
+            restore_fine(oh, th, aligned, gain),
+            restore_fine(ov, tv, aligned, gain),
+            restore_fine(od, td, aligned, gain),
         );
         rh[j] = h as i16;
         rv[j] = v as i16;
@@ -150,30 +246,30 @@ fn decouple_fine_impl(row: Row<'_, i16>, gain_limit: f64) {
 /// `vector` and the CPU has it (the unit tests run both loops on one
 /// machine), else the portable loop compiled for the widest instruction
 /// set.
-pub(super) fn decouple_fine(vector: bool, row: Row<'_, i16>, gain_limit: f64) {
+pub(super) fn decouple_fine(vector: bool, row: Row<'_, i16>, gain: GainLimit) {
     #[cfg(target_arch = "x86_64")]
     if vector && has_avx512() {
         // SAFETY: the CPU has AVX-512 (checked above).
-        return unsafe { super::decouple_avx512::decouple_fine(row, gain_limit) };
+        return unsafe { super::decouple_avx512::decouple_fine(row, gain) };
     }
-    decouple_fine_avx2(vector, row, gain_limit)
+    decouple_fine_avx2(vector, row, gain)
 }
 
 /// [`decouple_fine`] without AVX-512: with AVX2 if `vector` and the CPU
 /// has it, else the portable loop.
-fn decouple_fine_avx2(vector: bool, row: Row<'_, i16>, gain_limit: f64) {
+fn decouple_fine_avx2(vector: bool, row: Row<'_, i16>, gain: GainLimit) {
     #[cfg(target_arch = "x86_64")]
     if vector && crate::cpu::has_avx2() {
         // SAFETY: the CPU has AVX2 (checked above).
-        return unsafe { super::decouple_avx2::decouple_fine(row, gain_limit) };
+        return unsafe { super::decouple_avx2::decouple_fine(row, gain) };
     }
     let _ = vector;
-    decouple_fine_portable(row, gain_limit)
+    decouple_fine_portable(row, gain)
 }
 
 simd_dispatch! {
     /// The portable scale-0 loop.
-    fn decouple_fine_portable(row: Row<'_, i16>, gain_limit: f64) => decouple_fine_impl
+    fn decouple_fine_portable(row: Row<'_, i16>, gain: GainLimit) => decouple_fine_impl
 }
 
 /// Scales 1-3: `t / o` in Q15 from libvmaf's reciprocal table with the
@@ -196,18 +292,18 @@ fn ratio_q15_wide(o: i32, t: i32) -> i64 {
 }
 
 #[inline(always)]
-fn restore_coarse(o: i32, t: i32, aligned: bool, gain_limit: f64) -> i32 {
+fn restore_coarse(o: i32, t: i32, aligned: bool, gain: GainLimit) -> i32 {
     let k = if o == 0 {
         32768
     } else {
         ratio_q15_wide(o, t).clamp(0, 32768)
     };
     let rst = ((k * o as i64 + 16384) >> 15) as i32;
-    gain_limited(rst, t, o, k as i32, aligned, gain_limit)
+    gain_limited(rst, t, o, k as i32, aligned, gain)
 }
 
 #[inline(always)]
-fn decouple_coarse_impl(row: Row<'_, i32>, gain_limit: f64) {
+fn decouple_coarse_impl(row: Row<'_, i32>, gain: GainLimit) {
     let n = row.len();
     let cos_sq = cos_1deg_sq();
     let [oh, ov, od] = row.reference.map(|s| &s[..n]);
@@ -231,9 +327,9 @@ fn decouple_coarse_impl(row: Row<'_, i32>, gain_limit: f64) {
             t_mag as f32 as f64,
         );
         let r = [
-            restore_coarse(o[0], t[0], aligned, gain_limit),
-            restore_coarse(o[1], t[1], aligned, gain_limit),
-            restore_coarse(o[2], t[2], aligned, gain_limit),
+            restore_coarse(o[0], t[0], aligned, gain),
+            restore_coarse(o[1], t[1], aligned, gain),
+            restore_coarse(o[2], t[2], aligned, gain),
         ];
         rh[j] = r[0];
         rv[j] = r[1];
@@ -246,19 +342,19 @@ fn decouple_coarse_impl(row: Row<'_, i32>, gain_limit: f64) {
 
 /// Decoupling of a row of 32-bit coefficients of scales 1-3, as
 /// [`decouple_fine`].
-pub(super) fn decouple_coarse(vector: bool, row: Row<'_, i32>, gain_limit: f64) {
+pub(super) fn decouple_coarse(vector: bool, row: Row<'_, i32>, gain: GainLimit) {
     #[cfg(target_arch = "x86_64")]
     if vector && has_avx512() {
         // SAFETY: the CPU has AVX-512 (checked above).
-        return unsafe { super::decouple_avx512::decouple_coarse(row, gain_limit) };
+        return unsafe { super::decouple_avx512::decouple_coarse(row, gain) };
     }
     let _ = vector;
-    decouple_coarse_portable(row, gain_limit)
+    decouple_coarse_portable(row, gain)
 }
 
 simd_dispatch! {
     /// The portable loop of scales 1-3.
-    fn decouple_coarse_portable(row: Row<'_, i32>, gain_limit: f64) => decouple_coarse_impl
+    fn decouple_coarse_portable(row: Row<'_, i32>, gain: GainLimit) => decouple_coarse_impl
 }
 
 #[cfg(test)]
@@ -269,8 +365,14 @@ mod tests {
     use crate::feature::adm::tables::DIV_LOOKUP;
     use crate::testing::fuzz::Rng;
 
-    /// libvmaf's scale-0 restore with its table and int64 arithmetic.
-    fn restore_fine_reference(o: i16, t: i16, aligned: bool, gain_limit: f64) -> i16 {
+    fn gain(limit: f64, rounding: Rounding) -> GainLimit {
+        GainLimit { limit, rounding }
+    }
+
+    /// libvmaf's scale-0 restore with its table and int64 arithmetic: its
+    /// scalar code clamps the enhanced coefficient, then truncates; its
+    /// vector code rounds it to nearest, then clamps.
+    fn restore_fine_reference(o: i16, t: i16, aligned: bool, gain: GainLimit) -> i16 {
         let k = if o == 0 {
             32768
         } else {
@@ -279,7 +381,17 @@ mod tests {
         };
         let rst = ((k * o as i32 + 16384) >> 15) as i16;
         let f = (k as f32 / 32768.0) * (o as f32 / 64.0);
-        let (r, tf) = (rst as f64 * gain_limit, t as f64);
+        let (r, tf) = (rst as f64 * gain.limit, t as f64);
+        if gain.rounding == Rounding::Nearest {
+            let (r, t) = (r.round_ties_even() as i32, t as i32);
+            return if aligned && f > 0.0 {
+                r.min(t) as i16
+            } else if aligned && f < 0.0 {
+                r.max(t) as i16
+            } else {
+                rst
+            };
+        }
         if aligned && f > 0.0 {
             (if r < tf { r } else { tf }) as i16
         } else if aligned && f < 0.0 {
@@ -297,10 +409,13 @@ mod tests {
         ];
         for &o in &values {
             for &t in &values {
-                for (aligned, gain) in [(false, 100.0), (true, 100.0), (true, 1.0), (true, 1.7)] {
-                    let got = restore_fine(o, t, aligned, gain) as i16;
-                    let want = restore_fine_reference(o as i16, t as i16, aligned, gain);
-                    assert_eq!(got, want, "o={o} t={t} aligned={aligned} gain={gain}");
+                for (aligned, limit) in [(false, 100.0), (true, 100.0), (true, 1.0), (true, 1.7)] {
+                    for rounding in [Rounding::Nearest, Rounding::Truncate] {
+                        let g = gain(limit, rounding);
+                        let got = restore_fine(o, t, aligned, g) as i16;
+                        let want = restore_fine_reference(o as i16, t as i16, aligned, g);
+                        assert_eq!(got, want, "o={o} t={t} aligned={aligned} {g:?}");
+                    }
                 }
             }
         }
@@ -419,7 +534,7 @@ mod tests {
     }
 
     /// A decoupling entry point: (vector, row, gain limit).
-    type Decouple<C> = fn(bool, Row<'_, C>, f64);
+    type Decouple<C> = fn(bool, Row<'_, C>, GainLimit);
 
     /// `decouple` over the rows of `region`, the coefficients outside it
     /// left as they were.
@@ -430,7 +545,7 @@ mod tests {
         o: &Bands<C>,
         t: &Bands<C>,
         region: &Region,
-        gain: f64,
+        gain: GainLimit,
         r: &mut Bands<C>,
         a: &mut Bands<C>,
     ) {
@@ -469,7 +584,10 @@ mod tests {
             right: w - 2,
         };
         for region in [whole, inner] {
-            for gain in [100.0, 1.0, 1.7, 37.25] {
+            let gains = [100.0, 1.0, 1.7, 37.25].map(|limit| {
+                [Rounding::Nearest, Rounding::Truncate].map(|rounding| gain(limit, rounding))
+            });
+            for gain in gains.into_iter().flatten() {
                 let run = |vector| {
                     let mut r = Bands::with_capacity(w, h);
                     let mut a = Bands::with_capacity(w, h);
@@ -479,7 +597,7 @@ mod tests {
                     decouple_region(decouple, vector, o, t, &region, gain, &mut r, &mut a);
                     [r.h, r.v, r.d, a.h, a.v, a.d]
                 };
-                assert_eq!(run(true), run(false), "{w}x{h} {region:?} gain {gain}");
+                assert_eq!(run(true), run(false), "{w}x{h} {region:?} {gain:?}");
             }
         }
     }
@@ -567,7 +685,8 @@ mod tests {
         let fine: [Decouple<i16>; 2] = [decouple_fine, decouple_fine_avx2];
         for (vector, decouple) in [(true, fine[0]), (true, fine[1]), (false, fine[0])] {
             let (mut r, mut a) = (Bands::with_capacity(16, 1), Bands::with_capacity(16, 1));
-            decouple_region(decouple, vector, &o, &t, &region, 100.0, &mut r, &mut a);
+            let gain = gain(100.0, Rounding::Truncate);
+            decouple_region(decouple, vector, &o, &t, &region, gain, &mut r, &mut a);
             assert_eq!(r.h, vec![i16::MIN; 16], "vector {vector}");
             assert_eq!(r.d, vec![2000; 16], "vector {vector}");
             assert_eq!(a.d, vec![0; 16], "vector {vector}");
@@ -578,11 +697,75 @@ mod tests {
     fn enhancement_is_capped_by_gain_limit() {
         // t = 2o: the gain 2 is clamped to 1 unless the enhancement gain
         // limit lets the aligned coefficient grow back to t.
-        assert_eq!(restore_fine(1000, 2000, true, 1.0), 1000);
-        assert_eq!(restore_fine(1000, 2000, true, 100.0), 2000);
-        assert_eq!(restore_fine(1000, 2000, true, 1.5), 1500);
-        assert_eq!(restore_fine(1000, 2000, false, 100.0), 1000);
-        assert_eq!(restore_coarse(40000, 80000, true, 100.0), 80000);
-        assert_eq!(restore_coarse(-40000, -40000, false, 1.0), -40000);
+        let g = |limit| gain(limit, Rounding::Truncate);
+        assert_eq!(restore_fine(1000, 2000, true, g(1.0)), 1000);
+        assert_eq!(restore_fine(1000, 2000, true, g(100.0)), 2000);
+        assert_eq!(restore_fine(1000, 2000, true, g(1.5)), 1500);
+        assert_eq!(restore_fine(1000, 2000, false, g(100.0)), 1000);
+        assert_eq!(restore_coarse(40000, 80000, true, g(100.0)), 80000);
+        assert_eq!(restore_coarse(-40000, -40000, false, g(1.0)), -40000);
+    }
+
+    #[test]
+    fn fractional_enhancements_round_as_libvmaf_code_does() {
+        // 1001 * 1.5 = 1501.5 and 1003 * 1.5 = 1504.5: the vector code's
+        // rounding takes the even neighbour, the scalar code truncates.
+        let (nearest, truncate) = (gain(1.5, Rounding::Nearest), gain(1.5, Rounding::Truncate));
+        assert_eq!(restore_fine(1001, 3000, true, nearest), 1502);
+        assert_eq!(restore_fine(1003, 3000, true, nearest), 1504);
+        assert_eq!(restore_fine(1001, 3000, true, truncate), 1501);
+        assert_eq!(restore_fine(-1001, -3000, true, nearest), -1502);
+        assert_eq!(restore_fine(-1001, -3000, true, truncate), -1501);
+        assert_eq!(restore_coarse(40001, 90000, true, nearest), 60002);
+        assert_eq!(restore_coarse(40001, 90000, true, truncate), 60001);
+        // Clamped to t, both roundings agree.
+        assert_eq!(restore_fine(1001, 1200, true, nearest), 1200);
+    }
+
+    #[test]
+    fn libvmaf_vector_blocks_start_where_the_masking_neighbours_do() {
+        for w in 1..5000 {
+            let halo = Region::scored(w, 1).with_halo(w, 1);
+            assert_eq!(vector_decoupled(w).start, halo.left, "width {w}");
+        }
+        // 1920 / 2 = 960: left 94, right 868, 774 columns, 48 blocks + 6.
+        assert_eq!(vector_decoupled(960), 94..862);
+        // Small bands keep every column (left 0, right the width).
+        assert_eq!(vector_decoupled(17), 0..16);
+        assert_eq!(vector_decoupled(15), 0..0);
+    }
+
+    #[test]
+    fn a_fractional_gain_rounds_the_vector_columns_only() {
+        // Every coefficient 1001 against 3000, aligned (v = h): 1501.5.
+        let w = 40;
+        let mut o = Bands::with_capacity(w, 1);
+        let mut t = Bands::with_capacity(w, 1);
+        for b in [&mut o.h, &mut o.v, &mut o.d] {
+            b.fill(1001);
+        }
+        for b in [&mut t.h, &mut t.v, &mut t.d] {
+            b.fill(3000);
+        }
+        let (mut r, mut a) = (Bands::with_capacity(w, 1), Bands::with_capacity(w, 1));
+        let row = Row {
+            reference: o.slices(0..w),
+            distorted: t.slices(0..w),
+            restored: r.slices_mut(0..w),
+            additive: a.slices_mut(0..w),
+        };
+        decouple_as_libvmaf(row, 1.5, 32);
+        assert_eq!(r.h[..32], [1502; 32]);
+        assert_eq!(r.h[32..], [1501; 8]);
+        assert_eq!(a.d[31..33], [3000 - 1502, 3000 - 1501]);
+        // A whole gain: one pass, no rounding to choose.
+        let row = Row {
+            reference: o.slices(0..w),
+            distorted: t.slices(0..w),
+            restored: r.slices_mut(0..w),
+            additive: a.slices_mut(0..w),
+        };
+        decouple_as_libvmaf(row, 2.0, 32);
+        assert_eq!(r.v, vec![2002; w]);
     }
 }

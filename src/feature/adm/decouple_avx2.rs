@@ -5,7 +5,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use super::decouple::{cos_1deg_sq, Row};
+use super::decouple::{cos_1deg_sq, GainLimit, Rounding, Row};
 use super::tables::RECIPROCAL_Q30;
 use std::arch::x86_64::*;
 
@@ -19,6 +19,7 @@ struct Gain {
     /// exactly in 32 bits: |restored| <= 2^15, gain < 2^16.
     whole: Option<__m256i>,
     double: __m256d,
+    nearest: bool,
 }
 
 /// [`decouple::decouple_fine`](super::decouple::decouple_fine) with AVX2.
@@ -26,12 +27,14 @@ struct Gain {
 /// # Safety
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn decouple_fine(row: Row<'_, i16>, gain_limit: f64) {
+pub(super) unsafe fn decouple_fine(row: Row<'_, i16>, gain_limit: GainLimit) {
     let n = row.len();
+    let limit = gain_limit.limit;
     let gain = Gain {
-        whole: (gain_limit.fract() == 0.0 && (0.0..65536.0).contains(&gain_limit))
-            .then(|| _mm256_set1_epi32(gain_limit as i32)),
-        double: _mm256_set1_pd(gain_limit),
+        whole: (limit.fract() == 0.0 && (0.0..65536.0).contains(&limit))
+            .then(|| _mm256_set1_epi32(limit as i32)),
+        double: _mm256_set1_pd(limit),
+        nearest: gain_limit.rounding == Rounding::Nearest,
     };
     let cos_sq = _mm256_set1_pd(cos_1deg_sq());
     let (o_bands, t_bands) = (row.reference, row.distorted);
@@ -160,13 +163,21 @@ unsafe fn restore(o: __m256i, t: __m256i, aligned: __m256i, gain: Gain) -> __m25
         _mm256_set1_epi32(16384),
     ));
     // The gain applies to aligned pairs with k > 0 and o != 0; there rst and
-    // t have o's sign, so truncating before the clamp to t is the same as
-    // after it.
+    // t have o's sign, so rounding before the clamp to t (an integer) is
+    // the same as after it.
     let boosted = match gain.whole {
         Some(g) => _mm256_mullo_epi32(rst, g),
         None => {
-            let scaled =
-                |x: __m128i| _mm256_cvttpd_epi32(_mm256_mul_pd(_mm256_cvtepi32_pd(x), gain.double));
+            let scaled = |x: __m128i| {
+                let product = _mm256_mul_pd(_mm256_cvtepi32_pd(x), gain.double);
+                if gain.nearest {
+                    _mm256_cvttpd_epi32(_mm256_round_pd::<
+                        { _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC },
+                    >(product))
+                } else {
+                    _mm256_cvttpd_epi32(product)
+                }
+            };
             let low = scaled(_mm256_castsi256_si128(rst));
             let high = scaled(_mm256_extracti128_si256::<1>(rst));
             _mm256_set_m128i(high, low)

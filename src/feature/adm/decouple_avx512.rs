@@ -12,7 +12,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use super::decouple::{cos_1deg_sq, Row};
+use super::decouple::{cos_1deg_sq, GainLimit, Rounding, Row};
 use super::tables::RECIPROCAL_Q30;
 use std::arch::x86_64::*;
 
@@ -26,6 +26,7 @@ struct Gain {
     /// exactly in 32 bits: |restored| <= 2^15, gain < 2^16.
     whole: Option<__m512i>,
     double: __m512d,
+    nearest: bool,
 }
 
 /// A row of one decoupling as raw pointers, after checking that every
@@ -65,12 +66,14 @@ impl<C> RowPointers<C> {
 /// # Safety
 /// The CPU must have AVX-512 F, BW, DQ and VL.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-pub(super) unsafe fn decouple_fine(row: Row<'_, i16>, gain_limit: f64) {
+pub(super) unsafe fn decouple_fine(row: Row<'_, i16>, gain_limit: GainLimit) {
     let bands = RowPointers::new(row);
+    let limit = gain_limit.limit;
     let gain = Gain {
-        whole: (gain_limit.fract() == 0.0 && (0.0..65536.0).contains(&gain_limit))
-            .then(|| _mm512_set1_epi32(gain_limit as i32)),
-        double: _mm512_set1_pd(gain_limit),
+        whole: (limit.fract() == 0.0 && (0.0..65536.0).contains(&limit))
+            .then(|| _mm512_set1_epi32(limit as i32)),
+        double: _mm512_set1_pd(limit),
+        nearest: gain_limit.rounding == Rounding::Nearest,
     };
     let cos_sq = _mm512_set1_pd(cos_1deg_sq());
     for (at, len) in bands.blocks(LANES) {
@@ -179,13 +182,21 @@ unsafe fn restore(o: __m512i, t: __m512i, aligned: __mmask16, gain: Gain) -> __m
         _mm512_set1_epi32(16384),
     ));
     // The gain applies to aligned pairs with k > 0 and o != 0; there rst and
-    // t have o's sign, so truncating before the clamp to t is the same as
-    // after it.
+    // t have o's sign, so rounding before the clamp to t (an integer) is
+    // the same as after it.
     let boosted = match gain.whole {
         Some(g) => _mm512_mullo_epi32(rst, g),
         None => {
-            let scaled =
-                |x: __m256i| _mm512_cvttpd_epi32(_mm512_mul_pd(_mm512_cvtepi32_pd(x), gain.double));
+            let scaled = |x: __m256i| {
+                let product = _mm512_mul_pd(_mm512_cvtepi32_pd(x), gain.double);
+                if gain.nearest {
+                    _mm512_cvt_roundpd_epi32::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+                        product,
+                    )
+                } else {
+                    _mm512_cvttpd_epi32(product)
+                }
+            };
             let low = scaled(_mm512_castsi512_si256(rst));
             let high = scaled(_mm512_extracti64x4_epi64::<1>(rst));
             _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high)
@@ -208,9 +219,10 @@ const WIDE_LANES: usize = 8;
 /// # Safety
 /// The CPU must have AVX-512 F, BW, DQ and VL.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-pub(super) unsafe fn decouple_coarse(row: Row<'_, i32>, gain_limit: f64) {
+pub(super) unsafe fn decouple_coarse(row: Row<'_, i32>, gain_limit: GainLimit) {
     let bands = RowPointers::new(row);
-    let gain = _mm512_set1_pd(gain_limit);
+    let gain = _mm512_set1_pd(gain_limit.limit);
+    let nearest = gain_limit.rounding == Rounding::Nearest;
     let cos_sq = _mm512_set1_pd(cos_1deg_sq());
     for (at, len) in bands.blocks(WIDE_LANES) {
         let lanes = ((1u32 << len) - 1) as __mmask8;
@@ -220,7 +232,7 @@ pub(super) unsafe fn decouple_coarse(row: Row<'_, i32>, gain_limit: f64) {
             let t = bands.distorted.map(|p| load_wide(p.add(at), lanes));
             let aligned = within_1deg_wide(o, t, cos_sq);
             for theta in 0..3 {
-                let r = restore_wide(o[theta], t[theta], aligned, gain);
+                let r = restore_wide(o[theta], t[theta], aligned, gain, nearest);
                 store_wide(bands.restored[theta].add(at), lanes, r);
                 store_wide(
                     bands.additive[theta].add(at),
@@ -271,7 +283,13 @@ fn within_1deg_wide(o: [__m512i; 3], t: [__m512i; 3], cos_sq: __m512d) -> __mmas
 
 /// `decouple::restore_coarse` of one orientation, in 64-bit lanes.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-unsafe fn restore_wide(o: __m512i, t: __m512i, aligned: __mmask8, gain: __m512d) -> __m512i {
+unsafe fn restore_wide(
+    o: __m512i,
+    t: __m512i,
+    aligned: __mmask8,
+    gain: __m512d,
+    nearest: bool,
+) -> __m512i {
     let zero = _mm512_setzero_si512();
     let one = _mm512_set1_epi64(1);
     let negative = _mm512_cmplt_epi64_mask(o, zero);
@@ -310,5 +328,10 @@ unsafe fn restore_wide(o: __m512i, t: __m512i, aligned: __mmask8, gain: __m512d)
     let t_f = _mm512_cvtepi64_pd(t);
     let limited = _mm512_mask_max_pd(_mm512_min_pd(boosted, t_f), negative, boosted, t_f);
     let applies = aligned & nonzero & _mm512_cmpgt_epi64_mask(k, zero);
-    _mm512_mask_mov_epi64(rst, applies, _mm512_cvttpd_epi64(limited))
+    let limited = if nearest {
+        _mm512_cvt_roundpd_epi64::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(limited)
+    } else {
+        _mm512_cvttpd_epi64(limited)
+    };
+    _mm512_mask_mov_epi64(rst, applies, limited)
 }

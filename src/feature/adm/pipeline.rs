@@ -5,7 +5,7 @@ use super::cm::{
     cube_norm, masked_sums, CoarseKernel, FineKernel, MaskScratch, ScaleKernel, RING_ROWS,
 };
 use super::csf::CsfConfig;
-use super::decouple::{Coef, Row};
+use super::decouple::{decouple_as_libvmaf, vector_decoupled, Row};
 use super::den;
 use super::dwt::{
     analyze_approx_pair, analyze_picture, Bands, CoarseScratch, Level, RowScratch, Taps,
@@ -313,6 +313,8 @@ fn scale_sums<K: ScaleKernel>(
     let (w, h) = (reference.width, reference.height);
     let halo = region.with_halo(w, h);
     let den = reference_sums(reference);
+    // The halo starts where libvmaf's decoupling does.
+    let vector_columns = vector_decoupled(w).len();
     let decouple = |row: usize, restored: [&mut [K::C]; 3], additive: [&mut [K::C]; 3]| {
         let cols = row * w + halo.left..row * w + halo.right;
         let row = Row {
@@ -321,7 +323,7 @@ fn scale_sums<K: ScaleKernel>(
             restored,
             additive,
         };
-        K::C::decouple(row, gain_limit);
+        decouple_as_libvmaf(row, gain_limit, vector_columns);
     };
     let sums = masked_sums(kernel, (w, h), &decouple, rings, region, mask);
     ScaleSums {

@@ -17,8 +17,8 @@ use super::{spread_up_to_1440p, GpuExtractor};
 use crate::error::Result;
 use crate::feature::adm::twin::{
     band_sizes, coarse_simd_reads_past_row, cos_1deg_sq, fine_row_shift, output,
-    simd_reads_past_row, CoarseShifts, Config, Names, Pooling, Region, ScaleKernel, ScaleSums,
-    Scoring, COARSE_ROUNDING, SCALES,
+    simd_reads_past_row, vector_decoupled, CoarseShifts, Config, Names, Pooling, Region,
+    ScaleKernel, ScaleSums, Scoring, COARSE_ROUNDING, SCALES,
 };
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::args::KernelArgs;
@@ -234,6 +234,7 @@ impl GpuAdm {
             .arg(den_shifts.1 as i32)
             .arg(self.scoring.params.gain_limit)
             .arg(self.cos_sq)
+            .arg(vector_decoupled(scale.band.0).end as i32)
             .arg(
                 self.row_sums
                     .slice::<u64>(rows.start * SUMS..rows.end * SUMS),
