@@ -244,7 +244,21 @@ impl Options {
     }
 }
 
+/// libvmaf stores numeric option values as `%g` of the value read as a C
+/// `float` (`vmaf_feature_dictionary_set` and model files:
+/// `VMAF_DICT_NORMALIZE_NUMERICAL_VALUES`), and the extractor then parses
+/// that text: `1.0` becomes `1`, `0.06` stays `0.06`, `2639.545` is used
+/// (and named) as `2639.54`. Non-numbers are kept as written.
+pub fn normalize_number(text: &str) -> String {
+    match text.trim().parse::<f32>() {
+        Ok(v) => format_g(v as f64, 6),
+        Err(_) => text.to_string(),
+    }
+}
+
 fn parse_value(owner: &str, spec: &OptionSpec, text: &str) -> Result<OptionValue> {
+    let normalized = normalize_number(text);
+    let text = normalized.as_str();
     let bad = |reason: String| Error::BadOption {
         owner: owner.to_string(),
         option: spec.name.to_string(),
@@ -293,6 +307,32 @@ fn parse_value(owner: &str, spec: &OptionSpec, text: &str) -> Result<OptionValue
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_normalize_through_float_g() {
+        assert_eq!(normalize_number("1.0"), "1");
+        assert_eq!(normalize_number("0.06"), "0.06");
+        assert_eq!(normalize_number("1080"), "1080");
+        assert_eq!(normalize_number("0.123456789"), "0.123457");
+        assert_eq!(normalize_number("bilinear"), "bilinear");
+        // As a float 2639.545 is 2639.54492..., which %g rounds down.
+        assert_eq!(normalize_number("2639.545"), "2639.54");
+    }
+
+    #[test]
+    fn option_values_are_used_as_libvmaf_normalizes_them() {
+        let raw = vec![("adm_enhn_gain_limit".to_string(), "1.23456789".to_string())];
+        let o = Options::resolve("adm", &SPECS, &raw).unwrap();
+        assert_eq!(o.double("adm_enhn_gain_limit"), 1.23457);
+        assert_eq!(o.name_suffix(), "_egl_1.23457");
+        // Within float precision of the default: the default.
+        let raw = vec![("adm_enhn_gain_limit".to_string(), "100.000001".to_string())];
+        let o = Options::resolve("adm", &SPECS, &raw).unwrap();
+        assert_eq!(o.name_suffix(), "");
+        let raw = vec![("adm_ref_display_height".to_string(), "2160.0".to_string())];
+        let o = Options::resolve("adm", &SPECS, &raw).unwrap();
+        assert_eq!(o.int("adm_ref_display_height"), 2160);
+    }
 
     static SPECS: [OptionSpec; 3] = [
         OptionSpec::bool("debug", false),

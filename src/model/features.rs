@@ -7,7 +7,6 @@ use super::regressor::ModelFeature;
 use crate::error::{Error, Result};
 use crate::feature::registry::{find_provider, ExtractorInfo};
 use crate::feature::{Options, RawOptions};
-use crate::numfmt::format_g;
 
 /// libvmaf's `alias.c`: long feature names and the short names it reports
 /// them under. Names not listed are reported as they are.
@@ -141,16 +140,6 @@ impl FeatureRequest {
     }
 }
 
-/// libvmaf stores numeric option values as `%g` of the value read as a C
-/// `float` (`VMAF_DICT_NORMALIZE_NUMERICAL_VALUES`): `1.0` becomes `1`,
-/// `0.06` stays `0.06`. Non-numbers are kept as written.
-pub fn normalize_number(text: &str) -> String {
-    match text.trim().parse::<f32>() {
-        Ok(v) => format_g(v as f64, 6),
-        Err(_) => text.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,14 +156,5 @@ mod tests {
             alias("VMAF_integer_feature_motion_sad_score"),
             "VMAF_integer_feature_motion_sad_score"
         );
-    }
-
-    #[test]
-    fn numbers_normalize_through_float_g() {
-        assert_eq!(normalize_number("1.0"), "1");
-        assert_eq!(normalize_number("0.06"), "0.06");
-        assert_eq!(normalize_number("1080"), "1080");
-        assert_eq!(normalize_number("0.123456789"), "0.123457");
-        assert_eq!(normalize_number("bilinear"), "bilinear");
     }
 }

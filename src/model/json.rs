@@ -10,10 +10,10 @@
 
 use serde_json::{Map, Value};
 
-use super::features::normalize_number;
 use super::regressor::{ChromaFromLuma, ModelFeature, Regressor};
 use super::svm::Svr;
 use super::transform::{Clip, Knot, Linear, Normalization, ScoreTransform};
+use crate::feature::options::normalize_number;
 use crate::feature::RawOptions;
 
 /// libvmaf's `model_type`.

@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 
-use super::features::{normalize_number, FeatureOverride};
+use super::features::FeatureOverride;
 use super::json::LoadFlags;
 use crate::error::{Error, Result};
+use crate::feature::options::normalize_number;
 
 /// Where a model comes from.
 #[derive(Debug, Clone, PartialEq)]
