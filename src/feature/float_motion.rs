@@ -6,16 +6,23 @@
 //! Temporal: frame `n` is only complete once frame `n + 1` arrives, so values
 //! are emitted for the previous frame and [`Extractor::flush`] emits the
 //! last one.
+//!
+//! Options as in libvmaf: `motion_filter_size` 1 (no blur) or 3 (a 3-tap
+//! blur; any other size the 5-tap one), `motion_add_uv` (the chroma planes'
+//! differences added, at libvmaf's floored chroma size), `motion_add_scale1`
+//! (each difference plus that of the planes halved bilinearly).
 
 use super::common::float_plane::FloatPlane;
 use super::common::format_check::check_format;
 use super::common::mirrored_filter::{convolve, PaddedRow};
 use super::common::motion_blend::{blend_clipped, c_min};
-use super::common::picture_copy::copy_luma;
+use super::common::picture_copy::{copy_luma, copy_plane_cropped};
 use super::common::to_f32;
+use super::speed::convolve::FloatPlane as PlaneView;
+use super::speed::resample::{Resampler, ScaleMethod};
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
-use crate::picture::{PictureFormat, PlaneMask};
+use crate::picture::{ChromaSubsampling, PictureFormat, PlaneId, PlaneMask};
 
 /// Options as declared by libvmaf's `float_motion.c`, in its order.
 pub static OPTIONS: [OptionSpec; 9] = [
@@ -56,9 +63,26 @@ pub(crate) const FILTER_5: [f32; 5] = to_f32([
     0.054488685,
 ]);
 
+/// `FILTER_3_s` and `FILTER_5_NO_OP_s` of `motion_tools.h`.
+const FILTER_3: [f32; 3] = to_f32([0.166378498, 0.667243004, 0.166378498]);
+const FILTER_5_NO_OP: [f32; 5] = [0.0, 0.0, 1.0, 0.0, 0.0];
+
+/// The blur `motion_filter_size` selects, as libvmaf's `extract` does.
+fn blur_filter(size: i32) -> &'static [f32] {
+    match size {
+        1 => &FILTER_5_NO_OP,
+        3 => &FILTER_3,
+        _ => &FILTER_5,
+    }
+}
+
 /// A side shorter than this leaves the 5-tap filter's mirrored taps
 /// outside the plane.
 const MIN_SIDE: usize = 3;
+
+/// libvmaf's `VIF_BILINEAR_MAX_WIDTH`: its bilinear scaler's limit, which
+/// `motion_add_scale1` checks.
+const BILINEAR_MAX_WIDTH: usize = 7680;
 
 /// The scores' post-processing options.
 #[derive(Debug, Clone, Copy)]
@@ -110,29 +134,38 @@ pub(crate) struct FloatMotionOutputs {
 
 impl FloatMotionOutputs {
     pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
-        let unsupported = |option: &str, reason: &str| Error::BadOption {
+        let bad = |option: &str, reason: String| Error::BadOption {
             owner: "float_motion".into(),
             option: option.into(),
-            reason: reason.into(),
+            reason,
         };
-        if options.bool("motion_add_scale1") {
-            return Err(unsupported(
-                "motion_add_scale1",
-                "the scale-1 term is not supported",
-            ));
-        }
         if options.bool("motion_add_uv") {
-            return Err(unsupported(
-                "motion_add_uv",
-                "chroma terms are not supported",
-            ));
+            if format.subsampling == ChromaSubsampling::Yuv400 {
+                return Err(bad(
+                    "motion_add_uv",
+                    "4:0:0 (luma-only) input has no chroma".into(),
+                ));
+            }
+            // libvmaf's halving of a chroma plane reads it at a stride of
+            // its own width, where its rows lie at the luma stride: for
+            // subsampled chroma, past the plane's samples into memory it
+            // never wrote.
+            if options.bool("motion_add_scale1") && format.subsampling != ChromaSubsampling::Yuv444
+            {
+                return Err(bad(
+                    "motion_add_uv",
+                    "with motion_add_scale1 on subsampled chroma libvmaf's value is undefined (it halves the chroma planes from unwritten memory)".into(),
+                ));
+            }
         }
-        let filter_size = options.int("motion_filter_size");
-        if filter_size == 1 || filter_size == 3 {
-            return Err(unsupported(
-                "motion_filter_size",
-                "only the 5-tap filter is supported (sizes 1 and 3 select other filters)",
-            ));
+        if options.bool("motion_add_scale1") {
+            let halved = (format.width as usize).div_ceil(2);
+            if halved > BILINEAR_MAX_WIDTH {
+                return Err(bad(
+                    "motion_add_scale1",
+                    format!("the halved width {halved} is past libvmaf's bilinear limit of {BILINEAR_MAX_WIDTH}"),
+                ));
+            }
         }
         let (w, h) = (format.width as usize, format.height as usize);
         if w < MIN_SIDE || h < MIN_SIDE {
@@ -251,21 +284,105 @@ impl FloatMotionOutputs {
 struct FloatMotion {
     format: PictureFormat,
     outputs: FloatMotionOutputs,
-    picture: FloatPlane,
-    /// Blurred reference luma of this frame and the previous one.
-    blurred: [FloatPlane; 2],
+    filter: &'static [f32],
+    /// The planes whose differences add up (luma, then chroma with
+    /// `motion_add_uv`), each with libvmaf's size.
+    planes: Vec<MotionPlane>,
     row: PaddedRow,
+}
+
+/// One plane's samples and its blur of this frame and the previous one.
+struct MotionPlane {
+    id: PlaneId,
+    size: (usize, usize),
+    picture: FloatPlane,
+    blurred: [FloatPlane; 2],
+    /// `motion_add_scale1`: the bilinear halving and the halved planes.
+    halving: Option<Halving>,
+}
+
+struct Halving {
+    resampler: Resampler,
+    halves: [FloatPlane; 2],
+}
+
+impl MotionPlane {
+    fn new(id: PlaneId, (w, h): (usize, usize), halve: bool) -> Self {
+        let half = (
+            (w as f64 * 0.5 + 0.5) as usize,
+            (h as f64 * 0.5 + 0.5) as usize,
+        );
+        Self {
+            id,
+            size: (w, h),
+            picture: FloatPlane::new(w, h),
+            blurred: std::array::from_fn(|_| FloatPlane::new(w, h)),
+            halving: halve.then(|| Halving {
+                resampler: Resampler::new(ScaleMethod::Bilinear, (w, h), half),
+                halves: std::array::from_fn(|_| FloatPlane::new(half.0, half.1)),
+            }),
+        }
+    }
+
+    /// Blurs this frame's plane; returns `vmaf_image_sad_c` of it against
+    /// the previous frame's, except on the first frame.
+    fn blur_and_compare(
+        &mut self,
+        frame: &FrameInput<'_>,
+        filter: &[f32],
+        row: &mut PaddedRow,
+        first: bool,
+    ) -> Option<f32> {
+        // The previous blur becomes the older one.
+        self.blurred.swap(0, 1);
+        if self.id == PlaneId::Y {
+            copy_luma(frame.reference, -128, &mut self.picture);
+        } else {
+            copy_plane_cropped(frame.reference, self.id, -128, self.size, &mut self.picture);
+        }
+        convolve(filter, &self.picture, &mut self.blurred[0], row);
+        if first {
+            return None;
+        }
+        let [current, previous] = &self.blurred;
+        let mut sad = mean_abs_diff(previous, current);
+        if let Some(h) = &mut self.halving {
+            // libvmaf halves both blurs again for every difference.
+            for (src, dst) in [previous, current].into_iter().zip(&mut h.halves) {
+                let view = PlaneView {
+                    data: src.samples(),
+                    width: src.width,
+                    height: src.height,
+                    stride: src.width,
+                };
+                let stride = dst.width;
+                h.resampler.scale(view, dst.samples_mut(), stride);
+            }
+            sad += mean_abs_diff(&h.halves[0], &h.halves[1]);
+        }
+        Some(sad)
+    }
 }
 
 fn create(options: &Options, format: &PictureFormat) -> Result<Box<dyn Extractor>> {
     let outputs = FloatMotionOutputs::create(options, format)?;
     let (w, h) = (format.width as usize, format.height as usize);
+    let halve = options.bool("motion_add_scale1");
+    let mut planes = vec![MotionPlane::new(PlaneId::Y, (w, h), halve)];
+    if options.bool("motion_add_uv") {
+        // libvmaf's chroma size: the luma size shifted down (ADR 0002).
+        let (sx, sy) = format.subsampling.chroma_shift();
+        for id in [PlaneId::Cb, PlaneId::Cr] {
+            planes.push(MotionPlane::new(id, (w >> sx, h >> sy), halve));
+        }
+    }
+    let filter = blur_filter(options.int("motion_filter_size"));
     Ok(Box::new(FloatMotion {
         format: *format,
         outputs,
-        picture: FloatPlane::new(w, h),
-        blurred: std::array::from_fn(|_| FloatPlane::new(w, h)),
-        row: PaddedRow::new(w, FILTER_5.len() / 2),
+        filter,
+        planes,
+        row: PaddedRow::new(w, filter.len() / 2),
     }))
 }
 
@@ -275,7 +392,11 @@ impl Extractor for FloatMotion {
     }
 
     fn planes(&self) -> PlaneMask {
-        PlaneMask::LUMA
+        if self.planes.len() > 1 {
+            PlaneMask::ALL
+        } else {
+            PlaneMask::LUMA
+        }
     }
 
     fn temporal(&self) -> bool {
@@ -288,18 +409,13 @@ impl Extractor for FloatMotion {
             self.outputs.frame(frame.index, None, sink);
             return Ok(());
         }
-        // The previous blur becomes the older one.
-        self.blurred.swap(0, 1);
-        copy_luma(frame.reference, -128, &mut self.picture);
-        convolve(
-            &FILTER_5,
-            &self.picture,
-            &mut self.blurred[0],
-            &mut self.row,
-        );
         let first = self.outputs.frames == 0;
-        let [current, previous] = &self.blurred;
-        let score = (!first).then(|| mean_abs_diff(previous, current));
+        let mut score: Option<f64> = None;
+        for plane in &mut self.planes {
+            let sad = plane.blur_and_compare(frame, self.filter, &mut self.row, first);
+            // libvmaf adds the chroma planes' differences in double.
+            score = sad.map(|sad| score.unwrap_or(0.0) + f64::from(sad));
+        }
         self.outputs.frame(frame.index, score, sink);
         Ok(())
     }
@@ -310,9 +426,9 @@ impl Extractor for FloatMotion {
     }
 }
 
-/// `vmaf_image_sad_c`: per-row `float` sums of `|a - b|`, added up in
-/// `float`, divided by the sample count in `float`.
-fn mean_abs_diff(a: &FloatPlane, b: &FloatPlane) -> f64 {
+/// `vmaf_image_sad_c`'s term of one plane pair: per-row `float` sums of
+/// `|a - b|`, added up in `float`, divided by the sample count in `float`.
+fn mean_abs_diff(a: &FloatPlane, b: &FloatPlane) -> f32 {
     let mut accum = 0.0f32;
     for y in 0..a.height {
         let mut line = 0.0f32;
@@ -323,5 +439,5 @@ fn mean_abs_diff(a: &FloatPlane, b: &FloatPlane) -> f64 {
         }
         accum += line;
     }
-    (accum / (a.width * a.height) as f32) as f64
+    accum / (a.width * a.height) as f32
 }

@@ -63,6 +63,29 @@ pub fn copy_luma(picture: &HostPicture, offset: i32, dst: &mut FloatPlane) {
     copy_packed(samples, divisor, offset, dst.samples_mut());
 }
 
+/// [`copy_luma`] of plane `id`, its top-left `width` x `height` samples
+/// (for chroma, libvmaf's floored plane size: ADR 0002).
+pub fn copy_plane_cropped(
+    picture: &HostPicture,
+    id: PlaneId,
+    offset: i32,
+    (width, height): (usize, usize),
+    dst: &mut FloatPlane,
+) {
+    fn rows<T: Sample>(p: PlaneRef<'_, T>, divisor: f32, offset: i32, dst: &mut FloatPlane) {
+        for y in 0..dst.height {
+            let width = dst.width;
+            convert_row(&p.row(y)[..width], divisor, offset, dst.row_mut(y));
+        }
+    }
+    let divisor = power_of_two_divisor(picture.format().bit_depth);
+    dst.reshape(width, height);
+    match picture.plane(id) {
+        PlaneSamples::U8(p) => rows(p, divisor, offset, dst),
+        PlaneSamples::U16(p) => rows(p, divisor, offset, dst),
+    }
+}
+
 /// Converts every row of `samples` into `dst`, packed `width` apart.
 fn copy_packed(samples: PlaneSamples<'_>, divisor: f32, offset: i32, dst: &mut [f32]) {
     fn rows<T: Sample>(p: PlaneRef<'_, T>, divisor: f32, offset: i32, dst: &mut [f32]) {

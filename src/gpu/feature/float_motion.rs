@@ -11,7 +11,7 @@
 use super::float_common::{doubles, luma_scale, sample_suffix, PartialSums};
 use super::readback::Readback;
 use super::GpuExtractor;
-use super::{single_twin, GpuTwin};
+use super::GpuTwin;
 use crate::error::Result;
 use crate::feature::float_motion::{FloatMotionOutputs, FILTER_5};
 use crate::feature::motion::FrameOrder;
@@ -27,8 +27,28 @@ use crate::picture::{PictureFormat, PlaneId, PlaneMask};
 /// kernels/float_motion.cu.
 pub(crate) static KERNELS: KernelSource = kernel_source!("float_motion.cu");
 
-/// The GPU version named by the CPU extractor's registry record.
-pub(crate) static TWIN: GpuTwin = single_twin!(GpuFloatMotion, &[&KERNELS], super::EVERY_BACKEND);
+/// The GPU version named by the CPU extractor's registry record: the
+/// default 5-tap blur of luma alone (other blurs, chroma and the halved
+/// planes are scored by the CPU extractor).
+pub(crate) static TWIN: GpuTwin = GpuTwin {
+    create: |requests, format, gpu| {
+        let [(_, options)] = requests else {
+            return None;
+        };
+        let cpu_only = options.bool("motion_add_uv")
+            || options.bool("motion_add_scale1")
+            || matches!(options.int("motion_filter_size"), 1 | 3);
+        if cpu_only {
+            return None;
+        }
+        Some(
+            GpuFloatMotion::create(options, format, gpu)
+                .map(|x| Box::new(x) as Box<dyn GpuExtractor>),
+        )
+    },
+    modules: &[&KERNELS],
+    backends: super::EVERY_BACKEND,
+};
 
 /// Threads per block and output tile (kernels/float_motion.cu).
 const THREADS: u32 = 256;
