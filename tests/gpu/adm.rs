@@ -33,13 +33,12 @@ fn neg_model_options_match_cpu() {
 fn csf_viewing_and_skip_options_match_cpu() {
     let Some(gpu) = test_gpu() else { return };
     // The v1.0.16 models' ADM (blended CSF, several viewing conditions),
-    // Barten's CSF, and the options that drop work.
+    // the MAE blend, and the options that drop work.
     let v1_0_16 = "adm_csf_mode=2:adm_dlm_weight=0.7:adm_enhn_gain_limit=1.0:adm_min_val=0.5:adm_noise_weight=0.02";
     let sets = [
         format!("{v1_0_16}:debug=true"),
         format!("{v1_0_16}:adm_norm_view_dist=1.5:adm_ref_display_height=2160"),
         "adm_csf_mode=3:adm_norm_view_dist=5.0".to_string(),
-        "adm_csf_mode=1:adm_csf_scale=1.3:adm_csf_diag_scale=0.8".to_string(),
         "adm_skip_scale0=true:debug=true".to_string(),
         "adm_skip_aim=true:adm_noise_weight=0.5".to_string(),
     ];

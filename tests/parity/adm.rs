@@ -185,6 +185,9 @@ fn bad_options_are_refused_by_name() {
     );
     let e = err("adm_csf_mode=4");
     assert!(e.contains("adm_csf_mode"), "{e}");
+    // libvmaf's fixed-point Barten weights overflow (its scores are NaN).
+    let e = err("adm_csf_mode=1");
+    assert!(e.contains("adm_csf_mode") && e.contains("Barten"), "{e}");
     // libvmaf refuses viewing coarser than 1080 lines at 3 heights.
     let e = err("adm_norm_view_dist=2.0");
     assert!(e.contains("adm_norm_view_dist"), "{e}");
@@ -251,7 +254,6 @@ fn extreme_pictures_do_not_panic() {
             "",
             "adm_enhn_gain_limit=1.0:debug=true",
             "adm_skip_scale0=true",
-            "adm_csf_mode=1",
         ] {
             let raw = parse_key_values("adm", options).unwrap();
             let o = Options::resolve("adm", info.options, &raw).unwrap();

@@ -110,16 +110,17 @@ impl CsfConfig {
         let q21 = 2f64.powi(21);
         let q23 = 2f64.powi(23);
         [
-            (w[0] as f64 * q21) as u16,
-            (w[1] as f64 * q21) as u16,
-            (w[2] as f64 * q23) as u16,
+            c_double_to_u16(w[0] as f64 * q21),
+            c_double_to_u16(w[1] as f64 * q21),
+            c_double_to_u16(w[2] as f64 * q23),
         ]
     }
 
     /// Weights of scales 1-3 in Q32.
     pub fn coarse_fixed(&self, scale: usize) -> [u32; 3] {
         let q32 = 2f64.powi(32);
-        self.band_weights(scale).map(|w| (w as f64 * q32) as u32)
+        self.band_weights(scale)
+            .map(|w| c_double_to_u32(w as f64 * q32))
     }
 
     /// Display resolution in pixels per degree of visual angle.
@@ -175,6 +176,22 @@ impl CsfConfig {
     }
 }
 
+/// C's `(uint16_t)` of a double as x86-64 compilers build it: truncated to
+/// a 32-bit integer (`cvttsd2si`; out of range or NaN: `INT_MIN`), then its
+/// low 16 bits. Weights past the Q21/Q23 range (Barten's, at coarse
+/// viewing) wrap as in libvmaf instead of saturating.
+fn c_double_to_u16(x: f64) -> u16 {
+    let in_range = (-2_147_483_648.0..2_147_483_648.0).contains(&x);
+    (if in_range { x as i32 } else { i32::MIN }) as u16
+}
+
+/// C's `(uint32_t)` of a double on x86-64: truncated to a 64-bit integer
+/// (`cvttsd2si`; out of range or NaN: `INT64_MIN`), then its low 32 bits.
+fn c_double_to_u32(x: f64) -> u32 {
+    let in_range = (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x);
+    (if in_range { x as i64 } else { i64::MIN }) as u32
+}
+
 fn lerp(left_pos: f32, left_val: f32, right_pos: f32, right_val: f32, pos: f32) -> f32 {
     left_val + ((right_val - left_val) / (right_pos - left_pos)) * (pos - left_pos)
 }
@@ -224,6 +241,15 @@ mod tests {
             "{w:?}"
         );
         assert_eq!(c.scale0_fixed(), [36453, 36453, 49417]);
+    }
+
+    #[test]
+    fn fixed_point_weights_convert_as_c_does_on_x86() {
+        assert_eq!(c_double_to_u16(36453.9), 36453);
+        assert_eq!(c_double_to_u16(70000.7), (70000 - 65536) as u16);
+        assert_eq!(c_double_to_u16(3e9), 0);
+        assert_eq!(c_double_to_u32(5_000_000_000.5), (5_000_000_000u64 - (1 << 32)) as u32);
+        assert_eq!(c_double_to_u32(f64::NAN), 0);
     }
 
     #[test]

@@ -134,6 +134,14 @@ impl Config {
             csf_scale: options.double("adm_csf_scale"),
             csf_diag_scale: options.double("adm_csf_diag_scale"),
         };
+        if csf.mode == CsfMode::Barten {
+            return Err(bad(
+                "adm_csf_mode",
+                "1 (Barten) is not supported: libvmaf's integer ADM overflows its fixed-point \
+                 weights with it (at 1080 lines and 3 heights its adm2 is NaN); use 0, 2 or 3"
+                    .into(),
+            ));
+        }
         let view = csf.norm_view_dist * csf.ref_display_height as f64;
         if view < MIN_VIEW_RESOLUTION {
             return Err(bad(
