@@ -222,6 +222,48 @@ fn float_adm_egl_matches_model_goldens() {
     worst.assert_within_or(TOL, &["aim_egl_1"], common::float_adm_tol(0.0));
 }
 
+/// `float_adm`'s other CSFs, Barten's (with its scales and another
+/// viewing distance) and the DLM paper's (oracle goldens `float_adm_csf`).
+#[test]
+fn float_adm_csf_modes_match_oracle_goldens() {
+    let mut worst = Worst::default();
+    for pair in PAIRS {
+        let (r, d) = pictures(pair);
+        let barten = "_csf_1";
+        let ours = run("float_adm", "adm_csf_mode=1:debug=true", &r, &d);
+        // libvmaf names the debug `adm` output without the options' suffix.
+        let all = [
+            names(&ADM, barten),
+            names(&ADM_DEBUG[..1], ""),
+            names(&ADM_DEBUG[1..], barten),
+        ]
+        .concat();
+        compare(pair, "float_adm_csf", &ours, &all, &mut worst);
+        for (options, suffix) in [
+            ("adm_csf_mode=2", "_csf_2"),
+            (
+                "adm_csf_mode=1:adm_csf_scale=1.3:adm_csf_diag_scale=0.8:adm_norm_view_dist=5",
+                "_scfd_0.8_csf_1_scf_1.3_nvd_5",
+            ),
+        ] {
+            let ours = run("float_adm", options, &r, &d);
+            compare(
+                pair,
+                "float_adm_csf",
+                &ours,
+                &names(&ADM, suffix),
+                &mut worst,
+            );
+        }
+    }
+    worst.print("float_adm CSF modes");
+    worst.assert_within_or(
+        TOL,
+        &["aim_csf_1", "aim_csf_2", "aim_scfd_0.8_csf_1_scf_1.3_nvd_5"],
+        common::float_adm_tol(0.0),
+    );
+}
+
 /// `float_motion`'s other blurs, chroma and halved planes, and a
 /// `motion_max_val` that libvmaf's option normalization changes (oracle
 /// goldens `float_motion_options`; chroma and halving together on 4:4:4
@@ -288,7 +330,6 @@ fn bad_options_are_refused_with_their_name() {
             "adm_enhn_gain_limit=200",
             "adm_enhn_gain_limit",
         ),
-        ("float_adm", "adm_csf_mode=1", "adm_csf_mode"),
         ("float_adm", "adm_skip_aim_scale=4", "adm_skip_aim_scale"),
         ("float_adm", "adm_p_norm=0.5", "adm_p_norm"),
         ("float_adm", "debug=maybe", "debug"),

@@ -248,7 +248,10 @@ mod tests {
         assert_eq!(c_double_to_u16(36453.9), 36453);
         assert_eq!(c_double_to_u16(70000.7), (70000 - 65536) as u16);
         assert_eq!(c_double_to_u16(3e9), 0);
-        assert_eq!(c_double_to_u32(5_000_000_000.5), (5_000_000_000u64 - (1 << 32)) as u32);
+        assert_eq!(
+            c_double_to_u32(5_000_000_000.5),
+            (5_000_000_000u64 - (1 << 32)) as u32
+        );
         assert_eq!(c_double_to_u32(f64::NAN), 0);
     }
 

@@ -256,7 +256,11 @@ mod tests {
         );
         let p = AdmParams {
             enhn_gain_limit: 100.0,
-            weights: super::super::csf::band_weights(3.0, 1080, [-1.0; 4], [-1.0; 4]),
+            weights: super::super::csf::band_weights(
+                super::super::csf::Viewing::DEFAULT,
+                [-1.0; 4],
+                [-1.0; 4],
+            ),
             noise_weight: 0.03125,
             bypass_cm: false,
             p_norm: 3.0,

@@ -1,8 +1,11 @@
-//! Contrast sensitivity weights of the ADM wavelet bands: Watson et al.'s
-//! DWT quantisation noise thresholds (`dwt_quant_step` in `adm_tools.h`),
-//! libvmaf's default (`ADM_CSF_MODE_WATSON97`), with the per-scale user
-//! overrides `adm_f1sN` / `adm_f2sN`.
+//! Contrast sensitivity weights of the ADM wavelet bands, by
+//! `adm_csf_mode` as libvmaf's `adm_tools.c` picks them: 1 Barten's CSF
+//! (the integer extractor's, `barten_csf_tools.h`), 2 the DLM paper's
+//! (`adm_native_csf`), any other Watson et al.'s DWT quantisation noise
+//! thresholds (`dwt_quant_step` in `adm_tools.h`, the default); then the
+//! per-scale user overrides `adm_f1sN` / `adm_f2sN`.
 
+use crate::feature::adm::csf::{CsfConfig, CsfMode};
 use crate::feature::common::to_f32;
 
 /// `struct dwt_model_params` for luma (`dwt_7_9_YCbCr_threshold[0]`).
@@ -44,16 +47,77 @@ fn quant_step(lambda: usize, theta: usize, view_dist: f64, display_height: i32) 
     (2.0 * p.a as f64 * 10.0f64.powf(exponent as f64) / AMPLITUDES[lambda][theta] as f64) as f32
 }
 
+/// `adm_native_csf` (`adm_csf_tools.h`), the DLM paper's CSF at the
+/// nominal frequency of scale `lambda`; `diagonal` is its 45-degree band
+/// (the oblique effect). Each `float` of the C code stays an `f32`.
+fn native_csf(lambda: usize, view_dist: f64, display_height: i32, diagonal: bool) -> f32 {
+    let r = (view_dist * display_height as f64 * std::f64::consts::PI / 180.0) as f32;
+    let mut frequency = (r as f64 / 2f64.powi(lambda as i32 + 1)) as f32;
+    if diagonal {
+        frequency = (frequency as f64 / 0.7) as f32;
+    }
+    let f = frequency as f64;
+    ((0.31 + 0.69 * f) * (-0.29 * f).exp()) as f32
+}
+
+/// The viewing conditions and CSF of the weights.
+#[derive(Debug, Clone, Copy)]
+pub struct Viewing {
+    /// `adm_csf_mode`: 1 Barten, 2 native, anything else Watson.
+    pub csf_mode: i32,
+    pub view_dist: f64,
+    pub display_height: i32,
+    /// Barten only: scales of the h/v and diagonal weights.
+    pub csf_scale: f64,
+    pub csf_diag_scale: f64,
+}
+
+impl Viewing {
+    /// libvmaf's defaults: Watson's CSF, 1080 lines at 3 heights.
+    #[cfg(test)]
+    pub const DEFAULT: Viewing = Viewing {
+        csf_mode: 0,
+        view_dist: 3.0,
+        display_height: 1080,
+        csf_scale: 1.0,
+        csf_diag_scale: 1.0,
+    };
+}
+
 /// The CSF weights of each scale: `[h, v, d]` = `[f1, f1, f2]`.
 pub fn band_weights(
-    view_dist: f64,
-    display_height: i32,
+    viewing: Viewing,
     f1_overrides: [f64; 4],
     f2_overrides: [f64; 4],
 ) -> [[f32; 3]; 4] {
+    let Viewing {
+        csf_mode,
+        view_dist,
+        display_height,
+        ..
+    } = viewing;
     std::array::from_fn(|scale| {
-        let mut f1 = 1.0f32 / quant_step(scale, 1, view_dist, display_height);
-        let mut f2 = 1.0f32 / quant_step(scale, 2, view_dist, display_height);
+        let (mut f1, mut f2) = match csf_mode {
+            1 => {
+                let barten = CsfConfig {
+                    mode: CsfMode::Barten,
+                    norm_view_dist: view_dist,
+                    ref_display_height: display_height,
+                    csf_scale: viewing.csf_scale,
+                    csf_diag_scale: viewing.csf_diag_scale,
+                };
+                let w = barten.band_weights(scale);
+                (w[0], w[2])
+            }
+            2 => (
+                native_csf(scale, view_dist, display_height, false),
+                native_csf(scale, view_dist, display_height, true),
+            ),
+            _ => (
+                1.0f32 / quant_step(scale, 1, view_dist, display_height),
+                1.0f32 / quant_step(scale, 2, view_dist, display_height),
+            ),
+        };
         // A negative override keeps the model value.
         if f1_overrides[scale] >= 0.0 {
             f1 = f1_overrides[scale] as f32;
@@ -71,13 +135,14 @@ mod tests {
 
     #[test]
     fn weights_grow_toward_coarse_scales() {
-        let w = band_weights(3.0, 1080, [-1.0; 4], [-1.0; 4]);
+        let viewing = Viewing::DEFAULT;
+        let w = band_weights(viewing, [-1.0; 4], [-1.0; 4]);
         for s in 1..4 {
             assert!(w[s][0] > w[s - 1][0], "{w:?}");
         }
         // The diagonal band is less visible than the h/v bands.
         assert!(w.iter().all(|s| s[2] < s[0]));
-        let o = band_weights(3.0, 1080, [0.5, -1.0, -1.0, -1.0], [-1.0, -1.0, 2.0, -1.0]);
+        let o = band_weights(viewing, [0.5, -1.0, -1.0, -1.0], [-1.0, -1.0, 2.0, -1.0]);
         assert_eq!((o[0][0], o[0][1], o[2][2]), (0.5, 0.5, 2.0));
         assert_eq!(o[1], w[1]);
     }

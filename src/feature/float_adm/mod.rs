@@ -128,17 +128,6 @@ pub(crate) struct FloatAdmOutputs {
 
 impl FloatAdmOutputs {
     pub(crate) fn create(options: &Options, format: &PictureFormat) -> Result<Self> {
-        let csf_mode = options.int("adm_csf_mode");
-        // libvmaf: 1 = Barten, 2 = ADM native; anything else is Watson's model.
-        if csf_mode == 1 || csf_mode == 2 {
-            return Err(Error::BadOption {
-                owner: "float_adm".into(),
-                option: "adm_csf_mode".into(),
-                reason: format!(
-                    "{csf_mode} (Barten / native CSF) is not supported; use 0 (Watson)"
-                ),
-            });
-        }
         let (w, h) = (format.width as usize, format.height as usize);
         let min = compute::min_side();
         if w < min || h < min {
@@ -155,8 +144,13 @@ impl FloatAdmOutputs {
             params: AdmParams {
                 enhn_gain_limit: options.double("adm_enhn_gain_limit"),
                 weights: csf::band_weights(
-                    options.double("adm_norm_view_dist"),
-                    options.int("adm_ref_display_height"),
+                    csf::Viewing {
+                        csf_mode: options.int("adm_csf_mode"),
+                        view_dist: options.double("adm_norm_view_dist"),
+                        display_height: options.int("adm_ref_display_height"),
+                        csf_scale: options.double("adm_csf_scale"),
+                        csf_diag_scale: options.double("adm_csf_diag_scale"),
+                    },
                     f("adm_f1s"),
                     f("adm_f2s"),
                 ),
