@@ -137,8 +137,9 @@ impl Config {
         if csf.mode == CsfMode::Barten {
             return Err(bad(
                 "adm_csf_mode",
-                "1 (Barten) is not supported: libvmaf's integer ADM overflows its fixed-point \
-                 weights with it (at 1080 lines and 3 heights its adm2 is NaN); use 0, 2 or 3"
+                "1 (Barten) is not supported: Barten's weights (1.2 to 27 at 1080 lines and 3 \
+                 heights) overflow libvmaf's fixed-point integer ADM (its adm2 comes out NaN); \
+                 use 0, 2 or 3, or float_adm, which takes Barten's CSF"
                     .into(),
             ));
         }
