@@ -18,7 +18,6 @@ use super::common::mirrored_filter::{convolve, PaddedRow};
 use super::common::motion_blend::{blend_clipped, c_min};
 use super::common::picture_copy::{copy_luma, copy_plane_cropped};
 use super::common::to_f32;
-use super::speed::convolve::FloatPlane as PlaneView;
 use super::speed::resample::{Resampler, ScaleMethod};
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
@@ -349,14 +348,7 @@ impl MotionPlane {
         if let Some(h) = &mut self.halving {
             // libvmaf halves both blurs again for every difference.
             for (src, dst) in [previous, current].into_iter().zip(&mut h.halves) {
-                let view = PlaneView {
-                    data: src.samples(),
-                    width: src.width,
-                    height: src.height,
-                    stride: src.width,
-                };
-                let stride = dst.width;
-                h.resampler.scale(view, dst.samples_mut(), stride);
+                h.resampler.scale_plane(src, dst);
             }
             sad += mean_abs_diff(&h.halves[0], &h.halves[1]);
         }

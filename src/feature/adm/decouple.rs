@@ -748,24 +748,22 @@ mod tests {
             b.fill(3000);
         }
         let (mut r, mut a) = (Bands::with_capacity(w, 1), Bands::with_capacity(w, 1));
-        let row = Row {
-            reference: o.slices(0..w),
-            distorted: t.slices(0..w),
-            restored: r.slices_mut(0..w),
-            additive: a.slices_mut(0..w),
+        let mut decouple = |gain_limit| {
+            let row = Row {
+                reference: o.slices(0..w),
+                distorted: t.slices(0..w),
+                restored: r.slices_mut(0..w),
+                additive: a.slices_mut(0..w),
+            };
+            decouple_as_libvmaf(row, gain_limit, 32);
+            (r.clone(), a.clone())
         };
-        decouple_as_libvmaf(row, 1.5, 32);
+        let (r, a) = decouple(1.5);
         assert_eq!(r.h[..32], [1502; 32]);
         assert_eq!(r.h[32..], [1501; 8]);
         assert_eq!(a.d[31..33], [3000 - 1502, 3000 - 1501]);
         // A whole gain: one pass, no rounding to choose.
-        let row = Row {
-            reference: o.slices(0..w),
-            distorted: t.slices(0..w),
-            restored: r.slices_mut(0..w),
-            additive: a.slices_mut(0..w),
-        };
-        decouple_as_libvmaf(row, 2.0, 32);
+        let (r, _) = decouple(2.0);
         assert_eq!(r.v, vec![2002; w]);
     }
 }

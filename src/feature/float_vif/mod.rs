@@ -10,7 +10,6 @@ pub use kernels::kernels_for;
 use super::common::float_plane::FloatPlane;
 use super::common::format_check::check_frame_format;
 use super::common::picture_copy::copy_luma;
-use super::speed::convolve::FloatPlane as PlaneView;
 use super::speed::resample::{Resampler, ScaleMethod, METHOD_NAMES};
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
 use crate::error::{Error, Result};
@@ -225,8 +224,9 @@ impl Extractor for FloatVif {
             (&self.reference, &self.distorted)
         } else {
             let resampler = &self.outputs.resampler;
-            resample(resampler, &self.reference, &mut self.reference_scaled);
-            resample(resampler, &self.distorted, &mut self.distorted_scaled);
+            // `vif_scale_frame_s` with `vif_prescale_method`.
+            resampler.scale_plane(&self.reference, &mut self.reference_scaled);
+            resampler.scale_plane(&self.distorted, &mut self.distorted_scaled);
             (&self.reference_scaled, &self.distorted_scaled)
         };
         let sums = compute_vif(
@@ -239,19 +239,6 @@ impl Extractor for FloatVif {
         self.outputs.emit(frame.index, &sums, sink);
         Ok(())
     }
-}
-
-/// `vif_scale_frame_s` with `vif_prescale_method` (the resampler speed's
-/// `speed_prescale` uses too) to `dst`'s size.
-fn resample(resampler: &Resampler, src: &FloatPlane, dst: &mut FloatPlane) {
-    let view = PlaneView {
-        data: src.samples(),
-        width: src.width,
-        height: src.height,
-        stride: src.width,
-    };
-    let stride = dst.width;
-    resampler.scale(view, dst.samples_mut(), stride);
 }
 
 /// The values libvmaf emits, in [`OUTPUTS`] order (the debug ones only

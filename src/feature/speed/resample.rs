@@ -3,6 +3,7 @@
 //! edge mirroring and `f32`/`f64` mix.
 
 use super::convolve::FloatPlane;
+use crate::feature::common::float_plane::FloatPlane as PackedPlane;
 use std::f64::consts::PI;
 
 /// `speed_prescale_method` values, as libvmaf names them.
@@ -82,6 +83,20 @@ impl Resampler {
             columns,
             bilinear_columns,
         }
+    }
+
+    /// [`Self::scale`] of a packed plane into a packed plane of the output
+    /// size.
+    pub fn scale_plane(&self, src: &PackedPlane, dst: &mut PackedPlane) {
+        let view = FloatPlane {
+            data: src.samples(),
+            width: src.width,
+            height: src.height,
+            stride: src.width,
+        };
+        dst.reshape(self.dst.0, self.dst.1);
+        let stride = dst.width;
+        self.scale(view, dst.samples_mut(), stride);
     }
 
     /// Writes the resampled `src` into `dst`, rows `dst_stride` apart.
