@@ -503,7 +503,12 @@ fn float_kernels_are_within_tolerance() {
     let close = [
         ("float_vif", "debug=true"),
         ("float_adm", "debug=true"),
+        // Barten's and the DLM paper's CSF weights (float_adm's csf.rs).
+        ("float_adm", "adm_csf_mode=1:adm_csf_scale=1.3"),
+        ("float_adm", "adm_csf_mode=2"),
         ("float_motion", "debug=true"),
+        // Options the kernel lacks: the CPU extractor scores them.
+        ("float_motion", "motion_add_uv=true:motion_filter_size=3"),
         ("float_ssim", "enable_lcs=true"),
         ("float_ms_ssim", "enable_lcs=true"),
         ("integer_ms_ssim", "enable_lcs=true"),
