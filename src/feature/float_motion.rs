@@ -16,7 +16,7 @@ use super::common::float_plane::FloatPlane;
 use super::common::format_check::check_format;
 use super::common::mirrored_filter::{convolve, PaddedRow};
 use super::common::motion_blend::{blend_clipped, c_min};
-use super::common::picture_copy::{copy_luma, copy_plane_cropped};
+use super::common::picture_copy::copy_plane_cropped;
 use super::common::to_f32;
 use super::speed::resample::{Resampler, ScaleMethod};
 use super::{CreateFn, Extractor, ExtractorInfo, FeatureSink, FrameInput, OptionSpec, Options};
@@ -73,6 +73,15 @@ fn blur_filter(size: i32) -> &'static [f32] {
         3 => &FILTER_3,
         _ => &FILTER_5,
     }
+}
+
+/// True when `options` ask for no more than the 5-tap blur of luma alone
+/// (the GPU kernel's work; the other blurs, chroma and halved planes are
+/// the CPU extractor's).
+pub(crate) fn luma_5_tap_only(options: &Options) -> bool {
+    !options.bool("motion_add_uv")
+        && !options.bool("motion_add_scale1")
+        && blur_filter(options.int("motion_filter_size")) == FILTER_5
 }
 
 /// A side shorter than this leaves the 5-tap filter's mirrored taps
@@ -307,10 +316,8 @@ struct Halving {
 
 impl MotionPlane {
     fn new(id: PlaneId, (w, h): (usize, usize), halve: bool) -> Self {
-        let half = (
-            (w as f64 * 0.5 + 0.5) as usize,
-            (h as f64 * 0.5 + 0.5) as usize,
-        );
+        // libvmaf's `(int)(w * 0.5 + 0.5)`.
+        let half = (w.div_ceil(2), h.div_ceil(2));
         Self {
             id,
             size: (w, h),
@@ -334,11 +341,7 @@ impl MotionPlane {
     ) -> Option<f32> {
         // The previous blur becomes the older one.
         self.blurred.swap(0, 1);
-        if self.id == PlaneId::Y {
-            copy_luma(frame.reference, -128, &mut self.picture);
-        } else {
-            copy_plane_cropped(frame.reference, self.id, -128, self.size, &mut self.picture);
-        }
+        copy_plane_cropped(frame.reference, self.id, -128, self.size, &mut self.picture);
         convolve(filter, &self.picture, &mut self.blurred[0], row);
         if first {
             return None;

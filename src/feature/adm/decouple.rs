@@ -7,7 +7,7 @@
 //! A fractional gain limit makes the enhanced coefficient fractional, and
 //! libvmaf turns it back into an integer two ways: its vector code rounds
 //! to nearest (even), its scalar code truncates. Which columns take which
-//! follows its AVX-512 loop ([`vector_columns`], ADR 0039).
+//! follows its AVX-512 loop ([`vector_decoupled`], ADR 0039).
 
 use crate::cpu::{has_avx512, simd_dispatch};
 use std::ops::Range;
@@ -22,7 +22,7 @@ pub struct Row<'a, C> {
     pub additive: [&'a mut [C]; 3],
 }
 
-impl<'a, C> Row<'a, C> {
+impl<C> Row<'_, C> {
     /// The first `mid` coefficients and the rest, as two rows.
     fn split_at(self, mid: usize) -> (Self, Self) {
         fn split<C>(s: [&[C]; 3], mid: usize) -> [[&[C]; 3]; 2] {

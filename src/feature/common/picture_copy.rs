@@ -46,8 +46,9 @@ pub fn check_bit_depth(extractor: &str, format: &PictureFormat) -> Result<()> {
 pub fn picture_copy(picture: &HostPicture, plane: PlaneId, offset: i32, dst: &mut Vec<f32>) {
     let divisor = sample_divisor(picture.format().bit_depth).unwrap_or(1.0);
     let samples = picture.plane(plane);
-    dst.resize(samples.width() * samples.height(), 0.0);
-    copy_packed(samples, divisor, offset, dst);
+    let width = samples.width();
+    dst.resize(width * samples.height(), 0.0);
+    copy_packed(samples, divisor, offset, width, dst);
 }
 
 /// [`picture_copy`] of the luma plane into a [`FloatPlane`], reshaped to the
@@ -57,10 +58,9 @@ pub fn picture_copy(picture: &HostPicture, plane: PlaneId, offset: i32, dst: &mu
 /// `picture_copy` misreads (9, 11, 13-15 bits), on the same `2^(bits - 8)`
 /// scale.
 pub fn copy_luma(picture: &HostPicture, offset: i32, dst: &mut FloatPlane) {
-    let divisor = power_of_two_divisor(picture.format().bit_depth);
-    let samples = picture.plane(PlaneId::Y);
-    dst.reshape(samples.width(), samples.height());
-    copy_packed(samples, divisor, offset, dst.samples_mut());
+    let luma = picture.plane(PlaneId::Y);
+    let size = (luma.width(), luma.height());
+    copy_plane_cropped(picture, PlaneId::Y, offset, size, dst);
 }
 
 /// [`copy_luma`] of plane `id`, its top-left `width` x `height` samples
@@ -72,30 +72,34 @@ pub fn copy_plane_cropped(
     (width, height): (usize, usize),
     dst: &mut FloatPlane,
 ) {
-    fn rows<T: Sample>(p: PlaneRef<'_, T>, divisor: f32, offset: i32, dst: &mut FloatPlane) {
-        for y in 0..dst.height {
-            let width = dst.width;
-            convert_row(&p.row(y)[..width], divisor, offset, dst.row_mut(y));
-        }
-    }
     let divisor = power_of_two_divisor(picture.format().bit_depth);
     dst.reshape(width, height);
-    match picture.plane(id) {
-        PlaneSamples::U8(p) => rows(p, divisor, offset, dst),
-        PlaneSamples::U16(p) => rows(p, divisor, offset, dst),
-    }
+    copy_packed(picture.plane(id), divisor, offset, width, dst.samples_mut());
 }
 
-/// Converts every row of `samples` into `dst`, packed `width` apart.
-fn copy_packed(samples: PlaneSamples<'_>, divisor: f32, offset: i32, dst: &mut [f32]) {
-    fn rows<T: Sample>(p: PlaneRef<'_, T>, divisor: f32, offset: i32, dst: &mut [f32]) {
-        for (y, out) in dst.chunks_exact_mut(p.width).enumerate() {
-            convert_row(p.row(y), divisor, offset, out);
+/// Converts the first `width` samples of the first rows of `samples` into
+/// `dst`, packed `width` apart, as many rows as `dst` holds.
+fn copy_packed(
+    samples: PlaneSamples<'_>,
+    divisor: f32,
+    offset: i32,
+    width: usize,
+    dst: &mut [f32],
+) {
+    fn rows<T: Sample>(
+        p: PlaneRef<'_, T>,
+        divisor: f32,
+        offset: i32,
+        width: usize,
+        dst: &mut [f32],
+    ) {
+        for (y, out) in dst.chunks_exact_mut(width).enumerate() {
+            convert_row(&p.row(y)[..width], divisor, offset, out);
         }
     }
     match samples {
-        PlaneSamples::U8(p) => rows(p, divisor, offset, dst),
-        PlaneSamples::U16(p) => rows(p, divisor, offset, dst),
+        PlaneSamples::U8(p) => rows(p, divisor, offset, width, dst),
+        PlaneSamples::U16(p) => rows(p, divisor, offset, width, dst),
     }
 }
 

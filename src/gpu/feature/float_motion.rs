@@ -13,7 +13,7 @@ use super::readback::Readback;
 use super::GpuExtractor;
 use super::GpuTwin;
 use crate::error::Result;
-use crate::feature::float_motion::{FloatMotionOutputs, FILTER_5};
+use crate::feature::float_motion::{luma_5_tap_only, FloatMotionOutputs, FILTER_5};
 use crate::feature::motion::FrameOrder;
 use crate::feature::{FeatureSink, Options};
 use crate::gpu::args::{KernelArg, KernelArgs};
@@ -35,10 +35,7 @@ pub(crate) static TWIN: GpuTwin = GpuTwin {
         let [(_, options)] = requests else {
             return None;
         };
-        let cpu_only = options.bool("motion_add_uv")
-            || options.bool("motion_add_scale1")
-            || matches!(options.int("motion_filter_size"), 1 | 3);
-        if cpu_only {
+        if !luma_5_tap_only(options) {
             return None;
         }
         Some(
