@@ -100,6 +100,7 @@ pub mod import;
 pub mod io;
 pub mod model;
 pub(crate) mod numfmt;
+pub(crate) mod parallel;
 pub mod picture;
 pub mod pool;
 pub mod report;

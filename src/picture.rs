@@ -240,6 +240,16 @@ pub struct PlaneRef<'a, T> {
 }
 
 impl<'a, T: Copy> PlaneRef<'a, T> {
+    /// `data` as a plane of one row.
+    pub(crate) fn one_row(data: &'a [T]) -> Self {
+        Self {
+            data,
+            width: data.len(),
+            height: 1,
+            stride: data.len(),
+        }
+    }
+
     #[inline]
     pub fn row(&self, y: usize) -> &'a [T] {
         &self.data[y * self.stride..y * self.stride + self.width]
@@ -483,6 +493,24 @@ impl HostPicture {
     pub fn plane_bytes_mut(&mut self, plane: PlaneId) -> &mut [u8] {
         let r = self.range(plane);
         &mut self.memory.bytes_mut()[r]
+    }
+
+    /// Every plane's stored bytes at once, in plane order: to write the
+    /// planes on several threads.
+    pub(crate) fn planes_bytes_mut(&mut self) -> Vec<&mut [u8]> {
+        let ranges: Vec<_> = PlaneId::ALL[..self.format.plane_count()]
+            .iter()
+            .map(|&p| self.range(p))
+            .collect();
+        let (mut rest, mut base) = (self.memory.bytes_mut(), 0);
+        let mut planes = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            assert!(r.start >= base, "planes stored in order");
+            let (plane, tail) = std::mem::take(&mut rest)[r.start - base..].split_at_mut(r.len());
+            planes.push(plane);
+            (rest, base) = (tail, r.end);
+        }
+        planes
     }
 
     pub fn plane(&self, plane: PlaneId) -> PlaneSamples<'_> {

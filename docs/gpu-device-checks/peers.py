@@ -7,7 +7,9 @@ Written for the H200 device machines. Before (here):
                  # tarballs and nasm.xz (docs/performance.md, "Reproducing")
 then the device tool, carry [".gpu-carry", ".anchor"], command
     python3 docs/gpu-device-checks/peers.py [PART ...]
-PART: cli, library (none: both).
+PART: cli, library, readers (none: cli and library). Environment:
+PEER_FRAMES (frames per pair, 100), PEER_SIZES (heights, "1080,2160"),
+PEER_EXTS (cli inputs, "yuv,y4m"), PEER_RUNS (runs per row, 3).
 
 What each row times (the feeds, defined once for both libraries):
 
@@ -47,7 +49,9 @@ LV = "/tmp/lvw"
 VMAF = f"{LV}/vmaf-f85a853/libvmaf/build/tools/vmaf"
 PAIRS = "/tmp/pairs"
 RUNS = int(os.environ.get("PEER_RUNS", "3"))
-FRAMES = 100
+FRAMES = int(os.environ.get("PEER_FRAMES", "100"))
+SIZES = [int(h) for h in os.environ.get("PEER_SIZES", "1080,2160").split(",")]
+EXTS = os.environ.get("PEER_EXTS", "yuv,y4m").split(",")
 
 
 def sh(cmd, **kw):
@@ -63,8 +67,10 @@ def setup():
     if not os.path.exists(VMAF):
         sh(f"bash .anchor/build_libvmaf_cuda.sh .anchor/thirdparty {LV} .anchor/nasm.xz > {OUT}/anchor.log 2>&1"
            f" || (tail -30 {OUT}/anchor.log; false)")
-    if not os.path.exists(f"{PAIRS}/ref_3840x2160_10bit.y4m"):
-        sh(f"VMAFX_TEST_ROOT={ROOT} {BIN}/bench_pairs {PAIRS} --sizes 1080,2160 --frames {FRAMES} > /dev/null")
+    stamp = f"{PAIRS}/made-{','.join(map(str, SIZES))}-{FRAMES}"
+    if not os.path.exists(stamp):
+        sh(f"rm -rf {PAIRS}; VMAFX_TEST_ROOT={ROOT} {BIN}/bench_pairs {PAIRS} "
+           f"--sizes {','.join(map(str, SIZES))} --frames {FRAMES} > /dev/null && touch {stamp}")
     # Into the page cache.
     for f in os.listdir(PAIRS):
         with open(os.path.join(PAIRS, f), "rb") as fh:
@@ -111,15 +117,59 @@ def read_limit(files, frames):
     return frames / (time.perf_counter() - t)
 
 
+def striped_read(files, threads, frame_bytes, frames):
+    """Frames per second of reading `files` once, each frame of each file
+    split into `threads` stripes read at their offsets (pread) by threads
+    of their own: what readers splitting a frame could reach."""
+    import threading
+
+    def read(path, k):
+        part = -(-frame_bytes // threads)
+        buf = bytearray(part)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
+            header = size - frame_bytes * frames  # y4m: file header and frame headers, ignored here
+            for f in range(frames):
+                at = k * part
+                n = min(part, frame_bytes - at)
+                if n > 0:
+                    os.preadv(fd, [memoryview(buf)[:n]], max(header, 0) + f * frame_bytes + at)
+        finally:
+            os.close(fd)
+    t = time.perf_counter()
+    pool = [threading.Thread(target=read, args=(f, k)) for f in files for k in range(threads)]
+    for x in pool:
+        x.start()
+    for x in pool:
+        x.join()
+    return frames / (time.perf_counter() - t)
+
+
+def readers():
+    """The read limit by reader threads per input, raw .yuv pairs."""
+    print("| input | threads per input | fps (min/med/max of 3) | GB/s (median) |")
+    print("|---|---|---|---|")
+    for h in SIZES:
+        w = h * 16 // 9
+        for bits in (8, 10):
+            files = [f"{PAIRS}/{k}_{w}x{h}_{bits}bit.yuv" for k in ("ref", "dist")]
+            frame = w * h * 3 // 2 * (1 if bits == 8 else 2)
+            for threads in (1, 2, 4, 8):
+                fps = spread([striped_read(files, threads, frame, FRAMES) for _ in range(3)])
+                print(f"| {w}x{h} {bits}-bit | {threads} | {fps[0]:.0f} / {fps[1]:.0f} / {fps[2]:.0f} "
+                      f"| {fps[1] * frame * 2 / 1e9:.1f} |", flush=True)
+
+
 def cli():
     print("| input | libvmaf `vmaf` fps (min/med/max) | vmafx fps (min/med/max) | ratio (medians) "
           "| per frame beyond start-up, fps libvmaf / vmafx (ratio) | read limit fps "
           "| faults/frame libvmaf / vmafx | pooled vmaf libvmaf / vmafx |")
     print("|---|---|---|---|---|---|---|---|")
-    for h in (1080, 2160):
+    for h in SIZES:
         w = h * 16 // 9
         for bits in (8, 10):
-            for ext in ("yuv", "y4m"):
+            for ext in EXTS:
                 ref = f"{PAIRS}/ref_{w}x{h}_{bits}bit.{ext}"
                 dist = f"{PAIRS}/dist_{w}x{h}_{bits}bit.{ext}"
                 geometry = ["-w", str(w), "-h", str(h), "-p", "420", "-b", str(bits)] if ext == "yuv" else []
@@ -203,4 +253,4 @@ if __name__ == "__main__":
                    "cat .gpu-carry/commit", shell=True, cwd=ROOT)
     for p in parts:
         print(f"=== {p}", flush=True)
-        {"cli": cli, "library": library}[p]()
+        {"cli": cli, "library": library, "readers": readers}[p]()

@@ -20,6 +20,7 @@ use super::device::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
 use super::driver::{Copy2d, DevicePtr, Memory};
 use crate::error::{Error, Result};
 use crate::import::ImportError;
+use crate::parallel;
 use crate::picture::{HostPicture, PictureFormat, PlaneId, PlaneMask, PlaneSamples};
 
 /// Device row pitch and plane address alignment, in bytes: what kernels may
@@ -294,17 +295,20 @@ impl SharedPlanes {
                 });
             }
         }
+        // One core's memcpy cannot feed a 2160p pair (25 MB) at the rate
+        // the device scores it.
+        let bytes = sources.iter().map(|s| s.len()).sum();
         let pieces = set
             .buffers
             .iter_mut()
             .zip(&sources)
             .flat_map(|(dst, src)| {
                 dst.as_mut_slice()[..src.len()]
-                    .chunks_mut(STAGING_PIECE)
-                    .zip(src.chunks(STAGING_PIECE))
+                    .chunks_mut(parallel::PIECE)
+                    .zip(src.chunks(parallel::PIECE))
             })
             .collect();
-        copy_pieces(pieces);
+        parallel::for_each_piece(pieces, bytes, |(dst, src)| dst.copy_from_slice(src));
         self.staged = true;
         Ok(())
     }
@@ -429,48 +433,6 @@ impl SharedPlanes {
     pub fn host_copies(&self) -> u64 {
         self.host_copies
     }
-}
-
-/// Bytes per piece of a parallel staging copy.
-const STAGING_PIECE: usize = 1 << 20;
-/// Bytes a copy thread must have to be worth starting: below that, one
-/// thread copies faster than threads start (a 640x360 pair, 0.7 MB, is one
-/// memcpy of tens of microseconds; starting a thread costs about as much).
-const BYTES_PER_THREAD: usize = 2 << 20;
-
-/// Copies each (destination, source) piece, on several threads when there
-/// are many bytes: one core's memcpy cannot feed a 2160p frame pair (25 MB)
-/// at the rate the device scores it.
-fn copy_pieces(pieces: Vec<(&mut [u8], &[u8])>) {
-    let bytes: usize = pieces.iter().map(|(_, s)| s.len()).sum();
-    let threads = (bytes / BYTES_PER_THREAD)
-        .min(copy_threads())
-        .min(pieces.len())
-        .max(1);
-    if threads == 1 {
-        pieces.into_iter().for_each(|(d, s)| d.copy_from_slice(s));
-        return;
-    }
-    let mut shares: Vec<Vec<(&mut [u8], &[u8])>> = (0..threads).map(|_| Vec::new()).collect();
-    for (i, piece) in pieces.into_iter().enumerate() {
-        shares[i % threads].push(piece);
-    }
-    std::thread::scope(|scope| {
-        for share in shares {
-            scope.spawn(move || share.into_iter().for_each(|(d, s)| d.copy_from_slice(s)));
-        }
-    });
-}
-
-/// The most threads a staging copy uses: the cores this process may run
-/// on, at most 8. Asked once (on Linux the answer reads cgroup files).
-fn copy_threads() -> usize {
-    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *THREADS.get_or_init(|| {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8)
-    })
 }
 
 /// A plane's stored bytes (rows `pitch` bytes apart).

@@ -2,7 +2,7 @@
 //! each followed by one packed planar frame.
 
 use super::input::{Input, Stream};
-use super::{check_format, check_samples, read_frame, FrameMapper, FrameSource, Mapped};
+use super::{check_format, check_samples, read_stream_frame, FrameMapper, FrameSource, Mapped};
 use crate::error::{Error, Result};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat, PicturePool};
 use std::io::{BufRead, Read};
@@ -89,7 +89,7 @@ impl Y4mReader {
     /// Reads the samples after a `FRAME` line into `picture`.
     fn read_samples(&mut self, picture: &mut HostPicture) -> Result<()> {
         let frame = self.next;
-        let read = read_frame(&mut self.file, picture, &mut self.buf)
+        let read = read_stream_frame(&mut self.file, picture, &mut self.buf)
             .map_err(|e| Error::io(&self.path, e))?;
         let got = read.bytes;
         let bytes = self.format.frame_bytes();

@@ -3,7 +3,7 @@
 
 use super::input::{Input, Stream};
 use super::{
-    check_format, check_samples, read_frame, read_pooled, FrameMapper, FrameSource, Mapped,
+    check_format, check_samples, read_pooled, read_stream_frame, FrameMapper, FrameSource, Mapped,
 };
 use crate::error::{Error, Result};
 use crate::picture::{HostPicture, PictureFormat, PicturePool};
@@ -66,7 +66,7 @@ impl FrameSource for YuvReader {
 
     fn read_into(&mut self, picture: &mut HostPicture) -> Result<bool> {
         check_format(&self.path, &self.format, picture)?;
-        let read = read_frame(&mut self.file, picture, &mut self.buf)
+        let read = read_stream_frame(&mut self.file, picture, &mut self.buf)
             .map_err(|e| Error::io(&self.path, e))?;
         let got = read.bytes;
         if got == 0 {
