@@ -23,6 +23,9 @@ What each row times (the feeds, defined once for both libraries):
   99 / (time of 100 frames - time of 1 frame), medians of the runs. The
   read limit is both files read once on two threads (one each) into a
   reused buffer: the rate no reader can beat.
+* `.gpu-carry/vmafx-before.xz` or `lib_bench-before.xz`, when carried
+  (the same program built at the commit in `.gpu-carry/before`): run
+  interleaved with the others, in a column of its own.
 * library, `host`: a C or Rust client holding every frame in memory makes
   a picture per frame through the library (libvmaf: vmaf_picture_alloc;
   vmafx: Context::picture), copies the frame into it and submits it;
@@ -76,6 +79,21 @@ def setup():
         with open(os.path.join(PAIRS, f), "rb") as fh:
             while fh.read(1 << 24):
                 pass
+
+
+def unpack_before(name):
+    """`.gpu-carry/NAME-before.xz` (the same program built at the commit in
+    .gpu-carry/before), unpacked; None when not carried."""
+    src = os.path.join(ROOT, ".gpu-carry", f"{name}-before.xz")
+    if not os.path.exists(src):
+        return None
+    import lzma
+    import shutil
+    dst = f"{BIN}/{name}-before"
+    with lzma.open(src) as f, open(dst, "wb") as o:
+        shutil.copyfileobj(f, o)
+    os.chmod(dst, 0o755)
+    return dst
 
 
 def timed(argv):
@@ -162,10 +180,14 @@ def readers():
 
 
 def cli():
+    before = unpack_before("vmafx")
+    if before:
+        print(f"vmafx before: {open(os.path.join(ROOT, '.gpu-carry', 'before')).read().strip()}")
     print("| input | libvmaf `vmaf` fps (min/med/max) | vmafx fps (min/med/max) | ratio (medians) "
           "| per frame beyond start-up, fps libvmaf / vmafx (ratio) | read limit fps "
-          "| faults/frame libvmaf / vmafx | pooled vmaf libvmaf / vmafx |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| faults/frame libvmaf / vmafx | pooled vmaf libvmaf / vmafx "
+          + ("| vmafx before fps (min/med/max), beyond start-up |" if before else "|"))
+    print("|---|---|---|---|---|---|---|---|" + ("---|" if before else ""))
     for h in SIZES:
         w = h * 16 // 9
         for bits in (8, 10):
@@ -178,6 +200,8 @@ def cli():
                     "libvmaf": [VMAF, *common, "-o", f"{OUT}/lv.json"],
                     "vmafx": [f"{BIN}/vmafx", *common, "--backend", "cuda", "-q", "-o", f"{OUT}/vx.json"],
                 }
+                if before:
+                    tools["before"] = [before, *common, "--backend", "cuda", "-q", "-o", f"{OUT}/vb.json"]
                 for argv in tools.values():  # warm: kernel caches, page cache
                     timed(argv + ["--frame_cnt", "1"])
                 res = {k: [] for k in tools}
@@ -200,7 +224,9 @@ def cli():
                       f"| {beyond['libvmaf']:.0f} / {beyond['vmafx']:.0f} ({beyond['vmafx'] / beyond['libvmaf']:.2f}x) "
                       f"| {limit:.0f} "
                       f"| {faults['libvmaf']:.0f} / {faults['vmafx']:.0f} "
-                      f"| {scores[0]:.6f} / {scores[1]:.6f}{flag} |", flush=True)
+                      f"| {scores[0]:.6f} / {scores[1]:.6f}{flag} |"
+                      + (f" {fps['before'][0]:.0f} / {fps['before'][1]:.0f} / {fps['before'][2]:.0f}, "
+                         f"{beyond['before']:.0f} |" if before else ""), flush=True)
 
 
 # (row, cudabench mode, lib_bench mode): a picture per frame from the
@@ -213,10 +239,12 @@ LIBRARY_FEEDS = (
 
 
 def library():
+    before = unpack_before("lib_bench")
     warm = 20
     print("| feed | size | libvmaf fps (min/med/max) | vmafx fps (min/med/max) | ratio (medians) "
-          "| faults/frame, whole process, libvmaf / vmafx | vmafx faults/frame, timed window |")
-    print("|---|---|---|---|---|---|---|")
+          "| faults/frame, whole process, libvmaf / vmafx | vmafx faults/frame, timed window |"
+          + (" vmafx before fps (min/med/max) |" if before else ""))
+    print("|---|---|---|---|---|---|---|" + ("---|" if before else ""))
     for h in (1080, 2160):
         w = h * 16 // 9
         n = 1000 if h == 1080 else 400
@@ -226,6 +254,8 @@ def library():
                 "libvmaf": [f"{LV}/cudabench", lv_mode, str(w), str(h), ref, dist, str(n), str(warm)],
                 "vmafx": [f"{BIN}/lib_bench", vx_mode, str(w), str(h), ref, dist, str(n), str(warm)],
             }
+            if before:
+                tools["before"] = [before, vx_mode, str(w), str(h), ref, dist, str(n), str(warm)]
             res = {k: [] for k in tools}
             for _ in range(RUNS):
                 for k, argv in tools.items():
@@ -243,7 +273,9 @@ def library():
                   f"| {fps['libvmaf'][0]:.0f} / {fps['libvmaf'][1]:.0f} / {fps['libvmaf'][2]:.0f} "
                   f"| {fps['vmafx'][0]:.0f} / {fps['vmafx'][1]:.0f} / {fps['vmafx'][2]:.0f} "
                   f"| {fps['vmafx'][1] / fps['libvmaf'][1]:.2f}x "
-                  f"| {faults['libvmaf']:.1f} / {faults['vmafx']:.1f} | {window:.2f} |", flush=True)
+                  f"| {faults['libvmaf']:.1f} / {faults['vmafx']:.1f} | {window:.2f} |"
+                  + (f" {fps['before'][0]:.0f} / {fps['before'][1]:.0f} / {fps['before'][2]:.0f} |" if before else ""),
+                  flush=True)
 
 
 if __name__ == "__main__":
