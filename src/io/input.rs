@@ -145,6 +145,19 @@ pub(crate) fn stream_position(stream: &Stream) -> std::io::Result<u64> {
         .ok_or_else(|| std::io::Error::other("stream position before its buffer"))
 }
 
+/// For a regular file, the stream's position in it and the bytes the file
+/// holds from there, by its size now, not when it was opened (a file cut
+/// short since must not be mapped or read past its end); `None` for a
+/// pipe, FIFO or terminal.
+pub(crate) fn position_and_left(stream: &Stream) -> std::io::Result<Option<(u64, u64)>> {
+    let meta = stream_file(stream).metadata()?;
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let at = stream_position(stream)?;
+    Ok(Some((at, meta.len().saturating_sub(at))))
+}
+
 /// Moves a stream of a regular file `n` bytes on without reading them:
 /// through its buffer, then what is left of the kept bytes, then a seek.
 pub(crate) fn skip(stream: &mut Stream, n: u64) -> std::io::Result<()> {

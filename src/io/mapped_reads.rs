@@ -4,7 +4,6 @@
 use super::test_files::*;
 use super::*;
 use crate::picture::ChromaSubsampling::{self, *};
-use std::fs::OpenOptions;
 
 const FORMATS: [(u32, u32, ChromaSubsampling, u8); 4] = [
     (37, 21, Yuv420, 8),
@@ -122,7 +121,6 @@ fn mapped_frames_are_checked() {
     let dir = tempfile::tempdir().unwrap();
     let format = PictureFormat::new(36, 20, Yuv420, 10).unwrap();
     let written = frames(format, 3);
-    let bytes = format.frame_bytes();
     // (The last frame's `FRAME` line, in y4m, goes with it.)
     for (path, line) in [
         (yuv(dir.path(), &written), 0),
@@ -132,19 +130,8 @@ fn mapped_frames_are_checked() {
         let mut source = open_source(&path, format);
         let first = source.read_next(&pool, true).unwrap().unwrap();
         assert!(first.is_mapped());
-        let len = std::fs::metadata(&path).unwrap().len();
-        let file = OpenOptions::new().write(true).open(&path).unwrap();
-        file.set_len(len - (line + bytes) as u64 - 100).unwrap();
-        match source.read_next(&pool, true) {
-            Err(Error::BadInput { frame, reason, .. }) => {
-                assert_eq!(frame, 1);
-                assert_eq!(
-                    reason,
-                    format!("truncated: {} of {bytes} bytes", bytes - 100)
-                );
-            }
-            other => panic!("{}: {other:?}", path.display()),
-        }
+        cut_into_the_second_frame(&path, format, line);
+        assert_second_frame_truncated(source.read_next(&pool, true), &path, format);
         assert_eq!(packed(&first), written[0]);
     }
 

@@ -123,15 +123,14 @@ impl FrameMapper {
         // The frames scored since the last call, unmapped here.
         self.retired.unmap();
         let io = |e| Error::io(path, e);
-        let at = input::stream_position(stream).map_err(io)?;
+        // Mapping pages past the file's end would fault when read.
+        let Some((at, left)) = input::position_and_left(stream).map_err(io)? else {
+            return Ok(Mapped::Read);
+        };
         if format.bytes_per_sample() > 1 && !at.is_multiple_of(2) {
             return Ok(Mapped::Read);
         }
-        // The size now, not when opened: mapping pages past the end would
-        // fault when read.
-        let size = input::stream_file(stream).metadata().map_err(io)?.len();
         let bytes = format.frame_bytes() as u64;
-        let left = size.saturating_sub(at);
         if left == 0 {
             return Ok(Mapped::End);
         }
@@ -245,14 +244,11 @@ pub(crate) fn read_stream_frame(
 ) -> std::io::Result<FrameRead> {
     let bytes = picture.format().frame_bytes();
     if cfg!(target_endian = "little") && bytes >= 2 * parallel::PIECE && picture.is_packed() {
-        let file = input::stream_file(stream);
-        let meta = file.metadata()?;
-        if meta.is_file() {
-            let at = input::stream_position(stream)?;
-            // The size now, not when opened: a file shorter than the frame
-            // is read in order, which reports how much of it there is.
-            if meta.len().saturating_sub(at) >= bytes as u64 {
-                let read = read_frame_at(file, at, picture)?;
+        // A file that does not hold the whole frame is read in order,
+        // which reports how much of it there is.
+        if let Some((at, left)) = input::position_and_left(stream)? {
+            if left >= bytes as u64 {
+                let read = read_frame_at(input::stream_file(stream), at, picture)?;
                 input::skip(stream, bytes as u64)?;
                 #[cfg(test)]
                 piece_reads::FRAMES_IN_PIECES.with(|n| n.set(n.get() + 1));

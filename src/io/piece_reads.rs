@@ -6,7 +6,6 @@ use super::test_files::*;
 use super::*;
 use crate::picture::ChromaSubsampling::*;
 use std::cell::Cell;
-use std::fs::OpenOptions;
 
 thread_local! {
     /// Frames this thread read in pieces (the tests' proof that the path
@@ -105,7 +104,6 @@ fn a_sample_above_the_bit_depth_in_any_piece_is_named() {
 fn a_large_frame_cut_short_is_reported_truncated() {
     let dir = tempfile::tempdir().unwrap();
     let format = large_formats()[0];
-    let bytes = format.frame_bytes();
     let written = frames(format, 3);
     for (path, line) in [
         (yuv(dir.path(), &written), 0),
@@ -114,20 +112,9 @@ fn a_large_frame_cut_short_is_reported_truncated() {
         let pool = PicturePool::new(format, 2);
         let mut source = open_source(&path, format);
         let first = source.read_next(&pool, false).unwrap().unwrap();
-        let len = std::fs::metadata(&path).unwrap().len();
-        let file = OpenOptions::new().write(true).open(&path).unwrap();
-        file.set_len(len - (line + bytes) as u64 - 100).unwrap();
+        cut_into_the_second_frame(&path, format, line);
         let before = in_pieces();
-        match source.read_next(&pool, false) {
-            Err(Error::BadInput { frame, reason, .. }) => {
-                assert_eq!(frame, 1);
-                assert_eq!(
-                    reason,
-                    format!("truncated: {} of {bytes} bytes", bytes - 100)
-                );
-            }
-            other => panic!("{}: {other:?}", path.display()),
-        }
+        assert_second_frame_truncated(source.read_next(&pool, false), &path, format);
         assert_eq!(in_pieces(), before, "{}", path.display());
         assert_eq!(packed(&first), written[0]);
     }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::picture::ChromaSubsampling::*;
+use std::fs::OpenOptions;
 use std::path::PathBuf;
 
 /// `n` packed frames of `format`, every sample below its limit and
@@ -76,4 +77,36 @@ pub(super) fn packed(p: &HostPicture) -> Vec<u8> {
         }
     }
     out
+}
+
+/// Cuts the last frame of a three-frame clip of `format` off and 100
+/// bytes of the frame before; `line`: the bytes of each frame's y4m
+/// `FRAME` line (0 for raw .yuv), which goes with the last frame.
+pub(super) fn cut_into_the_second_frame(path: &Path, format: PictureFormat, line: usize) {
+    let len = std::fs::metadata(path).unwrap().len();
+    let file = OpenOptions::new().write(true).open(path).unwrap();
+    file.set_len(len - (line + format.frame_bytes()) as u64 - 100)
+        .unwrap();
+}
+
+/// `read` is the error a clip cut by [`cut_into_the_second_frame`] gives
+/// for its second frame: truncated, 100 bytes short.
+pub(super) fn assert_second_frame_truncated(
+    read: Result<Option<HostPicture>>,
+    path: &Path,
+    format: PictureFormat,
+) {
+    let bytes = format.frame_bytes();
+    match read {
+        Err(Error::BadInput { frame, reason, .. }) => {
+            assert_eq!(frame, 1, "{}", path.display());
+            assert_eq!(
+                reason,
+                format!("truncated: {} of {bytes} bytes", bytes - 100),
+                "{}",
+                path.display()
+            );
+        }
+        other => panic!("{}: {other:?}", path.display()),
+    }
 }

@@ -146,12 +146,7 @@ mod tests {
         let f = PictureFormat::new(5, 1, ChromaSubsampling::Yuv422, 8).unwrap();
         let layout = ChromaLayout::for_format(&f, true);
         let data = [7u8, 8, 9];
-        let plane = PlaneRef {
-            data: &data,
-            width: 3,
-            height: 1,
-            stride: 3,
-        };
+        let plane = PlaneRef::one_row(&data);
         let mut out = vec![0; 5];
         layout.fill_row(&plane, 0, &mut out);
         assert_eq!(out, [7, 7, 8, 8, 9]);
