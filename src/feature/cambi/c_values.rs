@@ -13,10 +13,10 @@
 //! in a visible step are counted (the "band"); the others can never make a
 //! c-value non-zero.
 
-#[cfg(target_arch = "x86_64")]
-use super::c_values_avx512::SPARE_CELLS;
 use super::plane::Plane;
 use super::pooling::Survey;
+#[cfg(target_arch = "x86_64")]
+use super::slide_runs::SPARE_CELLS;
 use crate::cpu::simd_dispatch;
 
 /// Counters after the histograms (the vector code's blocks and gathers
@@ -664,20 +664,30 @@ mod tests {
         kinds
     }
 
-    fn random_planes(stride: usize, rows: usize, base: u32, seed: &mut u32) -> (Plane, Plane) {
+    /// Banded ramps: runs of equal codes `run` to `run + 3` columns wide
+    /// (`run` 3: a few steps apart), some noise, a mask with holes (one
+    /// sample in 8, or in `8 * run` for longer runs).
+    fn random_planes(
+        stride: usize,
+        rows: usize,
+        base: u32,
+        run: usize,
+        seed: &mut u32,
+    ) -> (Plane, Plane) {
         let mut next = || {
             *seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
             *seed >> 16
         };
         let mut image = Plane::new(stride, rows);
         let mut mask = Plane::new(stride, rows);
-        // Banded ramps: runs of equal codes a few steps apart, some noise.
+        // A masked sample ends a run: longer runs, fewer holes.
+        let holes = if run <= 3 { 8 } else { 8 * run as u32 };
         for y in 0..rows {
             for x in 0..stride {
-                let ramp = base + ((x + 2 * y) / (3 + y % 4)) as u32 % 12;
+                let ramp = base + ((x + 2 * y) / (run + y % 4)) as u32 % 12;
                 let noise = next() % 16;
                 image.data[y * stride + x] = (ramp + u32::from(noise == 0) * (noise % 3)) as u16;
-                mask.data[y * stride + x] = u16::from(next() % 8 != 0);
+                mask.data[y * stride + x] = u16::from(next() % holes != 0);
             }
         }
         (image, mask)
@@ -693,18 +703,22 @@ mod tests {
             let tables = ContrastTables::new(num_diffs, &tvi[..num_diffs], vlt);
             // (stride, rows, width, height, window): the picture may be
             // smaller than the buffer (later scales) and than the window.
-            for &(stride, rows, width, height, window) in &[
-                (40, 30, 40, 30, 9),
-                (40, 30, 33, 21, 9),
-                (64, 48, 64, 48, 33),
-                (64, 48, 12, 40, 33),
-                (64, 48, 40, 10, 33),
-                (64, 48, 7, 9, 33),
-                (64, 48, 1, 20, 17),
-                (64, 48, 20, 1, 17),
-                (30, 30, 5, 5, 5),
+            // Long runs: each run's windows reach across several blocks.
+            for &(stride, rows, width, height, window, run) in &[
+                (40, 30, 40, 30, 9, 3),
+                (300, 40, 300, 40, 65, 3),
+                (300, 40, 277, 40, 65, 40),
+                (200, 30, 200, 30, 33, 20),
+                (40, 30, 33, 21, 9, 3),
+                (64, 48, 64, 48, 33, 3),
+                (64, 48, 12, 40, 33, 3),
+                (64, 48, 40, 10, 33, 3),
+                (64, 48, 7, 9, 33, 3),
+                (64, 48, 1, 20, 17, 3),
+                (64, 48, 20, 1, 17, 3),
+                (30, 30, 5, 5, 5, 3),
             ] {
-                let (image, mask) = random_planes(stride, rows, base, &mut seed);
+                let (image, mask) = random_planes(stride, rows, base, run, &mut seed);
                 let expected = reference(&image, &mask, &tables, window, width, height);
                 for simd in row_kinds() {
                     let mut hist = Histograms::new(stride, rows, &tables);
@@ -712,7 +726,7 @@ mod tests {
                     let survey = compute_rows(
                         &image, &mask, &tables, &mut hist, window, width, height, &mut c, simd,
                     );
-                    let what = format!("{width}x{height} in {stride}x{rows}, window {window}, vlt {vlt}, {num_diffs} steps, {simd:?} code");
+                    let what = format!("{width}x{height} in {stride}x{rows}, window {window}, runs of {run}, vlt {vlt}, {num_diffs} steps, {simd:?} code");
                     for (i, (a, b)) in c[..width * height].iter().zip(&expected).enumerate() {
                         assert_eq!(a.to_bits(), b.to_bits(), "{what}: c-value {i}");
                     }

@@ -6,8 +6,8 @@
 #![cfg(target_arch = "x86_64")]
 
 use super::c_values::{ContrastTables, CONTRAST_WEIGHTS, UNCOUNTED};
-use super::c_values_avx512::SPARE_CELLS;
 use super::pooling::Survey;
+use super::slide_runs::{for_each_run, RunAdder, SPARE_CELLS};
 use std::arch::x86_64::*;
 
 /// Pixels per vector of the rows of c-values.
@@ -170,13 +170,13 @@ unsafe fn gather_counts(counts: *const u16, lanes: __m256i, cells: __m256i) -> _
     _mm256_and_si256(pairs, _mm256_set1_epi32(0xffff))
 }
 
-/// Cells per block of a histogram row.
+/// Columns compared per step of the slide.
 const BLOCK: usize = 16;
 
 /// Moves the window down a row, as `c_values_avx512::slide` does: every
 /// counted sample of `leaving` that differs from the one below it in
 /// `entering` leaves the histograms, and that one comes in if counted,
-/// each as whole 16-cell blocks at fixed places in its row. `counts`
+/// added as runs of equal keys ([`for_each_run`], [`RunAdder`]). `counts`
 /// holds `band_size` rows of `width` cells and [`SPARE_CELLS`] after them.
 ///
 /// # Safety
@@ -191,95 +191,46 @@ pub(super) unsafe fn slide(
     band_size: usize,
 ) {
     let columns = leaving.len().min(entering.len());
-    assert!(counts.len() >= band_size * width + SPARE_CELLS && SPARE_CELLS >= BLOCK);
+    assert!(counts.len() >= band_size * width + SPARE_CELLS);
     assert!(width > 0 && width < 1 << 20);
     assert!(band_size > 0 && band_size <= usize::from(UNCOUNTED));
     // Keys up to the band's last row are counted (`UNCOUNTED` is above it).
     let last_row = _mm256_set1_epi16((band_size - 1) as u16 as i16);
-    let base = counts.as_mut_ptr();
+    // SAFETY: `counts` has the rows and spare cells (asserted) and is
+    // borrowed for the adder's life; only keys below `band_size` are added.
+    let adder = unsafe { RunAdder::new(counts.as_mut_ptr(), width, pad) };
     let mut x0 = 0;
     while x0 < columns {
         let lanes = (columns - x0).min(BLOCK);
-        // Columns past the row read as unchanged.
-        let (mut out, mut inc) = ([UNCOUNTED; BLOCK], [UNCOUNTED; BLOCK]);
-        out[..lanes].copy_from_slice(&leaving[x0..x0 + lanes]);
-        inc[..lanes].copy_from_slice(&entering[x0..x0 + lanes]);
-        // SAFETY: sixteen keys each.
-        let (out_v, inc_v) = unsafe {
-            (
-                _mm256_loadu_si256(out.as_ptr().cast()),
-                _mm256_loadu_si256(inc.as_ptr().cast()),
-            )
+        // Columns past the row read as unchanged. From entry 0, the keys
+        // one column before (entry 0 compared with column 0 matters not:
+        // a run never starts before a chunk).
+        let (mut out, mut inc) = ([UNCOUNTED; BLOCK + 1], [UNCOUNTED; BLOCK + 1]);
+        out[1..=lanes].copy_from_slice(&leaving[x0..x0 + lanes]);
+        inc[1..=lanes].copy_from_slice(&entering[x0..x0 + lanes]);
+        let load = |keys: &[u16; BLOCK + 1], from: usize| {
+            assert!(from <= 1);
+            // SAFETY: sixteen keys from entry 0 or 1 of seventeen.
+            unsafe { _mm256_loadu_si256(keys.as_ptr().add(from).cast()) }
         };
+        let (out_v, inc_v) = (load(&out, 1), load(&inc, 1));
         let same = _mm256_cmpeq_epi16(out_v, inc_v);
         let counted = |k: __m256i| _mm256_cmpeq_epi16(_mm256_min_epu16(k, last_row), k);
         // Two bits per column (a byte mask of 16-bit lanes).
-        let mut gone = _mm256_movemask_epi8(_mm256_andnot_si256(same, counted(out_v))) as u32;
-        let mut come = _mm256_movemask_epi8(_mm256_andnot_si256(same, counted(inc_v))) as u32;
-        while gone != 0 {
-            let x = x0 + gone.trailing_zeros() as usize / 2;
-            gone &= gone - 1;
-            gone &= gone - 1;
-            let row = usize::from(leaving[x]);
-            // SAFETY: the row is below `band_size`, checked above to lie in
-            // `counts` with the spare cells.
-            unsafe { add_window(base.add(row * width), x, width, pad, -1) };
-        }
-        while come != 0 {
-            let x = x0 + come.trailing_zeros() as usize / 2;
-            come &= come - 1;
-            come &= come - 1;
-            let row = usize::from(entering[x]);
-            // SAFETY: as above.
-            unsafe { add_window(base.add(row * width), x, width, pad, 1) };
+        let bits = |v: __m256i| _mm256_movemask_epi8(v) as u32;
+        let gone = bits(_mm256_andnot_si256(same, counted(out_v)));
+        let come = bits(_mm256_andnot_si256(same, counted(inc_v)));
+        let as_before = |keys: &[u16; BLOCK + 1], v| bits(_mm256_cmpeq_epi16(v, load(keys, 0)));
+        for (side, keys, v, row, leaves) in [
+            (gone, &out, out_v, leaving, true),
+            (come, &inc, inc_v, entering, false),
+        ] {
+            for_each_run::<2>(side, as_before(keys, v), |at, len| {
+                let x = x0 + at;
+                // SAFETY: the run's key is below `band_size`; 1 <= len <= 16.
+                unsafe { adder.add(row[x], x, len, leaves) };
+            });
         }
         x0 += BLOCK;
-    }
-}
-
-/// 16 lanes of 0, 16 of -1, 16 of 0: sixteen consecutive entries from
-/// `16 - from` set lanes `from..16`, from `31 - to` lanes `0..=to`.
-static EDGES: [i16; 3 * BLOCK] = {
-    let mut edges = [0; 3 * BLOCK];
-    let mut i = BLOCK;
-    while i < 2 * BLOCK {
-        edges[i] = -1;
-        i += 1;
-    }
-    edges
-};
-
-/// Adds `delta` to the cells of `row` within `pad` columns of `x` (and
-/// below `width`), block by block.
-///
-/// # Safety
-/// The CPU must have AVX2; `row` must have `width` cells and
-/// [`SPARE_CELLS`] after them.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn add_window(row: *mut u16, x: usize, width: usize, pad: usize, delta: i16) {
-    let first = x.saturating_sub(pad);
-    let last = (x + pad).min(width - 1);
-    if first > last {
-        return; // a column past the picture (libvmaf's narrow rows)
-    }
-    let delta = _mm256_set1_epi16(delta);
-    let edges = EDGES.as_ptr();
-    for block in first / BLOCK..=last / BLOCK {
-        let start = block * BLOCK;
-        let from = first.saturating_sub(start);
-        let to = (last - start).min(BLOCK - 1);
-        // SAFETY: both reads lie in EDGES (from, to < 16); the block
-        // starts below `width` and ends within the spare cells; lanes
-        // outside the window add 0.
-        unsafe {
-            let lanes = _mm256_and_si256(
-                _mm256_loadu_si256(edges.add(BLOCK - from).cast()),
-                _mm256_loadu_si256(edges.add(2 * BLOCK - 1 - to).cast()),
-            );
-            let at = row.add(start).cast::<__m256i>();
-            let cells = _mm256_loadu_si256(at);
-            _mm256_storeu_si256(at, _mm256_add_epi16(cells, _mm256_and_si256(delta, lanes)));
-        }
     }
 }

@@ -1,5 +1,6 @@
-//! cambi's c-values with AVX-512 (ADR 0031): the window's slide a changed
-//! column at a time in fixed blocks ([`slide`]), and rows of c-values
+//! cambi's c-values with AVX-512 (ADR 0031): the window's slide, its
+//! changed columns found by vector compares and added as runs in fixed
+//! blocks ([`slide`], `slide_runs`), and rows of c-values
 //! sixteen pixels at a time with gathers ([`row_values`]).
 //!
 //! The portable row (`c_values::Pass::row_values`) branches per pixel and
@@ -14,6 +15,7 @@
 
 use super::c_values::{ContrastTables, CONTRAST_WEIGHTS, UNCOUNTED};
 use super::pooling::Survey;
+use super::slide_runs::{for_each_run, RunAdder, SPARE_CELLS};
 use std::arch::x86_64::*;
 
 /// Pixels per vector.
@@ -155,27 +157,15 @@ unsafe fn gather_counts(counts: *const u16, lanes: __mmask16, cells: __m512i) ->
     _mm512_and_si512(pairs, _mm512_set1_epi32(0xffff))
 }
 
-/// Cells per block of a histogram row.
-const BLOCK: usize = 16;
-
-/// Cells the histograms need after their last row: a block read and
-/// written whole reaches up to `BLOCK - 1` cells past a row's end.
-pub(super) const SPARE_CELLS: usize = BLOCK;
-
 /// Moves the window down a row: every counted sample of `leaving` that
 /// differs from the one below it in `entering` leaves the histograms, and
 /// that one comes in if counted (`c_values::Pass::slide` without its
-/// runs). `counts` holds `band_size` rows of `width` cells and
+/// runs of pairs). `counts` holds `band_size` rows of `width` cells and
 /// [`SPARE_CELLS`] after them.
 ///
-/// Each sample adds or removes one over its window's columns, as whole
-/// 16-cell blocks at fixed places in its row (loaded, added to under a
-/// mask, stored): the next sample of the same value then loads the very
-/// block just stored, which the CPU forwards from its store buffer (the
-/// portable runs' unaligned spans stalled on partly overlapping stores).
 /// The columns to update are found 32 at a time by vector compares, so no
-/// branch depends on the samples; a chunk's removals come before its
-/// additions (the counts wrap, so the order does not matter).
+/// branch depends on the samples; their samples are added to the
+/// histograms as runs of equal keys ([`for_each_run`], [`RunAdder`]).
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, BW and VL.
@@ -192,7 +182,22 @@ pub(super) unsafe fn slide(
     assert!(counts.len() >= band_size * width + SPARE_CELLS);
     assert!(width > 0 && width < 1 << 20 && band_size <= usize::from(u16::MAX));
     let band = _mm512_set1_epi16(band_size as u16 as i16);
-    let base = counts.as_mut_ptr();
+    // Lane i: the key of column i - 1 (lane 0: its own; a run never
+    // starts before a chunk).
+    static PREVIOUS: [u16; 32] = {
+        let mut lanes = [0; 32];
+        let mut i = 1;
+        while i < 32 {
+            lanes[i] = i as u16 - 1;
+            i += 1;
+        }
+        lanes
+    };
+    // SAFETY: PREVIOUS holds the 64 bytes read.
+    let previous = unsafe { _mm512_loadu_si512(PREVIOUS.as_ptr().cast()) };
+    // SAFETY: `counts` has the rows and spare cells (asserted) and is
+    // borrowed for the adder's life; only keys below `band_size` are added.
+    let adder = unsafe { RunAdder::new(counts.as_mut_ptr(), width, pad) };
     let mut x0 = 0;
     while x0 < columns {
         let lanes = (columns - x0).min(32);
@@ -206,53 +211,17 @@ pub(super) unsafe fn slide(
         };
         let changed = _mm512_mask_cmpneq_epi16_mask(in_row, out, inc);
         // Keys below the band size are counted (`UNCOUNTED` is above it).
-        let mut gone = _mm512_mask_cmplt_epu16_mask(changed, out, band);
-        let mut come = _mm512_mask_cmplt_epu16_mask(changed, inc, band);
-        while gone != 0 {
-            let x = x0 + gone.trailing_zeros() as usize;
-            gone &= gone - 1;
-            let row = usize::from(leaving[x]);
-            // SAFETY: the row is below `band_size`, checked above to lie in
-            // `counts` with the spare cells.
-            unsafe { add_window(base.add(row * width), x, width, pad, -1) };
-        }
-        while come != 0 {
-            let x = x0 + come.trailing_zeros() as usize;
-            come &= come - 1;
-            let row = usize::from(entering[x]);
-            // SAFETY: as above.
-            unsafe { add_window(base.add(row * width), x, width, pad, 1) };
+        let gone = _mm512_mask_cmplt_epu16_mask(changed, out, band);
+        let come = _mm512_mask_cmplt_epu16_mask(changed, inc, band);
+        let same = |keys| _mm512_cmpeq_epi16_mask(keys, _mm512_permutexvar_epi16(previous, keys));
+        for (side, keys, row, leaves) in [(gone, out, leaving, true), (come, inc, entering, false)]
+        {
+            for_each_run::<1>(side, same(keys), |at, len| {
+                let x = x0 + at;
+                // SAFETY: the run's key is below `band_size`; 1 <= len <= 32.
+                unsafe { adder.add(row[x], x, len, leaves) };
+            });
         }
         x0 += 32;
-    }
-}
-
-/// Adds `delta` to the cells of `row` within `pad` columns of `x` (and
-/// below `width`), block by block.
-///
-/// # Safety
-/// The CPU must have AVX-512 BW and VL; `row` must have `width` cells and
-/// [`SPARE_CELLS`] after them.
-#[inline]
-#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-unsafe fn add_window(row: *mut u16, x: usize, width: usize, pad: usize, delta: i16) {
-    let first = x.saturating_sub(pad);
-    let last = (x + pad).min(width - 1);
-    if first > last {
-        return; // a column past the picture (libvmaf's narrow rows)
-    }
-    let delta = _mm256_set1_epi16(delta);
-    for block in first / BLOCK..=last / BLOCK {
-        let start = block * BLOCK;
-        let from = first.saturating_sub(start);
-        let to = (last - start).min(BLOCK - 1);
-        let lanes = ((0xffff_u32 >> (BLOCK - 1 - to)) & (0xffff_u32 << from)) as __mmask16;
-        // SAFETY: the block starts below `width` and ends within the spare
-        // cells; lanes outside the window are stored as they were loaded.
-        unsafe {
-            let at = row.add(start).cast::<__m256i>();
-            let cells = _mm256_loadu_si256(at);
-            _mm256_storeu_si256(at, _mm256_mask_add_epi16(cells, lanes, cells, delta));
-        }
     }
 }

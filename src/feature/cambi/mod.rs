@@ -18,6 +18,7 @@ mod luminance;
 mod plane;
 mod pooling;
 mod preprocess;
+mod slide_runs;
 mod spatial_mask;
 pub(crate) mod twin;
 
