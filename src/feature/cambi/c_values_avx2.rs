@@ -199,8 +199,7 @@ pub(super) unsafe fn slide(
     // SAFETY: `counts` has the rows and spare cells (asserted) and is
     // borrowed for the adder's life; only keys below `band_size` are added.
     let adder = unsafe { RunAdder::new(counts.as_mut_ptr(), width, pad) };
-    let mut x0 = 0;
-    while x0 < columns {
+    for x0 in (0..columns).step_by(BLOCK) {
         let lanes = (columns - x0).min(BLOCK);
         // Columns past the row read as unchanged. From entry 0, the keys
         // one column before (entry 0 compared with column 0 matters not:
@@ -220,17 +219,18 @@ pub(super) unsafe fn slide(
         let bits = |v: __m256i| _mm256_movemask_epi8(v) as u32;
         let gone = bits(_mm256_andnot_si256(same, counted(out_v)));
         let come = bits(_mm256_andnot_si256(same, counted(inc_v)));
-        let as_before = |keys: &[u16; BLOCK + 1], v| bits(_mm256_cmpeq_epi16(v, load(keys, 0)));
-        for (side, keys, v, row, leaves) in [
-            (gone, &out, out_v, leaving, true),
-            (come, &inc, inc_v, entering, false),
-        ] {
-            for_each_run::<2>(side, as_before(keys, v), |at, len| {
+        if gone | come == 0 {
+            continue; // most chunks where few samples are counted
+        }
+        let add_runs = |side, keys: &[u16; BLOCK + 1], v, row: &[u16], removes| {
+            let same = bits(_mm256_cmpeq_epi16(v, load(keys, 0)));
+            for_each_run::<2>(side, same, |at, len| {
                 let x = x0 + at;
                 // SAFETY: the run's key is below `band_size`; 1 <= len <= 16.
-                unsafe { adder.add(row[x], x, len, leaves) };
+                unsafe { adder.add(row[x], x, len, removes) };
             });
-        }
-        x0 += BLOCK;
+        };
+        add_runs(gone, &out, out_v, leaving, true);
+        add_runs(come, &inc, inc_v, entering, false);
     }
 }

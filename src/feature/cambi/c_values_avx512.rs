@@ -198,8 +198,7 @@ pub(super) unsafe fn slide(
     // SAFETY: `counts` has the rows and spare cells (asserted) and is
     // borrowed for the adder's life; only keys below `band_size` are added.
     let adder = unsafe { RunAdder::new(counts.as_mut_ptr(), width, pad) };
-    let mut x0 = 0;
-    while x0 < columns {
+    for x0 in (0..columns).step_by(32) {
         let lanes = (columns - x0).min(32);
         let in_row: __mmask32 = if lanes == 32 { !0 } else { (1u32 << lanes) - 1 };
         // SAFETY: the mask keeps both loads inside the rows of keys.
@@ -213,15 +212,18 @@ pub(super) unsafe fn slide(
         // Keys below the band size are counted (`UNCOUNTED` is above it).
         let gone = _mm512_mask_cmplt_epu16_mask(changed, out, band);
         let come = _mm512_mask_cmplt_epu16_mask(changed, inc, band);
-        let same = |keys| _mm512_cmpeq_epi16_mask(keys, _mm512_permutexvar_epi16(previous, keys));
-        for (side, keys, row, leaves) in [(gone, out, leaving, true), (come, inc, entering, false)]
-        {
-            for_each_run::<1>(side, same(keys), |at, len| {
+        if gone | come == 0 {
+            continue; // most chunks where few samples are counted
+        }
+        let add_runs = |side, keys, row: &[u16], removes| {
+            let same = _mm512_cmpeq_epi16_mask(keys, _mm512_permutexvar_epi16(previous, keys));
+            for_each_run::<1>(side, same, |at, len| {
                 let x = x0 + at;
                 // SAFETY: the run's key is below `band_size`; 1 <= len <= 32.
-                unsafe { adder.add(row[x], x, len, leaves) };
+                unsafe { adder.add(row[x], x, len, removes) };
             });
-        }
-        x0 += 32;
+        };
+        add_runs(gone, out, leaving, true);
+        add_runs(come, inc, entering, false);
     }
 }
