@@ -4,7 +4,8 @@
 //! A sample leaving or entering the window adds -1 or 1 to the cells of
 //! its key's histogram row within `pad` columns of it. Samples of one key
 //! at consecutive columns (a run: 2.8 columns on average with cambi's
-//! defaults on the 10-bit 1080p bench pair) are added at once: each cell
+//! defaults on the 10-bit 1080p bench pair, an upscaled clip; shorter on
+//! native pictures) are added at once: each cell
 //! gets the number of the run's windows that cover it, a trapezoid
 //! computed per 16-cell block in 16-bit lanes. A run of `r` samples then
 //! loads and stores `(r + 2 pad) / 16 + 1` blocks instead of `r` times
