@@ -7,7 +7,7 @@
 
 use super::c_values::{ContrastTables, CONTRAST_WEIGHTS, UNCOUNTED};
 use super::pooling::Survey;
-use super::slide_runs::{for_each_run, RunAdder, SPARE_CELLS};
+use super::slide_runs::{RunAdder, SPARE_CELLS};
 use std::arch::x86_64::*;
 
 /// Pixels per vector of the rows of c-values.
@@ -176,7 +176,7 @@ const BLOCK: usize = 16;
 /// Moves the window down a row, as `c_values_avx512::slide` does: every
 /// counted sample of `leaving` that differs from the one below it in
 /// `entering` leaves the histograms, and that one comes in if counted,
-/// added as runs of equal keys ([`for_each_run`], [`RunAdder`]). `counts`
+/// added as runs of equal keys ([`RunAdder::add_runs`]). `counts`
 /// holds `band_size` rows of `width` cells and [`SPARE_CELLS`] after them.
 ///
 /// # Safety
@@ -222,15 +222,11 @@ pub(super) unsafe fn slide(
         if gone | come == 0 {
             continue; // most chunks where few samples are counted
         }
-        let add_runs = |side, keys: &[u16; BLOCK + 1], v, row: &[u16], removes| {
-            let same = bits(_mm256_cmpeq_epi16(v, load(keys, 0)));
-            for_each_run::<2>(side, same, |at, len| {
-                let x = x0 + at;
-                // SAFETY: the run's key is below `band_size`; 1 <= len <= 16.
-                unsafe { adder.add(row[x], x, len, removes) };
-            });
-        };
-        add_runs(gone, &out, out_v, leaving, true);
-        add_runs(come, &inc, inc_v, entering, false);
+        let same = |keys: &[u16; BLOCK + 1], v| bits(_mm256_cmpeq_epi16(v, load(keys, 0)));
+        // SAFETY: the keys of `gone` and `come` are below `band_size`.
+        unsafe {
+            adder.add_runs::<2>(x0, gone, same(&out, out_v), leaving, true);
+            adder.add_runs::<2>(x0, come, same(&inc, inc_v), entering, false);
+        }
     }
 }

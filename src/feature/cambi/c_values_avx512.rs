@@ -15,7 +15,7 @@
 
 use super::c_values::{ContrastTables, CONTRAST_WEIGHTS, UNCOUNTED};
 use super::pooling::Survey;
-use super::slide_runs::{for_each_run, RunAdder, SPARE_CELLS};
+use super::slide_runs::{RunAdder, SPARE_CELLS};
 use std::arch::x86_64::*;
 
 /// Pixels per vector.
@@ -165,7 +165,7 @@ unsafe fn gather_counts(counts: *const u16, lanes: __mmask16, cells: __m512i) ->
 ///
 /// The columns to update are found 32 at a time by vector compares, so no
 /// branch depends on the samples; their samples are added to the
-/// histograms as runs of equal keys ([`for_each_run`], [`RunAdder`]).
+/// histograms as runs of equal keys ([`RunAdder::add_runs`]).
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, BW and VL.
@@ -215,15 +215,11 @@ pub(super) unsafe fn slide(
         if gone | come == 0 {
             continue; // most chunks where few samples are counted
         }
-        let add_runs = |side, keys, row: &[u16], removes| {
-            let same = _mm512_cmpeq_epi16_mask(keys, _mm512_permutexvar_epi16(previous, keys));
-            for_each_run::<1>(side, same, |at, len| {
-                let x = x0 + at;
-                // SAFETY: the run's key is below `band_size`; 1 <= len <= 32.
-                unsafe { adder.add(row[x], x, len, removes) };
-            });
-        };
-        add_runs(gone, out, leaving, true);
-        add_runs(come, inc, entering, false);
+        let same = |keys| _mm512_cmpeq_epi16_mask(keys, _mm512_permutexvar_epi16(previous, keys));
+        // SAFETY: the keys of `gone` and `come` are below `band_size`.
+        unsafe {
+            adder.add_runs::<1>(x0, gone, same(out), leaving, true);
+            adder.add_runs::<1>(x0, come, same(inc), entering, false);
+        }
     }
 }

@@ -47,11 +47,7 @@ static UP_TO: [i16; 2 * BLOCK] = {
 /// `same` those whose key equals the previous column's; `BITS` bits per
 /// column (the lowest set), at most 32 columns.
 #[inline(always)]
-pub(super) fn for_each_run<const BITS: u32>(
-    side: u32,
-    same: u32,
-    mut run: impl FnMut(usize, usize),
-) {
+fn for_each_run<const BITS: u32>(side: u32, same: u32, mut run: impl FnMut(usize, usize)) {
     let column = (1u64 << BITS) - 1;
     let (side, same) = (u64::from(side), u64::from(same));
     // Columns that continue the run of the column before them.
@@ -98,7 +94,32 @@ impl RunAdder {
         }
     }
 
-    /// Adds (or with `leaving` removes) one sample of `key` at each column
+    /// Adds (or with `removes` removes) the samples of the columns `x0 +
+    /// c` whose bits are set in `side`, run by run ([`for_each_run`]):
+    /// `same` marks the columns whose key equals the previous column's,
+    /// `keys` holds the key of every column, `BITS` bits per column.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2; the key of every column in `side` below the
+    /// histograms' `band_size`; `side` at most 32 columns.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn add_runs<const BITS: u32>(
+        &self,
+        x0: usize,
+        side: u32,
+        same: u32,
+        keys: &[u16],
+        removes: bool,
+    ) {
+        for_each_run::<BITS>(side, same, |at, len| {
+            let x = x0 + at;
+            // SAFETY: the run's key is below `band_size`; 1 <= len <= 32.
+            unsafe { self.add(keys[x], x, len, removes) };
+        });
+    }
+
+    /// Adds (or with `removes` removes) one sample of `key` at each column
     /// `start..start + len` to the cells of its row within `pad` columns of
     /// it (and below `width`): each cell changes by the number of those
     /// columns within `pad` of it.
@@ -108,7 +129,7 @@ impl RunAdder {
     /// `1 <= len <= 32`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn add(&self, key: u16, start: usize, len: usize, leaving: bool) {
+    unsafe fn add(&self, key: u16, start: usize, len: usize, removes: bool) {
         debug_assert!((1..=MAX_CHUNK).contains(&len));
         let end = start + len - 1;
         let first = start.saturating_sub(self.pad);
@@ -148,7 +169,7 @@ impl RunAdder {
             unsafe {
                 let cells_at = row.add(at).cast::<__m256i>();
                 let cells = _mm256_loadu_si256(cells_at);
-                let cells = if leaving {
+                let cells = if removes {
                     _mm256_sub_epi16(cells, cover)
                 } else {
                     _mm256_add_epi16(cells, cover)
