@@ -68,10 +68,10 @@ const CHROMA_OPTION_SETS: &[&str] = &[
 const TEMPORAL_OPTION_SETS: &[&str] = &[
     "speed_use_ref_diff=true",
     "speed_prescale=0.6:speed_prescale_method=lanczos4",
-    "speed_prescale=1.3:speed_prescale_method=bicubic:speed_use_ref_diff=true",
+    "speed_prescale=0.85:speed_prescale_method=bicubic:speed_use_ref_diff=true",
     "speed_prescale=0.75:speed_prescale_method=nearest",
     "speed_prescale=0.5:speed_prescale_method=bilinear",
-    "speed_prescale=1.0009",
+    "speed_prescale=0.9991",
     "speed_kernelscale=1.5",
     "speed_kernelscale=3:speed_sigma_nn=1.1:speed_nn_floor=0.5",
 ];
@@ -95,6 +95,20 @@ fn speed_chroma_with_every_option() {
     let Some(gpu) = test_gpu() else { return };
     for options in CHROMA_OPTION_SETS {
         check_pairs_close(&gpu, &[("speed_chroma", options)], 1);
+    }
+}
+
+/// A prescale that makes the picture taller is refused on both engines
+/// (libvmaf's speed_temporal writes past its frame buffers: ADR 0005).
+#[test]
+fn speed_temporal_refuses_enlarging_prescales_on_both_engines() {
+    let Some(gpu) = test_gpu() else { return };
+    let p = pair("a_576x324_420p8_pan");
+    let features = [("speed_temporal", "speed_prescale=1.3")];
+    for engine in [None, Some(&gpu)] {
+        let e = builder(p.format(), &features, engine).build().err();
+        let e = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("speed_prescale") && e.contains("576x324"), "{e}");
     }
 }
 

@@ -80,6 +80,22 @@ impl TemporalSetup {
                     (height as f64 * config.prescale + 0.5) as i32,
                 ),
             })?;
+        if geometry.scaled.height > height {
+            // libvmaf keeps each frame in a buffer of `height` rows but
+            // prescales it in place to the taller picture: a heap overflow
+            // that changes the scores of later frames, then aborts the run
+            // (ADR 0005: refused, not reproduced). speed_chroma's buffers
+            // are sized for the prescaled picture, so it takes any prescale.
+            return Err(Error::Extractor {
+                extractor: NAME.into(),
+                reason: format!(
+                    "option 'speed_prescale': {} enlarges the {width}x{height} picture to {}x{}, \
+                     which libvmaf's speed_temporal writes past its frame buffers (their \
+                     scores are undefined and the run aborts); use a prescale of 1 or less",
+                    config.prescale, geometry.scaled.width, geometry.scaled.height,
+                ),
+            });
+        }
         Ok(Self {
             config,
             geometry,
@@ -188,6 +204,29 @@ mod tests {
         }
         let values: Vec<f64> = sink.values().iter().map(|v| v.2).collect();
         assert_eq!(values, vec![0.0, 0.0, 0.0]);
+    }
+
+    /// libvmaf overflows its frame buffers when the prescale makes the
+    /// picture taller; a prescale that rounds back to the height is safe.
+    #[test]
+    fn enlarging_prescales_are_refused() {
+        let f = PictureFormat::new(576, 324, ChromaSubsampling::Yuv420, 8).unwrap();
+        for prescale in ["1.5", "4"] {
+            let e = create_with(&format!("speed_prescale={prescale}"), f)
+                .err()
+                .unwrap();
+            assert!(matches!(e, Error::Extractor { .. }), "{e:?}");
+            let e = e.to_string();
+            assert!(
+                e.contains("speed_temporal")
+                    && e.contains("speed_prescale")
+                    && e.contains("576x324"),
+                "{e}"
+            );
+        }
+        // 324 * 1.001 + 0.5 rounds down to 324 rows: libvmaf stays inside.
+        assert!(create_with("speed_prescale=1.001", f).is_ok());
+        assert!(create_with("speed_prescale=0.75", f).is_ok());
     }
 
     #[test]
