@@ -74,6 +74,22 @@ fn expect_bad_option(opts: &str, option: &str) {
     common::extractor::expect_bad_option("cambi", opts, option);
 }
 
+/// libvmaf's banding histograms get a negative size, and it crashes, once
+/// the visibility luma passes the last visible step (code 575, 84.2211
+/// cd/m², at the default options): refused there, scored up to it.
+#[test]
+fn visibility_thresholds_past_every_visible_step_are_refused() {
+    let format = common::PAIRS[0].format();
+    for accepted in ["84.2211", "84.2199", "80"] {
+        let opts = format!("cambi_vis_lum_threshold={accepted}");
+        assert!(create(&opts, &format).is_ok(), "{opts}");
+    }
+    for refused in ["84.2212", "150", "300"] {
+        let opts = format!("cambi_vis_lum_threshold={refused}");
+        expect_bad_option(&opts, "cambi_vis_lum_threshold");
+    }
+}
+
 #[test]
 fn bad_options_are_refused_with_their_name() {
     expect_bad_option("window_size=14", "window_size");
