@@ -234,14 +234,29 @@ def run_both(geometry, args):
 def option_value(rng, spec):
     kind = spec[1]
     if kind == B:
-        return rng.choice(['true', 'false'])
+        return spell(rng, rng.choice(['true', 'false']))
     if kind == S:
         return rng.choice(spec[2])
     lo, hi = spec[2], spec[3]
     if kind == I:
-        return str(rng.choice([lo, hi, rng.randint(lo, min(hi, lo + 20)), rng.randint(lo, hi)]))
+        v = rng.choice([lo, hi, rng.randint(lo, min(hi, lo + 20)), rng.randint(lo, hi)])
+        return spell(rng, str(v))
     v = rng.choice([lo, hi, rng.uniform(lo, hi), rng.uniform(lo, lo + (hi - lo) / 10)])
-    return f'{v:.{rng.choice([0, 1, 2, 3])}f}'
+    return spell(rng, f'{v:.{rng.choice([0, 1, 2, 3])}f}')
+
+
+def spell(rng, text):
+    """Now and then, another spelling of a value that C's readers take
+    differently (a sign, hexadecimal, an exponent, a fraction or text after
+    the number, a zero's sign, booleans as digits or capitals)."""
+    if rng.random() > 0.25:
+        return text
+    if text in ('true', 'false'):
+        return rng.choice([str(int(text == 'true')), text.upper(), text + 'x'])
+    v = float(text)
+    return rng.choice([
+        '+' + text, f'{v:e}', text + '.7', text + 'abc', '-' + text.lstrip('-'),
+        hex(int(v)) if v >= 0 and v == int(v) else text, f' {text}', '.' + text.lstrip('-')])
 
 
 def crops_case(seed):

@@ -5,6 +5,7 @@
 //! plus per-instance state. The context creates instances through the
 //! registry, so a model or the command line only ever names features.
 
+mod c_text;
 pub mod options;
 pub mod registry;
 

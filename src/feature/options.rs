@@ -3,6 +3,7 @@
 //! into the feature-name suffixes libvmaf appends for non-default values
 //! (`integer_adm2_egl_1`).
 
+use super::c_text;
 use crate::error::{Error, Result};
 use crate::numfmt::format_g;
 use std::borrow::Cow;
@@ -250,12 +251,13 @@ impl Options {
 /// that text: `1.0` becomes `1`, `0.06` stays `0.06`, `2639.545` is used
 /// (and named) as `2639.54`. Non-numbers are kept as written.
 pub fn normalize_number(text: &str) -> String {
-    match text.trim().parse::<f32>() {
-        Ok(v) => format_g(v as f64, 6),
-        Err(_) => text.to_string(),
-    }
+    c_text::normalize(text)
 }
 
+/// Reads an option's text as libvmaf 3.2.0 does (`c_text`): booleans are
+/// `true` or `false`; numbers are read with `atoi`/`atof` from their stored
+/// `%g`, a zero only from text that starts with `0`. Not as libvmaf: a
+/// NaN is refused (libvmaf takes it, and every score it touches is NaN).
 fn parse_value(owner: &str, spec: &OptionSpec, text: &str) -> Result<OptionValue> {
     let normalized = normalize_number(text);
     let text = normalized.as_str();
@@ -266,24 +268,26 @@ fn parse_value(owner: &str, spec: &OptionSpec, text: &str) -> Result<OptionValue
     };
     let v = match spec.default {
         OptionValue::Bool(_) => match text {
-            "true" | "1" => OptionValue::Bool(true),
-            "false" | "0" => OptionValue::Bool(false),
-            _ => return Err(bad(format!("'{text}' is not a boolean (true/false)"))),
+            "true" => OptionValue::Bool(true),
+            "false" => OptionValue::Bool(false),
+            _ => return Err(bad(format!("'{text}' is not a boolean (true or false)"))),
         },
         OptionValue::Int(_) => {
-            let i: i32 = text
-                .parse()
-                .map_err(|_| bad(format!("'{text}' is not an integer")))?;
+            let i = c_text::atoi(text);
+            if i == 0 && !c_text::zero_is_a_number(text) {
+                return Err(bad(format!("'{text}' is not an integer")));
+            }
             if (i as f64) < spec.min || (i as f64) > spec.max {
                 return Err(bad(format!("{i} is outside [{}, {}]", spec.min, spec.max)));
             }
             OptionValue::Int(i)
         }
         OptionValue::Double(_) => {
-            let d: f64 = text
-                .parse()
-                .map_err(|_| bad(format!("'{text}' is not a number")))?;
-            if !d.is_finite() || d < spec.min || d > spec.max {
+            let d = c_text::atof(text);
+            if (d == 0.0 && !c_text::zero_is_a_number(text)) || d.is_nan() {
+                return Err(bad(format!("'{text}' is not a number")));
+            }
+            if d < spec.min || d > spec.max {
                 return Err(bad(format!(
                     "{text} is outside [{}, {}]",
                     spec.min, spec.max
@@ -339,6 +343,44 @@ mod tests {
         OptionSpec::double("adm_enhn_gain_limit", 100.0, 1.0, 100.0).param("egl"),
         OptionSpec::int("adm_ref_display_height", 1080, 1, 4320).param("rdh"),
     ];
+
+    /// Values read as libvmaf's `atoi`/`atof` read their stored `%g`.
+    #[test]
+    fn values_are_read_as_libvmaf_reads_them() {
+        let resolve = |key: &str, text: &str| {
+            Options::resolve("adm", &SPECS, &[(key.to_string(), text.to_string())])
+        };
+        let height =
+            |text| resolve("adm_ref_display_height", text).map(|o| o.int("adm_ref_display_height"));
+        assert_eq!(height("720.7").unwrap(), 720);
+        assert_eq!(height("0x2d0").unwrap(), 720);
+        assert_eq!(height("7.2e2").unwrap(), 720);
+        assert_eq!(height("720abc").unwrap(), 720);
+        // 1e6 is stored as "1e+06", which atoi reads as 1.
+        assert_eq!(height("1000000").unwrap(), 1);
+        let gain =
+            |text| resolve("adm_enhn_gain_limit", text).map(|o| o.double("adm_enhn_gain_limit"));
+        assert_eq!(gain("1.5abc").unwrap(), 1.5);
+        assert_eq!(gain("+2").unwrap(), 2.0);
+        let debug = |text| resolve("debug", text).map(|o| o.bool("debug"));
+        assert!(debug("true").unwrap());
+        assert!(!debug("false").unwrap());
+        // Refused as libvmaf refuses them, naming the option.
+        for (key, text) in [
+            ("debug", "1"),
+            ("debug", "TRUE"),
+            ("adm_ref_display_height", "-0"),
+            ("adm_ref_display_height", "abc"),
+            ("adm_ref_display_height", ""),
+            ("adm_enhn_gain_limit", "nan"),
+            ("adm_enhn_gain_limit", "inf"),
+        ] {
+            match resolve(key, text) {
+                Err(Error::BadOption { option, .. }) => assert_eq!(option, key, "{text:?}"),
+                other => panic!("{key}={text:?}: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn suffix_names_non_default_params() {
