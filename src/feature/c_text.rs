@@ -261,4 +261,21 @@ mod tests {
         assert_eq!(atof("."), 0.0);
         assert!(zero_is_a_number("0.0") && !zero_is_a_number("-0") && !zero_is_a_number(""));
     }
+
+    /// Any text of number-like characters is read without a panic, and a
+    /// stored value reads back as itself.
+    #[test]
+    fn number_like_texts_read_without_panics() {
+        let alphabet = b"0123456789.eEpPxX+- infatyINFATY(_)";
+        let mut rng = crate::testing::fuzz::Rng(7);
+        for _ in 0..20_000 {
+            let len = (rng.next_u64() % 10) as usize;
+            let text: String = (0..len)
+                .map(|_| alphabet[(rng.next_u64() % alphabet.len() as u64) as usize] as char)
+                .collect();
+            let stored = normalize(&text);
+            let _ = (atof(&text), atoi(&text), atof(&stored), atoi(&stored));
+            assert_eq!(normalize(&stored), stored, "{text:?}");
+        }
+    }
 }
