@@ -7,14 +7,15 @@ refuse the run. A developer's tool (docs/parity.md), not a test: it needs
 libvmaf built beside vmafx.
 
   PEER=path/to/vmaf VMAFX=path/to/vmafx \\
-      docs/cpu-peer/differential.py crops|options FIRST_SEED LAST_SEED
+      docs/cpu-peer/differential.py crops|options|multi FIRST_SEED LAST_SEED
 
 PEER: libvmaf's tool built from ../shared/thirdparty with its JSON values
 printed in full (in libvmaf/src/output.c, the per-frame `%.6f` and
 `%.16f` of the JSON writer replaced by `%.17g`), meson release build with
 asm. `crops` runs six extractor sets on each crop; `options` one
 extractor with 1-4 random options (EXTRACTOR=name picks it; FEATURE=...
-gives the whole `--feature` value). WORK: a scratch folder (default
+gives the whole `--feature` value); `multi` two to four extractors with
+random options at once, beside a model or none. WORK: a scratch folder (default
 /tmp/vmafx-differential). Odd sizes: the peer reads the floored-chroma
 copy of each file, vmafx the standard one (ADR 0002); ciede2000 at odd
 4:2:0/4:2:2 sizes is skipped (ADR 0004). When the peer crashes the crop
@@ -282,9 +283,26 @@ def options_case(seed):
     return f'{label} --feature {feature}{note}', problems
 
 
+def multi_case(seed):
+    """Two to four extractors at once, the same one more than once with
+    different options now and then (output names, instances that share
+    work, models beside them)."""
+    rng = random.Random(seed)
+    label, geometry = random_input(rng, min_side=64)
+    args = rng.choice([['-n'], ['-m', 'version=vmaf_v0.6.1'], ['-m', 'version=vmaf_v1.0.16_3d0h']])
+    names = sorted(OPTIONS)
+    for _ in range(rng.randint(2, 4)):
+        name = rng.choice(names)
+        specs = rng.sample(OPTIONS[name], min(len(OPTIONS[name]), rng.randint(0, 3)))
+        options = ':'.join(f'{s[0]}={option_value(rng, s)}' for s in specs)
+        args += ['--feature', name + ('=' + options if options else '')]
+    problems, note = run_both(geometry, args)
+    return f'{label} {" ".join(args)}{note}', problems
+
+
 def main():
     mode, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    case = {'crops': crops_case, 'options': options_case}[mode]
+    case = {'crops': crops_case, 'options': options_case, 'multi': multi_case}[mode]
     os.makedirs(WORK, exist_ok=True)
     same = 0
     for seed in range(first, last):

@@ -86,11 +86,15 @@ impl Slot {
             .collect()
     }
 
-    /// Whether the slot already computes `info` with `options`.
+    /// Whether the slot already has a request of the same feature name as
+    /// `info` with `options`: the extractor and its naming options' values
+    /// (libvmaf's `vmaf_feature_name_from_options`). libvmaf keeps the
+    /// first instance of a name and drops later ones, whatever their other
+    /// options (`vif` then `vif=debug=true` gives no debug outputs).
     fn serves(&self, info: &ExtractorInfo, options: &Options) -> bool {
         self.requests()
             .iter()
-            .any(|(i, o)| i.name == info.name && o.canonical() == options.canonical())
+            .any(|(i, o)| i.name == info.name && o.name_suffix() == options.name_suffix())
     }
 
     /// Joins the request to this slot when both extractors share their work
@@ -199,10 +203,12 @@ impl ContextBuilder {
     }
 
     /// Adds an extractor by libvmaf name (or alias) with `key=value`
-    /// options. Asking twice for the same extractor with the same options
-    /// computes it once; extractors that do the same work share one
-    /// instance (`motion` and `motion_v2`: one SAD per frame), on the CPU
-    /// and the GPU.
+    /// options. As in libvmaf, a request whose feature name (the extractor
+    /// and the options that name its outputs) an earlier request or a
+    /// model already has is dropped, its other options (`debug`,
+    /// `enable_mse`, ...) with it; models' extractors come first.
+    /// Extractors that do the same work share one instance (`motion` and
+    /// `motion_v2`: one SAD per frame), on the CPU and the GPU.
     pub fn feature(mut self, name: &str, options: RawOptions) -> Self {
         self.features.push((name.to_string(), options));
         self

@@ -232,17 +232,6 @@ impl Options {
         }
         s
     }
-
-    /// A canonical key for deduplicating extractor instances: same name and
-    /// same resolved values compute the same features.
-    pub fn canonical(&self) -> String {
-        self.specs
-            .iter()
-            .zip(&self.values)
-            .map(|(s, v)| format!("{}={v:?}", s.name))
-            .collect::<Vec<_>>()
-            .join(":")
-    }
 }
 
 /// libvmaf stores numeric option values as `%g` of the value read as a C
@@ -454,16 +443,6 @@ mod tests {
         let raw = parse_key_values("speed_chroma", "speed_prescale_method=nearest").unwrap();
         let o = Options::resolve("speed_chroma", &SPEED, &raw).unwrap();
         assert_eq!(o.name_suffix(), "");
-        assert_ne!(
-            o.canonical(),
-            Options::resolve(
-                "speed_chroma",
-                &SPEED,
-                &[("speed_prescale_method".into(), "bilinear".into())]
-            )
-            .unwrap()
-            .canonical()
-        );
     }
 
     #[test]

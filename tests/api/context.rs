@@ -1,5 +1,6 @@
-//! The scoring context's contract: one extractor instance per distinct
-//! (extractor, options), the planes the set reads, and errors.
+//! The scoring context's contract: one extractor instance per feature name
+//! (extractor and naming options, as libvmaf), the planes the set reads,
+//! and errors.
 
 use crate::common;
 
@@ -35,6 +36,53 @@ fn models_sharing_features_compute_them_once() {
         ctx.extractor_names(),
         ["adm", "motion", "vif", "adm", "vif"]
     );
+}
+
+/// As libvmaf: a request whose feature name (extractor and the options
+/// that name its outputs) an earlier one has is dropped, whatever its
+/// other options; models' extractors come first.
+#[test]
+fn later_requests_of_a_feature_name_are_dropped() {
+    let kv = |text: &str| vmafx::feature::options::parse_key_values("x", text).unwrap();
+    let names = |ctx: vmafx::Context| {
+        let mut ctx = ctx;
+        let p = HostPicture::new(format());
+        ctx.submit(p.clone(), p).unwrap();
+        let scores = ctx.finish().unwrap();
+        let mut names: Vec<String> = scores.frames[0].1.iter().map(|(n, _)| n.clone()).collect();
+        names.sort();
+        names
+    };
+    // The model's vif comes first: debug=true asked for later is dropped.
+    let ctx = ContextBuilder::new(format())
+        .feature("vif", kv("debug=true"))
+        .model(model("version=vmaf_v0.6.1"))
+        .build()
+        .unwrap();
+    assert_eq!(ctx.extractor_names(), ["adm", "motion", "vif"]);
+    assert!(!names(ctx).iter().any(|n| n.starts_with("integer_vif_num")));
+    // Between requests, the first one's options hold.
+    let first_mse = ContextBuilder::new(format())
+        .feature("psnr", kv("enable_mse=true"))
+        .feature("psnr", vec![])
+        .build()
+        .unwrap();
+    assert_eq!(first_mse.extractor_names(), ["psnr"]);
+    assert!(names(first_mse).contains(&"mse_y".to_string()));
+    let later_mse = ContextBuilder::new(format())
+        .feature("psnr", vec![])
+        .feature("psnr", kv("enable_mse=true"))
+        .build()
+        .unwrap();
+    assert!(!names(later_mse).contains(&"mse_y".to_string()));
+    // An option that names the outputs makes another instance.
+    let ctx = ContextBuilder::new(format())
+        .feature("vif", vec![])
+        .feature("vif", kv("debug=true:vif_enhn_gain_limit=1.5"))
+        .build()
+        .unwrap();
+    assert_eq!(ctx.extractor_names(), ["vif", "vif"]);
+    assert!(names(ctx).contains(&"integer_vif_num_egl_1.5".to_string()));
 }
 
 #[test]
