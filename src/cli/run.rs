@@ -9,7 +9,7 @@ use super::read_ahead::{self, ReadAhead};
 use crate::error::{Error, Result};
 use crate::feature::options::parse_feature_spec;
 use crate::gpu::{self, DeviceSelector, Gpu, GpuBackend};
-use crate::io::{FrameSource, Input};
+use crate::io::{partial_tail_error, FrameSource, Input, PartialTail};
 use crate::model::{Model, ModelSpec};
 use crate::picture::{ChromaSubsampling, HostPicture, PictureFormat};
 use crate::report::{FrameMetrics, OutputFormat, Precision, QualitySize, Report};
@@ -101,19 +101,13 @@ pub fn run(args: &Args) -> Result<()> {
     let mut distorted = ReadAhead::start(distorted, pool.clone(), depth, map);
     let mut count: u64 = 0;
     while args.frame_cnt.is_none_or(|n| count < n) {
-        match (reference.next()?, distorted.next()?) {
-            (Some(r), Some(d)) => context.submit(r, d)?,
-            (None, None) => break,
-            (Some(_), None) => {
-                warn_lengths(
-                    args,
-                    ("distorted", distorted),
-                    ("reference", reference),
-                    count,
-                );
-                break;
-            }
-            (None, Some(_)) => {
+        // Both are read, reference first. Where one has ended, the other's
+        // frame is not scored, so its read error (a partial last frame) is
+        // not the run's, as in the `vmaf` tool.
+        let (r, d) = (reference.next(), distorted.next());
+        match (matches!(r, Ok(None)), matches!(d, Ok(None))) {
+            (true, true) => break,
+            (true, false) => {
                 warn_lengths(
                     args,
                     ("reference", reference),
@@ -122,7 +116,21 @@ pub fn run(args: &Args) -> Result<()> {
                 );
                 break;
             }
+            (false, true) => {
+                warn_lengths(
+                    args,
+                    ("distorted", distorted),
+                    ("reference", reference),
+                    count,
+                );
+                break;
+            }
+            (false, false) => {}
         }
+        let (Some(r), Some(d)) = (r?, d?) else {
+            unreachable!("neither input has ended")
+        };
+        context.submit(r, d)?;
         count += 1;
         progress.tick();
     }
@@ -211,7 +219,61 @@ fn open_inputs(
     }
     let reference = Input::open(&args.reference)?;
     let distorted = Input::open(&args.distorted)?;
-    Ok((reference.into_source(raw)?, distorted.into_source(raw)?))
+    let tail = PartialTail::ErrorWhenRead;
+    let (reference, distorted) = (
+        reference.into_source_with(raw, tail)?,
+        distorted.into_source_with(raw, tail)?,
+    );
+    refuse_partial_frames_read(args, reference.as_ref(), distorted.as_ref())?;
+    Ok((reference, distorted))
+}
+
+/// A raw file whose size is not a whole number of frames (a truncated
+/// file, or the wrong geometry) is refused before scoring when its partial
+/// frame will be read beside a frame of the other input: the `vmaf` tool
+/// fails there, after scoring the frames before it. Where the other input
+/// ends first (or `--frame_cnt` stops sooner) both tools score the frames
+/// both have; where the other's length is unknown (a `.y4m`, a pipe), the
+/// partial frame is refused when read.
+fn refuse_partial_frames_read(
+    args: &Args,
+    reference: &dyn FrameSource,
+    distorted: &dyn FrameSource,
+) -> Result<()> {
+    let inputs = [
+        (
+            reference,
+            args.frame_skip_ref,
+            distorted,
+            args.frame_skip_dist,
+        ),
+        (
+            distorted,
+            args.frame_skip_dist,
+            reference,
+            args.frame_skip_ref,
+        ),
+    ];
+    for (input, skip, other, other_skip) in inputs {
+        let Some((whole, true)) = input.frames_in_file() else {
+            continue;
+        };
+        // The partial frame is read while skipping, or as scored frame i.
+        let read_beside_a_frame = match whole.checked_sub(skip) {
+            None => true,
+            Some(i) => {
+                args.frame_cnt.is_none_or(|n| n > i)
+                    && other
+                        .frames_in_file()
+                        .is_some_and(|(whole, partial)| whole + u64::from(partial) > other_skip + i)
+            }
+        };
+        if read_beside_a_frame {
+            let len = std::fs::metadata(input.path()).map_err(|e| Error::io(input.path(), e))?;
+            return Err(partial_tail_error(input.path(), len.len(), input.format()));
+        }
+    }
+    Ok(())
 }
 
 /// The geometry flags, when given; all four are needed for raw input.
@@ -295,19 +357,23 @@ fn warn_lengths(
     };
     // The longer input's frame count: a regular file is read to its end
     // (its position then counts every frame); a pipe has at least one more.
-    let (complete, long_frames) = match long.stop() {
+    let long_length = match long.stop() {
         Some(mut source) => {
             let mut scratch = HostPicture::new(source.format());
-            let complete = loop {
+            let (before, after) = loop {
                 match source.read_into(&mut scratch) {
                     Ok(true) => {}
-                    Ok(false) => break true,
-                    Err(_) => break false,
+                    Ok(false) => break ("", ""),
+                    // A partial last frame: the whole ones are counted.
+                    Err(_) if source.frames_in_file().is_some_and(|(_, partial)| partial) => {
+                        break ("", " whole frames and a partial one")
+                    }
+                    Err(_) => break ("at least ", ""),
                 }
             };
-            (complete, source.position())
+            format!("{before}{}{after}", source.position())
         }
-        None => (false, skipped_of(long_role) + scored + 1),
+        None => format!("at least {}", skipped_of(long_role) + scored + 1),
     };
     let skipped = if args.frame_skip_ref + args.frame_skip_dist > 0 {
         format!(
@@ -318,13 +384,11 @@ fn warn_lengths(
         String::new()
     };
     eprintln!(
-        "vmafx: warning: {short_role} {} has {} frames, {long_role} {} has {}{}: \
+        "vmafx: warning: {short_role} {} has {} frames, {long_role} {} has {long_length}: \
          scoring the {scored} frames both have{skipped}",
         short_path.display(),
         skipped_of(short_role) + scored,
         long_path.display(),
-        if complete { "" } else { "at least " },
-        long_frames,
     );
 }
 

@@ -4,6 +4,7 @@
 //! A pipe cannot be reopened or rewound, so the first bytes read to tell
 //! y4m from raw are kept and handed on in front of the rest of the stream.
 
+use super::PartialTail;
 use super::{read_full, FrameSource, Y4mReader, YuvReader};
 use crate::error::{Error, Result};
 use crate::picture::PictureFormat;
@@ -66,9 +67,16 @@ impl Input {
     /// A pipe or FIFO named `*.yuv` with a `raw_format` is raw without
     /// looking at it: looking would wait for data, and a writer feeding two
     /// FIFOs may be blocked on the other one.
-    pub fn into_source(
+    pub fn into_source(self, raw_format: Option<PictureFormat>) -> Result<Box<dyn FrameSource>> {
+        self.into_source_with(raw_format, PartialTail::Refuse)
+    }
+
+    /// [`Input::into_source`], with what a raw file of a partial last frame
+    /// does.
+    pub(crate) fn into_source_with(
         mut self,
         raw_format: Option<PictureFormat>,
+        partial: PartialTail,
     ) -> Result<Box<dyn FrameSource>> {
         let has_extension = |ext: &str| {
             self.path
@@ -107,7 +115,9 @@ impl Input {
                     path.display()
                 ))
             })?;
-            Ok(Box::new(YuvReader::from_stream(path, stream, len, f)?))
+            Ok(Box::new(YuvReader::from_stream(
+                path, stream, len, f, partial,
+            )?))
         }
     }
 

@@ -15,6 +15,7 @@ mod yuv;
 pub use input::Input;
 pub use y4m::Y4mReader;
 pub use yuv::YuvReader;
+pub(crate) use yuv::{partial_tail_error, PartialTail};
 
 use crate::error::{Error, Result};
 use crate::parallel;
@@ -50,6 +51,13 @@ pub trait FrameSource: Send {
 
     /// The file name, for messages.
     fn path(&self) -> &Path;
+
+    /// What a regular file's size tells of its frames: how many whole ones,
+    /// and whether a partial one follows them. `None` where the size does
+    /// not tell (a pipe, a `.y4m` file).
+    fn frames_in_file(&self) -> Option<(u64, bool)> {
+        None
+    }
 
     /// The colour range the file declares (y4m `XCOLORRANGE`: `FULL`,
     /// `LIMITED`); `None` when it says nothing. Scores ignore it.

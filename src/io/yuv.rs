@@ -17,14 +17,47 @@ pub struct YuvReader {
     buf: Vec<u8>,
     next: u64,
     mapper: FrameMapper,
+    /// A regular file's size.
+    len: Option<u64>,
+}
+
+/// What opening a raw file does about a size that is not a whole number of
+/// frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PartialTail {
+    /// Refuses the file at once (the geometry is most likely wrong).
+    Refuse,
+    /// Reads the whole frames; the partial one is an error when read (the
+    /// command line, where a shorter other input may end first).
+    ErrorWhenRead,
+}
+
+/// The error of a file whose size is not a whole number of frames.
+pub(crate) fn partial_tail_error(path: &Path, len: u64, format: PictureFormat) -> Error {
+    let frame = format.frame_bytes() as u64;
+    Error::BadInput {
+        path: path.into(),
+        frame: len / frame,
+        reason: format!(
+            "file size {len} is not a whole number of {format} frames ({frame} bytes each): \
+             truncated, or wrong width/height/pixel format/bit depth"
+        ),
+    }
 }
 
 impl YuvReader {
-    /// Opens `path` (`-`: standard input) as frames of `format`.
+    /// Opens `path` (`-`: standard input) as frames of `format`; a regular
+    /// file whose size is not a whole number of frames is refused.
     pub fn open(path: &Path, format: PictureFormat) -> Result<Self> {
         let input = Input::open(path)?;
         let (path, len) = input.describe();
-        Self::from_stream(path, input.into_stream(Vec::new()), len, format)
+        Self::from_stream(
+            path,
+            input.into_stream(Vec::new()),
+            len,
+            format,
+            PartialTail::Refuse,
+        )
     }
 
     /// `len`: the size of a regular file (`None` for a pipe).
@@ -33,20 +66,16 @@ impl YuvReader {
         file: Stream,
         len: Option<u64>,
         format: PictureFormat,
+        partial: PartialTail,
     ) -> Result<Self> {
         let frame = format.frame_bytes() as u64;
         // Catch the wrong-geometry mistake up front, where it is cheap to say
         // what is wrong, rather than as a short last frame (pipes have no
         // size: they are checked frame by frame).
         if let Some(len) = len.filter(|len| len % frame != 0) {
-            return Err(Error::BadInput {
-                path,
-                frame: len / frame,
-                reason: format!(
-                    "file size {len} is not a whole number of {format} frames ({frame} bytes each): \
-                     truncated, or wrong width/height/pixel format/bit depth"
-                ),
-            });
+            if partial == PartialTail::Refuse {
+                return Err(partial_tail_error(&path, len, format));
+            }
         }
         Ok(Self {
             path,
@@ -55,7 +84,18 @@ impl YuvReader {
             buf: Vec::new(),
             next: 0,
             mapper: FrameMapper::new(len),
+            len,
         })
+    }
+
+    /// Refuses to read a regular file's partial last frame, saying why.
+    fn check_not_partial(&self) -> Result<()> {
+        match (self.frames_in_file(), self.len) {
+            (Some((whole, true)), Some(len)) if self.next == whole => {
+                Err(partial_tail_error(&self.path, len, self.format))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -66,6 +106,7 @@ impl FrameSource for YuvReader {
 
     fn read_into(&mut self, picture: &mut HostPicture) -> Result<bool> {
         check_format(&self.path, &self.format, picture)?;
+        self.check_not_partial()?;
         let read = read_stream_frame(&mut self.file, picture, &mut self.buf)
             .map_err(|e| Error::io(&self.path, e))?;
         let got = read.bytes;
@@ -93,6 +134,7 @@ impl FrameSource for YuvReader {
 
     fn read_next(&mut self, pool: &PicturePool, map: bool) -> Result<Option<HostPicture>> {
         if map {
+            self.check_not_partial()?;
             let file = &mut self.file;
             match self.mapper.map(file, &self.path, self.next, self.format)? {
                 Mapped::Frame(picture) => {
@@ -108,5 +150,10 @@ impl FrameSource for YuvReader {
 
     fn path(&self) -> &Path {
         &self.path
+    }
+
+    fn frames_in_file(&self) -> Option<(u64, bool)> {
+        let frame = self.format.frame_bytes() as u64;
+        self.len.map(|len| (len / frame, len % frame != 0))
     }
 }

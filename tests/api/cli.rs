@@ -250,6 +250,53 @@ fn truncated_and_mismatched_inputs() {
     );
 }
 
+/// As the `vmaf` tool: a partial last frame is an error only where it
+/// would be scored; past the other input's end (or `--frame_cnt`), the
+/// frames both have are scored.
+#[test]
+fn a_partial_last_frame_past_the_frames_scored_is_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("r.yuv");
+    let d = dir.path().join("d.yuv");
+    let frame = 64 * 48 * 3 / 2;
+    std::fs::write(&r, vec![16u8; frame * 2]).unwrap();
+    std::fs::write(&d, vec![16u8; frame * 2 + 100]).unwrap();
+    let out = dir.path().join("out.json");
+    let (r, d, out) = (
+        r.to_str().unwrap(),
+        d.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    let geo = ["-w", "64", "-h", "48", "-p", "420", "-b", "8", "-q"];
+    for (reference, distorted) in [(r, d), (d, r)] {
+        let mut args = vec!["-r", reference, "-d", distorted, "--json", "-o", out];
+        args.extend_from_slice(&geo);
+        let o = vmafx(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("{d} has 2 whole frames and a partial one")),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(common::Golden::load(Path::new(out)).frames.len(), 2);
+    }
+    // A longer reference: the partial frame would be scored, refused at
+    // once; with --frame_cnt 2 it is not read.
+    std::fs::write(r, vec![16u8; frame * 3]).unwrap();
+    let mut args = vec!["-r", r, "-d", d, "--json", "-o", out];
+    args.extend_from_slice(&geo);
+    let o = vmafx(&args);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("not a whole number of"),
+        "{}",
+        stderr(&o)
+    );
+    args.extend_from_slice(&["--frame_cnt", "2"]);
+    let o = vmafx(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn inputs_of_different_lengths_score_the_frames_both_have() {
     // As the vmaf tool: a warning naming both lengths, the common frames
