@@ -67,7 +67,11 @@ pub fn run(args: &Args) -> Result<()> {
     warn_color_ranges(reference.as_ref(), distorted.as_ref());
 
     let models = load_models(args)?;
-    let names: Vec<String> = models.iter().map(|m| m.name().to_string()).collect();
+    let names: Vec<String> = if args.no_prediction {
+        Vec::new()
+    } else {
+        models.iter().map(|m| m.name().to_string()).collect()
+    };
     let mut builder = ContextBuilder::new(format)
         .threads(args.threads)
         .subsample(args.subsample);
@@ -76,7 +80,15 @@ pub fn run(args: &Args) -> Result<()> {
         builder = builder.gpu(gpu);
     }
     for model in models {
-        builder = builder.model(model);
+        if args.no_prediction {
+            // As the `vmaf` tool: a model's features are extracted (first,
+            // as a model's are), its score is not predicted.
+            for request in model.feature_requests()? {
+                builder = builder.feature(request.extractor.name, request.options);
+            }
+        } else {
+            builder = builder.model(model);
+        }
     }
     for (name, options) in features {
         builder = builder.feature(&name, options);
@@ -292,11 +304,13 @@ fn raw_format(args: &Args) -> Result<Option<PictureFormat>> {
     }
 }
 
+/// The `--model` flags' models; without any, the default model, unless
+/// `--no_prediction` (whose models give their features only).
 fn load_models(args: &Args) -> Result<Vec<Model>> {
-    if args.no_prediction {
-        return Ok(Vec::new());
-    }
     let specs: Vec<&str> = if args.model.is_empty() {
+        if args.no_prediction {
+            return Ok(Vec::new());
+        }
         vec![DEFAULT_MODEL]
     } else {
         args.model.iter().map(String::as_str).collect()

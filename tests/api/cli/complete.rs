@@ -428,3 +428,34 @@ fn float_ssim_scale_sets_the_decimation() {
         "vmafx: float_ssim: option 'scale': 11 is outside [0, 10]\n"
     );
 }
+
+/// As the `vmaf` tool: `--no_prediction` with `--model` extracts the
+/// model's features (named as the model names them) and scores nothing;
+/// without `--model` there is no default model.
+#[test]
+fn no_prediction_extracts_the_models_features() {
+    let with_model = frames(&["-n", "-m", "version=vmaf_v0.6.1neg", "--frame_cnt", "2"]);
+    let names: Vec<&String> = with_model[0].keys().collect();
+    for name in [
+        "integer_adm2_egl_1",
+        "integer_vif_scale0_egl_1",
+        "integer_motion2",
+    ] {
+        assert!(
+            with_model[0].contains_key(name),
+            "{name} missing: {names:?}"
+        );
+    }
+    assert!(!with_model[0].contains_key("vmaf"), "{names:?}");
+    let scored = frames(&["-m", "version=vmaf_v0.6.1neg", "--frame_cnt", "2"]);
+    assert_eq!(
+        value(&with_model[1], "integer_adm2_egl_1"),
+        value(&scored[1], "integer_adm2_egl_1")
+    );
+    let without = frames(&["-n", "--feature", "psnr", "--frame_cnt", "2"]);
+    assert!(
+        without[0].keys().all(|k| k.starts_with("psnr")),
+        "{:?}",
+        without[0]
+    );
+}
