@@ -30,7 +30,9 @@ pub enum Backend {
         ": scores video quality (VMAF and companion metrics) like Netflix's `vmaf` tool"
     ),
     disable_help_flag = true,
-    disable_version_flag = true
+    disable_version_flag = true,
+    // As `vmaf` (getopt): a flag given again replaces its value.
+    args_override_self = true
 )]
 pub struct Args {
     /// Reference video (.yuv or .y4m).

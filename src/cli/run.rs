@@ -74,7 +74,8 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let mut builder = ContextBuilder::new(format)
         .threads(args.threads)
-        .subsample(args.subsample);
+        // `vmaf` takes 0 as 1 (it skips frames only for a subsample above 1).
+        .subsample(args.subsample.max(1));
     let on_gpu = gpu.is_some();
     if let Some(gpu) = gpu {
         builder = builder.gpu(gpu);

@@ -63,11 +63,9 @@ impl ModelSpec {
                 Some((k, v)) => (k, Some(v)),
                 None => (part, None),
             };
-            let switch = |value: Option<&str>| match value {
-                None | Some("true") => Ok(true),
-                Some("false") => Ok(false),
-                Some(v) => Err(bad(format!("{key}={v}: expected true or false"))),
-            };
+            // As the `vmaf` tool: a bare key or `=true` sets the flag; any
+            // other value leaves it as it was (`=false` does not clear it).
+            let switch = |value: Option<&str>| matches!(value, None | Some("true"));
             let value_of = |value: Option<&str>| {
                 value
                     .filter(|v| !v.is_empty())
@@ -77,9 +75,16 @@ impl ModelSpec {
             match key {
                 "version" => version = Some(value_of(value)?),
                 "path" => path = Some(PathBuf::from(value_of(value)?)),
-                "name" => name = Some(value_of(value)?),
-                "enable_transform" => flags.enable_transform = switch(value)?,
-                "disable_clip" => flags.disable_clip = switch(value)?,
+                // An empty name is the `vmaf` tool's too.
+                "name" => {
+                    name = Some(
+                        value
+                            .map(str::to_string)
+                            .ok_or_else(|| bad("'name' needs a value (name=...)".into()))?,
+                    )
+                }
+                "enable_transform" => flags.enable_transform |= switch(value),
+                "disable_clip" => flags.disable_clip |= switch(value),
                 _ => {
                     let Some((extractor, option)) = key
                         .split_once('.')
@@ -154,10 +159,29 @@ mod tests {
             "version=a:path=b",
             "version",
             "version=a:colour=red",
-            "version=a:disable_clip=maybe",
         ] {
             let e = ModelSpec::parse(bad).unwrap_err().to_string();
             assert!(e.contains(bad), "{e}");
         }
+    }
+
+    /// The `vmaf` tool's flags: set by a bare key or `=true` only, never
+    /// cleared; any name, the empty one too.
+    #[test]
+    fn flags_and_names_as_the_tool_takes_them() {
+        for (text, clip) in [
+            ("version=a:disable_clip=maybe", false),
+            ("version=a:disable_clip=1", false),
+            ("version=a:disable_clip:disable_clip=false", true),
+            ("version=a:disable_clip=true", true),
+        ] {
+            assert_eq!(
+                ModelSpec::parse(text).unwrap().flags.disable_clip,
+                clip,
+                "{text}"
+            );
+        }
+        let s = ModelSpec::parse("version=a:name=").unwrap();
+        assert_eq!(s.name.as_deref(), Some(""));
     }
 }

@@ -459,3 +459,34 @@ fn no_prediction_extracts_the_models_features() {
         without[0]
     );
 }
+
+/// As `vmaf` (getopt): a flag given again takes its last value, and
+/// `--subsample 0` scores every frame, as 1 does.
+#[test]
+fn repeated_flags_take_the_last_value_and_subsample_0_is_1() {
+    let every = frames(&["-n", "--feature", "psnr", "--frame_cnt", "3"]);
+    let repeated = frames(&[
+        "-n",
+        "--feature",
+        "psnr",
+        "--frame_cnt",
+        "9",
+        "--frame_cnt",
+        "3",
+        "--threads",
+        "2",
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(repeated, every);
+    let zero = frames(&[
+        "-n",
+        "--feature",
+        "psnr",
+        "--frame_cnt",
+        "3",
+        "--subsample",
+        "0",
+    ]);
+    assert_eq!(zero, every);
+}
