@@ -190,6 +190,19 @@ fn feature_option(run: &str, pair: &Pair) -> String {
     format!("'{}'", features.join("|"))
 }
 
+/// The outputs only `debug=true` adds to adm, vif and motion.
+fn dropped_behind_the_model(name: &str) -> bool {
+    ["integer_adm", "integer_vif", "integer_motion"].contains(&name)
+        || [
+            "integer_adm_num",
+            "integer_adm_den",
+            "integer_vif_num",
+            "integer_vif_den",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
 #[test]
 fn features_with_options_and_several_models_through_ffmpeg() {
     let Some(ffmpeg) = ffmpeg() else { return };
@@ -211,7 +224,31 @@ fn features_with_options_and_several_models_through_ffmpeg() {
                 feature_option("features", pair)
             ),
         );
-        let n = assert_matches_golden(&log, &pair.golden("features"), &pair.name());
+        // The filter registers its default model (vmaf_v0.6.1) before the
+        // features, so libvmaf keeps the model's adm, vif and motion and
+        // drops the `debug=true` requests of the same feature names: their
+        // debug outputs are absent, the rest are the golden run's.
+        let golden = pair.golden("features");
+        let ours = Golden::load(&log);
+        for name in golden.frames[0]
+            .1
+            .keys()
+            .filter(|n| dropped_behind_the_model(n))
+        {
+            assert!(
+                !ours.frames[0].1.contains_key(name),
+                "{}: {name}",
+                pair.name()
+            );
+        }
+        let mut expected = golden.clone();
+        for (_, metrics) in &mut expected.frames {
+            metrics.retain(|name, _| !dropped_behind_the_model(name));
+        }
+        expected
+            .pooled
+            .retain(|name, _| !dropped_behind_the_model(name));
+        let n = assert_matches_golden(&log, &expected, &pair.name());
         println!("{} features: {n} values identical", pair.name());
 
         // Models with names, as the models_v0.6 golden ran them (FFmpeg
