@@ -67,9 +67,10 @@ fn adjusted(num_diffs: usize, tvi: &[i32]) -> Vec<i32> {
 /// The values whose counts libvmaf keeps (`v_band_base`, `v_band_size`):
 /// from `vlt_luma - 3 * num_diffs + 1` (at least 0) to the last step's
 /// threshold. The size is negative when the visibility luma lies above
-/// every visible step: libvmaf's 16-bit size then wraps round and its
-/// histogram updates write out of bounds.
-pub fn band(num_diffs: usize, tvi: &[i32], vlt_luma: u16) -> (i32, i32) {
+/// every visible step: libvmaf's 16-bit size then wraps round, and it
+/// scores 0 (no counted value) or, on some pictures, crashes; an empty
+/// band here, so 0 (ADR 0005).
+fn band(num_diffs: usize, tvi: &[i32], vlt_luma: u16) -> (i32, i32) {
     let base = (i32::from(vlt_luma) - 3 * num_diffs as i32 + 1).max(0);
     let top = adjusted(num_diffs, tvi)[num_diffs - 1];
     (base, top + 1 - base)

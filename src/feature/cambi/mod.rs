@@ -339,20 +339,6 @@ pub(crate) fn setup(options: &Options, format: &PictureFormat) -> Result<(Config
             format!("{vis_threshold} cd/m² is above the brightest code"),
         )
     })?;
-    if c_values::band(num_diffs, &tvi, vlt_luma).1 < 0 {
-        // ADR 0005: refused where libvmaf writes out of bounds. The band
-        // is empty (size 0) up to the luma `tvi + 4 * num_diffs`.
-        let last_luma = tvi[num_diffs - 1] + 4 * num_diffs as i32;
-        let limit = (eotf.luminance(last_luma) * 1e4).floor() / 1e4;
-        return Err(bad_option(
-            "cambi_vis_lum_threshold",
-            format!(
-                "{vis_threshold} cd/m² is above {limit} cd/m² (code {last_luma}), past every \
-                 contrast step visible at tvi_threshold {threshold}: libvmaf's banding \
-                 histograms get a negative size there and it crashes; use at most {limit}"
-            ),
-        ));
-    }
     Ok((config, ContrastTables::new(num_diffs, &tvi, vlt_luma)))
 }
 
