@@ -56,26 +56,6 @@ pub struct ContrastTables {
     reciprocal: Vec<f32>,
 }
 
-/// The thresholds as libvmaf stores them, for adjusted values (sample +
-/// `num_diffs`), in 16 bits.
-fn adjusted(num_diffs: usize, tvi: &[i32]) -> Vec<i32> {
-    tvi.iter()
-        .map(|&t| i32::from((t as u16).wrapping_add(num_diffs as u16)))
-        .collect()
-}
-
-/// The values whose counts libvmaf keeps (`v_band_base`, `v_band_size`):
-/// from `vlt_luma - 3 * num_diffs + 1` (at least 0) to the last step's
-/// threshold. The size is negative when the visibility luma lies above
-/// every visible step: libvmaf's 16-bit size then wraps round, and it
-/// scores 0 (no counted value) or, on some pictures, crashes; an empty
-/// band here, so 0 (ADR 0005).
-fn band(num_diffs: usize, tvi: &[i32], vlt_luma: u16) -> (i32, i32) {
-    let base = (i32::from(vlt_luma) - 3 * num_diffs as i32 + 1).max(0);
-    let top = adjusted(num_diffs, tvi)[num_diffs - 1];
-    (base, top + 1 - base)
-}
-
 impl ContrastTables {
     /// `tvi[d]` is the largest code at which a step of `d + 1` codes stays
     /// invisible; `vlt_luma` the visibility luma (0: no limit).
@@ -85,9 +65,17 @@ impl ContrastTables {
         // libvmaf works on "adjusted" values (sample + num_diffs): the
         // thresholds are stored adjusted, while the visibility luma is
         // compared with adjusted values as it is, unadjusted.
-        let tvi_adjusted = adjusted(num_diffs, tvi);
-        let (base, band_size) = band(num_diffs, tvi, vlt_luma);
-        let band_size = band_size.max(0) as usize;
+        let tvi_adjusted: Vec<i32> = tvi
+            .iter()
+            .map(|&t| i32::from((t as u16).wrapping_add(num_diffs as u16)))
+            .collect();
+        let base = (i32::from(vlt_luma) - 3 * nd + 1).max(0);
+        let top = tvi_adjusted[num_diffs - 1];
+        // Negative when the visibility luma lies above every visible step:
+        // libvmaf's 16-bit size then wraps round, and it scores 0 (no value
+        // counted) or, on some pictures, crashes; an empty band here, so 0
+        // (ADR 0005).
+        let band_size = (top + 1 - base).max(0) as usize;
         let active_steps = (0..band_size as i32)
             .map(|compact| {
                 let value = base + compact + nd;
