@@ -13,17 +13,23 @@ fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
+/// Where a number starts in `b` as C reads it (after white space), where
+/// its digits start (after an optional sign), and whether it is negative.
+fn signed_start(b: &[u8]) -> (usize, usize, bool) {
+    let start = b.iter().position(|&c| !is_space(c)).unwrap_or(b.len());
+    match b.get(start) {
+        Some(b'-') => (start, start + 1, true),
+        Some(b'+') => (start, start + 1, false),
+        _ => (start, start, false),
+    }
+}
+
 /// The number `strtod` reads at the start of `text` (after white space) as
 /// its decimal or hexadecimal text and where that text ends; `None` when
 /// it reads none.
 fn number_prefix(text: &str) -> Option<(NumberText<'_>, usize)> {
     let b = text.as_bytes();
-    let start = b.iter().position(|&c| !is_space(c)).unwrap_or(b.len());
-    let mut i = start;
-    let negative = b.get(i) == Some(&b'-');
-    if matches!(b.get(i), Some(b'+' | b'-')) {
-        i += 1;
-    }
+    let (start, i, negative) = signed_start(b);
     let rest = &text[i..];
     let starts_with = |word: &str| {
         rest.len() >= word.len()
@@ -186,11 +192,7 @@ pub fn atof(text: &str) -> f64 {
 /// saturates, then cut to 32 bits as glibc does.
 pub fn atoi(text: &str) -> i32 {
     let b = text.as_bytes();
-    let mut i = b.iter().position(|&c| !is_space(c)).unwrap_or(b.len());
-    let negative = b.get(i) == Some(&b'-');
-    if matches!(b.get(i), Some(b'+' | b'-')) {
-        i += 1;
-    }
+    let (_, i, negative) = signed_start(b);
     let mut v: i64 = 0;
     for &c in b[i..].iter().take_while(|c| c.is_ascii_digit()) {
         let d = i64::from(c - b'0');

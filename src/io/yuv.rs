@@ -72,10 +72,8 @@ impl YuvReader {
         // Catch the wrong-geometry mistake up front, where it is cheap to say
         // what is wrong, rather than as a short last frame (pipes have no
         // size: they are checked frame by frame).
-        if let Some(len) = len.filter(|len| len % frame != 0) {
-            if partial == PartialTail::Refuse {
-                return Err(partial_tail_error(&path, len, format));
-            }
+        if let Some(len) = len.filter(|len| partial == PartialTail::Refuse && len % frame != 0) {
+            return Err(partial_tail_error(&path, len, format));
         }
         Ok(Self {
             path,
@@ -90,8 +88,8 @@ impl YuvReader {
 
     /// Refuses to read a regular file's partial last frame, saying why.
     fn check_not_partial(&self) -> Result<()> {
-        match (self.frames_in_file(), self.len) {
-            (Some((whole, true)), Some(len)) if self.next == whole => {
+        match self.len {
+            Some(len) if self.frames_in_file() == Some((self.next, true)) => {
                 Err(partial_tail_error(&self.path, len, self.format))
             }
             _ => Ok(()),
