@@ -230,17 +230,26 @@ fn bad_values_name_what_was_wrong() {
     }
 }
 
+/// Bytes of a 64x48 4:2:0 8-bit frame, and the flags that say so.
+const SMALL_FRAME: usize = 64 * 48 * 3 / 2;
+const SMALL_GEOMETRY: [&str; 9] = ["-w", "64", "-h", "48", "-p", "420", "-b", "8", "-q"];
+
+/// Raw files `r.yuv` and `d.yuv` of `reference` and `distorted` bytes in
+/// `dir`, and an output path there.
+fn raw_pair(dir: &Path, reference: usize, distorted: usize) -> [String; 3] {
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (r, d) = (path("r.yuv"), path("d.yuv"));
+    std::fs::write(&r, vec![16u8; reference]).unwrap();
+    std::fs::write(&d, vec![16u8; distorted]).unwrap();
+    [r, d, path("out.json")]
+}
+
 #[test]
 fn truncated_and_mismatched_inputs() {
     let dir = tempfile::tempdir().unwrap();
-    let r = dir.path().join("r.yuv");
-    let d = dir.path().join("d.yuv");
-    let frame = 64 * 48 * 3 / 2;
-    std::fs::write(&r, vec![16u8; frame * 3]).unwrap();
-    std::fs::write(&d, vec![16u8; frame * 2 + 100]).unwrap();
-    let geo = ["-w", "64", "-h", "48", "-p", "420", "-b", "8", "-q"];
-    let mut args = vec!["-r", r.to_str().unwrap(), "-d", d.to_str().unwrap()];
-    args.extend_from_slice(&geo);
+    let [r, d, _] = raw_pair(dir.path(), SMALL_FRAME * 3, SMALL_FRAME * 2 + 100);
+    let mut args = vec!["-r", r.as_str(), "-d", d.as_str()];
+    args.extend_from_slice(&SMALL_GEOMETRY);
     let o = vmafx(&args);
     assert!(!o.status.success());
     assert!(
@@ -256,21 +265,11 @@ fn truncated_and_mismatched_inputs() {
 #[test]
 fn a_partial_last_frame_past_the_frames_scored_is_no_error() {
     let dir = tempfile::tempdir().unwrap();
-    let r = dir.path().join("r.yuv");
-    let d = dir.path().join("d.yuv");
-    let frame = 64 * 48 * 3 / 2;
-    std::fs::write(&r, vec![16u8; frame * 2]).unwrap();
-    std::fs::write(&d, vec![16u8; frame * 2 + 100]).unwrap();
-    let out = dir.path().join("out.json");
-    let (r, d, out) = (
-        r.to_str().unwrap(),
-        d.to_str().unwrap(),
-        out.to_str().unwrap(),
-    );
-    let geo = ["-w", "64", "-h", "48", "-p", "420", "-b", "8", "-q"];
+    let [r, d, out] = raw_pair(dir.path(), SMALL_FRAME * 2, SMALL_FRAME * 2 + 100);
+    let (r, d, out) = (r.as_str(), d.as_str(), out.as_str());
     for (reference, distorted) in [(r, d), (d, r)] {
         let mut args = vec!["-r", reference, "-d", distorted, "--json", "-o", out];
-        args.extend_from_slice(&geo);
+        args.extend_from_slice(&SMALL_GEOMETRY);
         let o = vmafx(&args);
         assert!(o.status.success(), "{}", stderr(&o));
         assert!(
@@ -282,9 +281,9 @@ fn a_partial_last_frame_past_the_frames_scored_is_no_error() {
     }
     // A longer reference: the partial frame would be scored, refused at
     // once; with --frame_cnt 2 it is not read.
-    std::fs::write(r, vec![16u8; frame * 3]).unwrap();
+    std::fs::write(r, vec![16u8; SMALL_FRAME * 3]).unwrap();
     let mut args = vec!["-r", r, "-d", d, "--json", "-o", out];
-    args.extend_from_slice(&geo);
+    args.extend_from_slice(&SMALL_GEOMETRY);
     let o = vmafx(&args);
     assert!(!o.status.success());
     assert!(
@@ -302,20 +301,10 @@ fn inputs_of_different_lengths_score_the_frames_both_have() {
     // As the vmaf tool: a warning naming both lengths, the common frames
     // scored, exit 0.
     let dir = tempfile::tempdir().unwrap();
-    let r = dir.path().join("r.yuv");
-    let d = dir.path().join("d.yuv");
-    let frame = 64 * 48 * 3 / 2;
-    std::fs::write(&r, vec![16u8; frame * 3]).unwrap();
-    std::fs::write(&d, vec![16u8; frame * 2]).unwrap();
-    let out = dir.path().join("out.json");
-    let (r, d, out) = (
-        r.to_str().unwrap(),
-        d.to_str().unwrap(),
-        out.to_str().unwrap(),
-    );
-    let geo = ["-w", "64", "-h", "48", "-p", "420", "-b", "8", "-q"];
+    let [r, d, out] = raw_pair(dir.path(), SMALL_FRAME * 3, SMALL_FRAME * 2);
+    let (r, d, out) = (r.as_str(), d.as_str(), out.as_str());
     let mut args = vec!["-r", r, "-d", d, "--json", "-o", out];
-    args.extend_from_slice(&geo);
+    args.extend_from_slice(&SMALL_GEOMETRY);
     let o = vmafx(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
