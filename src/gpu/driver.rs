@@ -244,9 +244,20 @@ pub unsafe trait Driver: Interop + Send + Sync {
     fn uuid(&self) -> [u8; 16];
     /// Free and total device memory.
     fn memory_info(&self) -> Result<MemoryInfo>;
-    /// What the kernel cache keys on besides the source: runtime version and
-    /// device architecture.
+    /// What the kernel cache keys on besides the source: device
+    /// architecture and driver or runtime version. Cheap: loads no compiler.
     fn code_target(&self) -> String;
+    /// The kernel compiler's version, which the cache keys images that are
+    /// not machine code on (a newer compiler may make machine code). May
+    /// load the compiler.
+    fn compiler_version(&self) -> String {
+        String::new()
+    }
+    /// Whether `image`, from [`Driver::compile`], is machine code for this
+    /// device (not an image the driver translates when loading it).
+    fn is_machine_code(&self, _image: &[u8]) -> bool {
+        true
+    }
 
     fn alloc(&self, bytes: usize) -> Result<DevicePtr>;
     unsafe fn free(&self, ptr: DevicePtr);

@@ -108,6 +108,7 @@ unsafe impl Driver for TimedDriver {
         fn uuid(&self) -> [u8; 16];
         fn memory_info(&self) -> Result<MemoryInfo>;
         fn code_target(&self) -> String;
+        fn compiler_version(&self) -> String;
         fn alloc(&self, bytes: usize) -> Result<DevicePtr>;
         fn alloc_pinned(&self, bytes: usize) -> Result<*mut u8>;
         fn stream_create(&self) -> Result<StreamHandle>;
@@ -116,6 +117,7 @@ unsafe impl Driver for TimedDriver {
         fn cuda_context(&self) -> Option<usize>;
         fn timed_event_create(&self) -> Result<EventHandle>;
         fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>>;
+        fn is_machine_code(&self, image: &[u8]) -> bool;
         fn caches_kernels(&self) -> bool;
         fn module_load(&self, image: &[u8]) -> Result<ModuleHandle>;
     }

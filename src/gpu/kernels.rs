@@ -2,8 +2,12 @@
 //! NVRTC or hiprtc and cached on disk (ADR 0007).
 //!
 //! The cache key hashes the expanded source, the file name and the driver's
-//! code target (architecture and runtime version), so a new driver or a
-//! changed kernel compiles afresh. The cache lives in `$VMAFX_KERNEL_CACHE`,
+//! code target (architecture and driver version), so a new driver or a
+//! changed kernel compiles afresh. An image that is not machine code (PTX,
+//! which the driver translates) is keyed on the compiler's version too, so
+//! a newer compiler that knows the device replaces it; machine code is
+//! not, so a process that finds it never loads the compiler (10-20 ms of
+//! CUDA's start-up for NVRTC). The cache lives in `$VMAFX_KERNEL_CACHE`,
 //! else `$XDG_CACHE_HOME/vmafx/kernels`, else `~/.cache/vmafx/kernels`,
 //! else (no `HOME`: services, bare containers) a folder of the temporary
 //! directory that only this user may write; a cache that cannot be written
@@ -11,7 +15,7 @@
 
 use super::device::{Gpu, Module};
 use crate::error::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Headers the kernels include, by the name they use.
@@ -92,39 +96,100 @@ pub fn source(name: &str) -> Result<String> {
 
 /// Loads `module` on `gpu`, from the disk cache when it has it.
 pub fn load(gpu: &Gpu, module: &KernelSource) -> Result<Arc<Module>> {
+    let dir = gpu.driver().caches_kernels().then(cache_dir).flatten();
+    load_cached(&DeviceCompiler(gpu), module, dir.as_deref()).map(Arc::new)
+}
+
+/// What the cache needs of a device: a trait of its own, so the lookup is
+/// tested without one.
+trait Compiler {
+    type Module;
+    /// [`super::Driver::code_target`].
+    fn code_target(&self) -> String;
+    /// [`super::Driver::compiler_version`].
+    fn compiler_version(&self) -> String;
+    fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>>;
+    /// [`super::Driver::is_machine_code`].
+    fn is_machine_code(&self, image: &[u8]) -> bool;
+    fn load(&self, image: &[u8]) -> Result<Self::Module>;
+}
+
+struct DeviceCompiler<'a>(&'a Gpu);
+
+impl Compiler for DeviceCompiler<'_> {
+    type Module = Module;
+    fn code_target(&self) -> String {
+        self.0.driver().code_target()
+    }
+    fn compiler_version(&self) -> String {
+        self.0.driver().compiler_version()
+    }
+    fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>> {
+        self.0.driver().compile(source, name)
+    }
+    fn is_machine_code(&self, image: &[u8]) -> bool {
+        self.0.driver().is_machine_code(image)
+    }
+    fn load(&self, image: &[u8]) -> Result<Module> {
+        Module::load(self.0, image)
+    }
+}
+
+/// `module` from the cache in `dir` (none: compiled every time): machine
+/// code first, found without the compiler; then an image keyed on the
+/// compiler's version too; else compiled and cached under the key that
+/// fits what the compiler made.
+fn load_cached<C: Compiler>(
+    compiler: &C,
+    module: &KernelSource,
+    dir: Option<&Path>,
+) -> Result<C::Module> {
     let source = expand_includes(module.text)?;
     let name = module.name;
-    let key = format!(
-        "{:016x}",
-        fnv1a(&[
-            source.as_bytes(),
-            name.as_bytes(),
-            gpu.driver().code_target().as_bytes()
-        ])
-    );
-    let path = gpu
-        .driver()
-        .caches_kernels()
-        .then(cache_dir)
-        .flatten()
-        .map(|d| d.join(format!("{}-{key}.bin", name.trim_end_matches(".cu"))));
-    if let Some(image) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
-        if let Ok(m) = Module::load(gpu, &image) {
-            return Ok(Arc::new(m));
-        }
+    let target = compiler.code_target();
+    let file = |parts: &[&[u8]]| {
+        let stem = name.trim_end_matches(".cu");
+        dir.map(|d| d.join(format!("{stem}-{:016x}.bin", fnv1a(parts))))
+    };
+    let machine_code = file(&[source.as_bytes(), name.as_bytes(), target.as_bytes()]);
+    let cached = |path: &Option<PathBuf>| {
+        let image = std::fs::read(path.as_ref()?).ok()?;
+        compiler.load(&image).ok()
+    };
+    if let Some(m) = cached(&machine_code) {
+        return Ok(m);
     }
-    let image = gpu.driver().compile(&source, name)?;
+    let version = compiler.compiler_version();
+    let translated = file(&[
+        source.as_bytes(),
+        name.as_bytes(),
+        target.as_bytes(),
+        version.as_bytes(),
+    ]);
+    if let Some(m) = cached(&translated) {
+        return Ok(m);
+    }
+    let image = compiler.compile(&source, name)?;
+    let path = if compiler.is_machine_code(&image) {
+        machine_code
+    } else {
+        translated
+    };
     if let Some(p) = &path {
-        // Best effort: write to a temporary name, then rename (atomic).
-        if let Some(dir) = p.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let tmp = p.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, &image).is_ok() {
-            let _ = std::fs::rename(&tmp, p);
-        }
+        store(p, &image);
     }
-    Ok(Arc::new(Module::load(gpu, &image)?))
+    compiler.load(&image)
+}
+
+/// Best effort: written to a temporary name, then renamed (atomic).
+fn store(path: &Path, image: &[u8]) {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, image).is_ok() {
+        let _ = std::fs::rename(&tmp, path);
+    }
 }
 
 fn cache_dir() -> Option<PathBuf> {
@@ -186,7 +251,90 @@ mod tests {
 #[cfg(test)]
 mod cache_tests {
     use super::*;
+    use std::cell::{Cell, RefCell};
     use std::os::unix::fs::PermissionsExt;
+
+    /// A compiler that counts what the cache asks of it; its images are
+    /// machine code or not as `machine` says.
+    #[derive(Default)]
+    struct Counting {
+        compiles: Cell<usize>,
+        version_asked: Cell<usize>,
+        version: RefCell<String>,
+        machine: Cell<bool>,
+    }
+
+    impl Compiler for Counting {
+        type Module = Vec<u8>;
+        fn code_target(&self) -> String {
+            "sm_90-driver13000".into()
+        }
+        fn compiler_version(&self) -> String {
+            self.version_asked.set(self.version_asked.get() + 1);
+            self.version.borrow().clone()
+        }
+        fn compile(&self, _source: &str, name: &str) -> Result<Vec<u8>> {
+            self.compiles.set(self.compiles.get() + 1);
+            let kind = if self.machine.get() { "machine" } else { "ptx" };
+            Ok(format!("{kind} {name} by {}", self.version.borrow()).into_bytes())
+        }
+        fn is_machine_code(&self, image: &[u8]) -> bool {
+            image.starts_with(b"machine")
+        }
+        fn load(&self, image: &[u8]) -> Result<Vec<u8>> {
+            Ok(image.to_vec())
+        }
+    }
+
+    fn psnr() -> &'static KernelSource {
+        modules().into_iter().find(|m| m.name == "psnr.cu").unwrap()
+    }
+
+    #[test]
+    fn machine_code_is_found_without_the_compiler() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Counting::default();
+        c.machine.set(true);
+        *c.version.borrow_mut() = "nvrtc12.8".into();
+        let first = load_cached(&c, psnr(), Some(dir.path())).unwrap();
+        assert_eq!(first, b"machine psnr.cu by nvrtc12.8");
+        assert_eq!((c.compiles.get(), c.version_asked.get()), (1, 1));
+        // Another compiler version: the machine code still serves, and
+        // the compiler is not asked.
+        *c.version.borrow_mut() = "nvrtc13.0".into();
+        let again = load_cached(&c, psnr(), Some(dir.path())).unwrap();
+        assert_eq!(again, first);
+        assert_eq!((c.compiles.get(), c.version_asked.get()), (1, 1));
+    }
+
+    #[test]
+    fn a_translated_image_is_kept_per_compiler_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Counting::default();
+        *c.version.borrow_mut() = "nvrtc11.8".into();
+        let ptx = load_cached(&c, psnr(), Some(dir.path())).unwrap();
+        assert_eq!(ptx, b"ptx psnr.cu by nvrtc11.8");
+        load_cached(&c, psnr(), Some(dir.path())).unwrap();
+        assert_eq!((c.compiles.get(), c.version_asked.get()), (1, 2));
+        // A newer compiler that makes machine code replaces it; from then
+        // on the compiler is not asked.
+        *c.version.borrow_mut() = "nvrtc13.0".into();
+        c.machine.set(true);
+        let cubin = load_cached(&c, psnr(), Some(dir.path())).unwrap();
+        assert_eq!(cubin, b"machine psnr.cu by nvrtc13.0");
+        assert_eq!(load_cached(&c, psnr(), Some(dir.path())).unwrap(), cubin);
+        assert_eq!((c.compiles.get(), c.version_asked.get()), (2, 3));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn without_a_cache_every_load_compiles() {
+        let c = Counting::default();
+        c.machine.set(true);
+        load_cached(&c, psnr(), None).unwrap();
+        load_cached(&c, psnr(), None).unwrap();
+        assert_eq!(c.compiles.get(), 2);
+    }
 
     #[test]
     fn the_cache_has_a_home_without_home() {

@@ -392,13 +392,22 @@ unsafe impl Driver for CudaDriver {
     }
 
     fn code_target(&self) -> String {
-        // A CUBIN is NVRTC's machine code (its version matters); the PTX
-        // fallback is translated by the driver (its version matters).
-        let (nvrtc_major, nvrtc_minor) = nvrtc_version().unwrap_or((0, 0));
+        // A CUBIN runs as the driver loads it, whichever NVRTC made it;
+        // the PTX fallback is translated by the driver.
         format!(
-            "sm_{}{}-nvrtc{nvrtc_major}.{nvrtc_minor}-driver{}",
+            "sm_{}{}-driver{}",
             self.compute_capability.0, self.compute_capability.1, self.driver_version
         )
+    }
+
+    fn compiler_version(&self) -> String {
+        let (major, minor) = nvrtc_version().unwrap_or((0, 0));
+        format!("nvrtc{major}.{minor}")
+    }
+
+    fn is_machine_code(&self, image: &[u8]) -> bool {
+        // A CUBIN is an ELF file; PTX is text.
+        image.starts_with(b"\x7fELF")
     }
 
     fn alloc(&self, bytes: usize) -> Result<DevicePtr> {
