@@ -281,9 +281,8 @@ fn refuse_partial_frames_read(
                         .is_some_and(|(whole, partial)| whole + u64::from(partial) > other_skip + i)
             }
         };
-        if read_beside_a_frame {
-            let len = std::fs::metadata(input.path()).map_err(|e| Error::io(input.path(), e))?;
-            return Err(partial_tail_error(input.path(), len.len(), input.format()));
+        if let (true, Some(len)) = (read_beside_a_frame, input.raw_file_len()) {
+            return Err(partial_tail_error(input.path(), len, input.format()));
         }
     }
     Ok(())

@@ -52,11 +52,19 @@ pub trait FrameSource: Send {
     /// The file name, for messages.
     fn path(&self) -> &Path;
 
-    /// What a regular file's size tells of its frames: how many whole ones,
-    /// and whether a partial one follows them. `None` where the size does
-    /// not tell (a pipe, a `.y4m` file).
-    fn frames_in_file(&self) -> Option<(u64, bool)> {
+    /// The byte length of a regular file whose size alone places its
+    /// frames (raw `.yuv`); `None` where it does not (a pipe, a `.y4m`
+    /// file, whose frames carry headers).
+    fn raw_file_len(&self) -> Option<u64> {
         None
+    }
+
+    /// What [`FrameSource::raw_file_len`] tells of the frames: how many
+    /// whole ones, and whether a partial one follows them.
+    fn frames_in_file(&self) -> Option<(u64, bool)> {
+        let frame = self.format().frame_bytes() as u64;
+        self.raw_file_len()
+            .map(|len| (len / frame, len % frame != 0))
     }
 
     /// The colour range the file declares (y4m `XCOLORRANGE`: `FULL`,

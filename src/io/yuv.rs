@@ -150,8 +150,7 @@ impl FrameSource for YuvReader {
         &self.path
     }
 
-    fn frames_in_file(&self) -> Option<(u64, bool)> {
-        let frame = self.format.frame_bytes() as u64;
-        self.len.map(|len| (len / frame, len % frame != 0))
+    fn raw_file_len(&self) -> Option<u64> {
+        self.len
     }
 }
