@@ -11,7 +11,7 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    match vmafx::cli::run(&args) {
+    match vmafx::cli::run_then_exit(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("vmafx: {e}");

@@ -7,7 +7,7 @@
 use crate::error::{Error, Result};
 use std::fmt;
 
-mod huge;
+pub(crate) mod huge;
 mod mapped;
 #[cfg(test)]
 pub(crate) use mapped::refusal;

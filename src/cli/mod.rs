@@ -12,4 +12,4 @@ mod run;
 mod sigbus;
 
 pub use args::{Args, Backend, VMAF_VERSION};
-pub use run::run;
+pub use run::{run, run_then_exit};

@@ -122,10 +122,37 @@ impl Gpu {
 
     pub fn pinned(&self, bytes: usize) -> Result<PinnedBuffer> {
         self.retirement.reap();
+        if let Some(buffer) = self.pinned_huge(bytes) {
+            return Ok(buffer);
+        }
         Ok(PinnedBuffer {
             ptr: self.driver.alloc_pinned(bytes)?,
             bytes,
             gpu: self.clone(),
+            region: None,
+        })
+    }
+
+    /// A large buffer as huge pages page-locked in place: the driver's own
+    /// pinned allocation locks and maps 4 KiB pages one by one (about 2.5 GB/s
+    /// on the H200's host, 6 ms for a 2160p picture, paid for every picture
+    /// of a run's pool before its first frame), 2 MiB pages in a fraction
+    /// of that. `None` where the region or its registration is refused:
+    /// the driver's allocation serves then.
+    fn pinned_huge(&self, bytes: usize) -> Option<PinnedBuffer> {
+        if bytes < crate::picture::huge::MIN_BYTES {
+            return None;
+        }
+        let mut region = crate::picture::huge::HugeRegion::zeroed(bytes)?;
+        let ptr = region.as_mut_ptr();
+        // SAFETY: `bytes` bytes at `ptr` are mapped for as long as the
+        // region lives, which is until after it is unregistered (retire).
+        unsafe { self.driver.host_register(ptr, bytes) }.ok()?;
+        Some(PinnedBuffer {
+            ptr,
+            bytes,
+            gpu: self.clone(),
+            region: Some(region),
         })
     }
 
@@ -217,6 +244,9 @@ pub struct PinnedBuffer {
     gpu: Gpu,
     ptr: *mut u8,
     bytes: usize,
+    /// Huge pages registered with the device; `None`: the driver's own
+    /// pinned allocation.
+    region: Option<crate::picture::huge::HugeRegion>,
 }
 
 // SAFETY: plain memory owned by this value.
@@ -256,7 +286,11 @@ impl crate::picture::PictureBuffer for PinnedBuffer {
 
 impl Drop for PinnedBuffer {
     fn drop(&mut self) {
-        self.gpu.retirement.retire(Release::Pinned(self.ptr));
+        let release = match self.region.take() {
+            Some(region) => Release::Registered(region),
+            None => Release::Pinned(self.ptr),
+        };
+        self.gpu.retirement.retire(release);
     }
 }
 

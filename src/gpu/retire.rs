@@ -17,6 +17,7 @@
 //! by every owner remembering to synchronise (ADR 0022).
 
 use super::driver::{DevicePtr, Driver, ModuleHandle, StreamHandle};
+use crate::picture::huge::HugeRegion;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -24,6 +25,8 @@ use std::sync::{Arc, Mutex};
 pub(super) enum Release {
     Device(DevicePtr),
     Pinned(*mut u8),
+    /// Host memory page-locked by registration: unregistered, then unmapped.
+    Registered(HugeRegion),
     Module(ModuleHandle),
 }
 
@@ -166,6 +169,10 @@ impl Retirement {
             match release {
                 Release::Device(ptr) => self.driver.free(ptr),
                 Release::Pinned(ptr) => self.driver.free_pinned(ptr),
+                Release::Registered(mut region) => {
+                    self.driver.host_unregister(region.as_mut_ptr());
+                    drop(region);
+                }
                 Release::Module(module) => self.driver.module_unload(module),
             }
         }
@@ -253,6 +260,46 @@ mod tests {
             .log()
             .iter()
             .any(|c| matches!(c, Call::StreamSync(_))));
+    }
+
+    #[test]
+    fn a_large_pinned_buffer_is_registered_huge_pages_unregistered_after_its_streams() {
+        let (driver, gpu) = MockDriver::gpu();
+        let stream = gpu.stream().unwrap();
+        let bytes = crate::picture::huge::MIN_BYTES + 12345;
+        let mut large = gpu.pinned(bytes).unwrap();
+        let small = gpu.pinned(4096).unwrap();
+        let ptr = large.as_mut_ptr() as usize;
+        assert_eq!(ptr % (2 << 20), 0, "on a huge page boundary");
+        large.as_mut_slice()[bytes - 1] = 3;
+        let registered = |c: &Call| matches!(c, Call::HostRegister { .. });
+        assert_eq!(
+            driver
+                .log()
+                .iter()
+                .filter(|c| registered(c))
+                .collect::<Vec<_>>(),
+            [&Call::HostRegister { ptr, bytes }],
+            "only the large buffer is registered"
+        );
+        assert_eq!(driver.live()[1], 1, "the small one is the driver's");
+        driver.stall_semaphore_waits();
+        // SAFETY: the mock takes any semaphore handle.
+        unsafe {
+            driver
+                .wait_semaphore(SemaphoreHandle::from_raw(7), 1, stream.handle())
+                .unwrap()
+        };
+        drop(large);
+        let unregistered = |d: &MockDriver| d.log().contains(&Call::HostUnregister(ptr));
+        assert!(
+            !unregistered(&driver),
+            "unregistered while a copy may read it"
+        );
+        driver.end_stalls();
+        drop(small);
+        assert!(unregistered(&driver));
+        assert_eq!(gpu.retired_waiting(), 0);
     }
 
     #[test]

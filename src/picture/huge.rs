@@ -18,11 +18,11 @@ const HUGE: usize = 2 << 20;
 
 /// Buffers at least this large are mapped on their own; smaller ones stay
 /// on the heap (less than a huge page has nothing to gain).
-pub(super) const MIN_BYTES: usize = HUGE;
+pub(crate) const MIN_BYTES: usize = HUGE;
 
 /// An anonymous mapping of whole 2 MiB-aligned huge pages, zeroed by the
 /// kernel, unmapped on drop.
-pub(super) struct HugeRegion {
+pub(crate) struct HugeRegion {
     start: NonNull<u8>,
     /// Bytes asked for (the mapping is rounded up to whole huge pages).
     len: usize,
@@ -38,7 +38,7 @@ unsafe impl Sync for HugeRegion {}
 impl HugeRegion {
     /// A zeroed region of `len` bytes, or `None` where the system refuses
     /// the mapping (the caller then uses the heap).
-    pub(super) fn zeroed(len: usize) -> Option<Self> {
+    pub(crate) fn zeroed(len: usize) -> Option<Self> {
         use nix::sys::mman::{mmap_anonymous, munmap, MapFlags, ProtFlags};
         let mapped = len.checked_next_multiple_of(HUGE)?;
         // One huge page of slack to find a 2 MiB boundary in; the slack
@@ -76,6 +76,11 @@ impl HugeRegion {
         // nothing. The tail stays in small pages, faulted as used.
         advise_huge(start, len / HUGE * HUGE);
         Some(Self { start, len, mapped })
+    }
+
+    /// The region's first byte (for registering it with a device).
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.start.as_ptr()
     }
 
     pub(super) fn bytes(&self) -> &[u8] {
