@@ -97,7 +97,7 @@ fn run_with(args: &Args, teardown: Teardown) -> Result<()> {
         // `vmaf` takes 0 as 1 (it skips frames only for a subsample above 1).
         .subsample(args.subsample.max(1));
     let on_gpu = gpu.is_some();
-    let left_to_exit = (teardown == Teardown::LeftToExit).then(|| gpu.clone());
+    let left_to_exit = gpu.clone().filter(|_| teardown == Teardown::LeftToExit);
     if let Some(gpu) = gpu {
         builder = builder.gpu(gpu);
     }
