@@ -20,7 +20,9 @@ What each row times (the feeds, defined once for both libraries):
   Both tools spend about 0.4 s starting (CUDA's initialisation most of
   it), which a 100-frame run cannot hide: each is also run on the first
   frame alone, and "per frame beyond start-up" is
-  99 / (time of 100 frames - time of 1 frame), medians of the runs. The
+  99 / (time of 100 frames - time of 1 frame), medians of the runs
+  ("noise" where that difference is no larger than the spread of the
+  100-frame runs). The
   read limit is both files read once on two threads (one each) into a
   reused buffer: the rate no reader can beat.
 * `.gpu-carry/vmafx-before.xz` or `lib_bench-before.xz`, when carried
@@ -179,6 +181,24 @@ def readers():
                       f"| {fps[1] * frame * 2 / 1e9:.1f} |", flush=True)
 
 
+def beyond_start_up(walls, firsts):
+    """Frames per second after the first: 99 / (median of the whole runs -
+    median of the 1-frame runs); None where that difference is no larger
+    than the whole runs' spread (a difference of noise)."""
+    rest = statistics.median(walls) - statistics.median(firsts)
+    if rest <= max(walls) - min(walls):
+        return None
+    return (FRAMES - 1) / rest
+
+
+def fmt_rate(fps):
+    return "noise" if fps is None else f"{fps:.0f}"
+
+
+def fmt_ratio(a, b):
+    return "" if a is None or b is None else f" ({a / b:.2f}x)"
+
+
 def cli():
     before = unpack_before("vmafx")
     if before:
@@ -211,8 +231,7 @@ def cli():
                         res[k].append(timed(argv))
                         first[k].append(timed(argv + ["--frame_cnt", "1"])[0])
                 fps = {k: spread([FRAMES / wall for wall, _, _ in v]) for k, v in res.items()}
-                beyond = {k: (FRAMES - 1) / (statistics.median(w for w, _, _ in res[k]) - statistics.median(first[k]))
-                          for k in tools}
+                beyond = {k: beyond_start_up([w for w, _, _ in res[k]], first[k]) for k in tools}
                 limit = read_limit([ref, dist], FRAMES)
                 faults = {k: statistics.median(f for _, f, _ in v) / FRAMES for k, v in res.items()}
                 scores = (pooled_vmaf(f"{OUT}/lv.json"), pooled_vmaf(f"{OUT}/vx.json"))
@@ -221,12 +240,12 @@ def cli():
                       f"| {fps['libvmaf'][0]:.0f} / {fps['libvmaf'][1]:.0f} / {fps['libvmaf'][2]:.0f} "
                       f"| {fps['vmafx'][0]:.0f} / {fps['vmafx'][1]:.0f} / {fps['vmafx'][2]:.0f} "
                       f"| {fps['vmafx'][1] / fps['libvmaf'][1]:.2f}x "
-                      f"| {beyond['libvmaf']:.0f} / {beyond['vmafx']:.0f} ({beyond['vmafx'] / beyond['libvmaf']:.2f}x) "
+                      f"| {fmt_rate(beyond['libvmaf'])} / {fmt_rate(beyond['vmafx'])}{fmt_ratio(beyond['vmafx'], beyond['libvmaf'])} "
                       f"| {limit:.0f} "
                       f"| {faults['libvmaf']:.0f} / {faults['vmafx']:.0f} "
                       f"| {scores[0]:.6f} / {scores[1]:.6f}{flag} |"
                       + (f" {fps['before'][0]:.0f} / {fps['before'][1]:.0f} / {fps['before'][2]:.0f}, "
-                         f"{beyond['before']:.0f} |" if before else ""), flush=True)
+                         f"{fmt_rate(beyond['before'])} |" if before else ""), flush=True)
 
 
 # (row, cudabench mode, lib_bench mode): a picture per frame from the
