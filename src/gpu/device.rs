@@ -140,10 +140,7 @@ impl Gpu {
     /// of that. `None` where the region or its registration is refused:
     /// the driver's allocation serves then.
     fn pinned_huge(&self, bytes: usize) -> Option<PinnedBuffer> {
-        if bytes < crate::picture::huge::MIN_BYTES {
-            return None;
-        }
-        let mut region = crate::picture::huge::HugeRegion::zeroed(bytes)?;
+        let mut region = crate::picture::huge::HugeRegion::for_large(bytes)?;
         let ptr = region.as_mut_ptr();
         // SAFETY: `bytes` bytes at `ptr` are mapped for as long as the
         // region lives, which is until after it is unregistered (retire).

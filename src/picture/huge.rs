@@ -36,9 +36,17 @@ unsafe impl Send for HugeRegion {}
 unsafe impl Sync for HugeRegion {}
 
 impl HugeRegion {
+    /// A zeroed region for a buffer of `len` bytes where that is worth a
+    /// mapping of its own ([`MIN_BYTES`] or more); `None` below that or
+    /// where the system refuses the mapping (the caller then allocates
+    /// otherwise).
+    pub(crate) fn for_large(len: usize) -> Option<Self> {
+        (len >= MIN_BYTES).then(|| Self::zeroed(len)).flatten()
+    }
+
     /// A zeroed region of `len` bytes, or `None` where the system refuses
     /// the mapping (the caller then uses the heap).
-    pub(crate) fn zeroed(len: usize) -> Option<Self> {
+    pub(super) fn zeroed(len: usize) -> Option<Self> {
         use nix::sys::mman::{mmap_anonymous, munmap, MapFlags, ProtFlags};
         let mapped = len.checked_next_multiple_of(HUGE)?;
         // One huge page of slack to find a 2 MiB boundary in; the slack

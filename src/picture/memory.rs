@@ -7,7 +7,7 @@
 //! faulting in tens of megabytes. A GPU context's pool lends page-locked
 //! (pinned) buffers, which the upload reads directly (no staging copy).
 
-use super::huge::{self, HugeRegion};
+use super::huge::HugeRegion;
 use super::mapped::MappedBytes;
 use super::{HostPicture, PictureFormat};
 use crate::error::Result;
@@ -22,8 +22,9 @@ pub(crate) trait PictureBuffer: Send + Sync {
 }
 
 /// A picture's own memory: heap words (aligned for 16-bit samples and for
-/// the wide loads of the CPU kernels), or, from [`huge::MIN_BYTES`] on, a
-/// mapping advised as huge pages (fewer faults and TLB misses).
+/// the wide loads of the CPU kernels), or, for a large buffer
+/// ([`HugeRegion::for_large`]), a mapping advised as huge pages (fewer
+/// faults and TLB misses).
 pub(crate) enum HeapBuffer {
     Words(Vec<u64>),
     Huge(HugeRegion),
@@ -31,12 +32,10 @@ pub(crate) enum HeapBuffer {
 
 impl HeapBuffer {
     pub(crate) fn zeroed(bytes: usize) -> Self {
-        if bytes >= huge::MIN_BYTES {
-            if let Some(region) = HugeRegion::zeroed(bytes) {
-                return Self::Huge(region);
-            }
+        match HugeRegion::for_large(bytes) {
+            Some(region) => Self::Huge(region),
+            None => Self::Words(vec![0; bytes.div_ceil(8)]),
         }
-        Self::Words(vec![0; bytes.div_ceil(8)])
     }
 
     /// Memory of its own holding a copy of `bytes`.
