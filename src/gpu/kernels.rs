@@ -104,12 +104,12 @@ pub fn load(gpu: &Gpu, module: &KernelSource) -> Result<Arc<Module>> {
 /// tested without one.
 trait Compiler {
     type Module;
-    /// [`super::Driver::code_target`].
+    /// [`super::driver::Driver::code_target`].
     fn code_target(&self) -> String;
-    /// [`super::Driver::compiler_version`].
+    /// [`super::driver::Driver::compiler_version`].
     fn compiler_version(&self) -> String;
     fn compile(&self, source: &str, name: &str) -> Result<Vec<u8>>;
-    /// [`super::Driver::is_machine_code`].
+    /// [`super::driver::Driver::is_machine_code`].
     fn is_machine_code(&self, image: &[u8]) -> bool;
     fn load(&self, image: &[u8]) -> Result<Self::Module>;
 }
