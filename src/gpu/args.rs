@@ -113,7 +113,7 @@ impl KernelArgs {
     /// Appends the next argument.
     ///
     /// # Panics
-    /// Past [`MAX_ARGS`] arguments or [`MAX_BYTES`] bytes.
+    /// Past `MAX_ARGS` arguments or `MAX_BYTES` bytes (this module's limits).
     pub fn arg(&mut self, value: impl IntoKernelArg) -> &mut Self {
         self.push(value.into_kernel_arg())
     }

@@ -387,7 +387,7 @@ impl SharedPlanes {
         self.free[set].record(stream)
     }
 
-    /// Binds a pair of frames already on the device (see [`Binder`]): no
+    /// Binds a pair of frames already on the device (see `Binder`): no
     /// host memory is read.
     pub fn bind(
         &mut self,

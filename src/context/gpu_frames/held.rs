@@ -19,7 +19,7 @@ pub(crate) struct Held {
     /// When the pair was queued: its fences' time limit runs from here.
     pub(crate) since: Instant,
     /// Recorded after the pair's last reader; `None` once handed back for
-    /// reuse ([`ImportedFrames::release_finished`]).
+    /// reuse ([`super::imported::ImportedFrames::release_finished`]).
     pub(crate) done: Option<Event>,
     /// Let go of by the releaser thread once read (`releaser`), or here.
     pub(crate) frames: HeldFrames,
