@@ -3,6 +3,7 @@
 
 pub mod args;
 mod backend_names;
+mod device_queues;
 mod number;
 mod output;
 mod presets;

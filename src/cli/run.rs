@@ -27,12 +27,15 @@ pub fn run(args: &Args) -> Result<()> {
     run_with(args, Teardown::Full)
 }
 
-/// [`run`] in a process that exits as soon as it returns (the `vmafx`
-/// binary): the GPU context and the pinned pictures of its pool are left
-/// to the process's exit, which frees them anyway, instead of being freed
-/// one by one first (ADR 0041: on the H200 the context's release alone
-/// took 56-78 ms).
+/// [`run`] in a process that is the run's own and exits as soon as it
+/// returns (the `vmafx` binary): CUDA is asked for one hardware queue
+/// before it starts (ADR 0042: its context is made and taken down faster),
+/// and the GPU context and the pinned pictures of its pool are left to the
+/// process's exit, which frees them anyway, instead of being freed one by
+/// one first (ADR 0041: on the H200 the context's release alone took 56-78
+/// ms). Call it before the process starts a thread.
 pub fn run_then_exit(args: &Args) -> Result<()> {
+    super::device_queues::ask_for_one(args.backend);
     run_with(args, Teardown::LeftToExit)
 }
 
