@@ -17,7 +17,7 @@ What each row times (the feeds, defined once for both libraries):
   `vmafx --backend cuda`, the same `.yuv` or `.y4m` pair (written by
   examples/bench_pairs.rs, read once first so it is in the page cache),
   `vmaf_v0.6.1`, JSON log to a file. Minor page faults of the process.
-  Both tools spend about 0.4 s starting (CUDA's initialisation most of
+  Both tools spend 0.25-0.45 s starting (CUDA's initialisation most of
   it), which a 100-frame run cannot hide: each is also run on the first
   frame alone, and "per frame beyond start-up" is
   99 / (time of 100 frames - time of 1 frame), medians of the runs
