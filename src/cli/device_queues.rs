@@ -2,7 +2,7 @@
 //! many hardware queues CUDA gives its context. CUDA makes as many as
 //! `CUDA_DEVICE_MAX_CONNECTIONS` asks (eight unless set) when it creates
 //! the context, and takes them down again at the process's end: with
-//! eight, about 60 ms more of each command-line run than with one. A run
+//! eight, 0.1-0.2 s more of each command-line run than with one. A run
 //! fed from files uploads slower than one queue drains, so the binary asks
 //! for one (ADR 0042); a caller's own setting is left as it is.
 
